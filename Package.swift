@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Rules",
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
+    products: [
+        .library(name: "RuleLang", targets: ["RuleLang"]),
+        .library(name: "RuleRuntime", targets: ["RuleRuntime"]),
+        .executable(name: "rulec", targets: ["rulec"]),
+    ],
+    targets: [
+        .target(name: "RuleLang"),
+        .target(name: "RuleRuntime", dependencies: ["RuleLang"]),
+        .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime"]),
+        .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime"]),
+        .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
+        .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rulebench"]),
+        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang"]),
+    ]
+)

@@ -1,0 +1,165 @@
+/// A name as written, with its range.
+public struct Name: Equatable, Hashable, Sendable {
+    public var text: String
+    public var range: SourceRange
+
+    public init(_ text: String, _ range: SourceRange) {
+        self.text = text
+        self.range = range
+    }
+}
+
+/// An integer literal with its range.
+public struct IntLiteral: Equatable, Hashable, Sendable {
+    public var value: Int64
+    public var range: SourceRange
+}
+
+/// A duration literal, in whole seconds, with its range.
+public struct DurationLiteral: Equatable, Hashable, Sendable {
+    /// Whole seconds.
+    public var seconds: Int64
+    public var range: SourceRange
+}
+
+/// Which events or executions a count looks at.
+public enum ScopeKind: Equatable, Hashable, Sendable {
+    /// Everything since install (or since the scenario's last reset). The default.
+    case install
+    /// Since the app's current version began (the first launch of that version).
+    case version
+    /// Since the current session began.
+    case session
+    /// A sliding window: the last `seconds`, inclusive.
+    case within(seconds: Int64)
+}
+
+/// A scope with its range; `range` is empty when the default was implied.
+public struct Scope: Equatable, Hashable, Sendable {
+    public var kind: ScopeKind
+    public var range: SourceRange
+
+    public init(_ kind: ScopeKind, _ range: SourceRange) {
+        self.kind = kind
+        self.range = range
+    }
+}
+
+/// One clause of a scenario or group body.
+public enum ClauseKind: Equatable, Hashable, Sendable {
+    case minEvents(IntLiteral, Scope)
+    case maxEvents(IntLiteral, Scope)
+    case maxExec(IntLiteral, Scope)
+    case sinceFirst(DurationLiteral)
+    case sinceLast(DurationLiteral)
+    case between(DurationLiteral)
+    case on([Name])
+    case when(Expr)
+    case priority(IntLiteral)
+
+    /// The clause's keyword as written in source.
+    public var keyword: String {
+        switch self {
+        case .minEvents: return "min_events"
+        case .maxEvents: return "max_events"
+        case .maxExec: return "max_exec"
+        case .sinceFirst: return "since_first"
+        case .sinceLast: return "since_last"
+        case .between: return "between"
+        case .on: return "on"
+        case .when: return "when"
+        case .priority: return "priority"
+        }
+    }
+
+    /// Every clause keyword, for suggestions.
+    public static let keywords = ["min_events", "max_events", "max_exec", "since_first", "since_last",
+                                  "between", "on", "when", "priority"]
+}
+
+public struct Clause: Equatable, Hashable, Sendable {
+    public var kind: ClauseKind
+    public var range: SourceRange
+}
+
+/// `scenario NAME < clauses >`.
+public struct ScenarioDecl: Equatable, Hashable, Sendable {
+    public var name: Name
+    public var clauses: [Clause]
+    public var range: SourceRange
+}
+
+/// `group NAME < clauses > { scenario ... }`.
+public struct GroupDecl: Equatable, Hashable, Sendable {
+    public var name: Name
+    public var clauses: [Clause]
+    public var members: [ScenarioDecl]
+    public var range: SourceRange
+}
+
+/// The type of a value: a param's declared type or an expression's type.
+public enum ValueType: String, Equatable, Hashable, Sendable, CaseIterable {
+    case bool, int, string, duration
+}
+
+/// `param NAME: TYPE [= DEFAULT]`.
+public struct ParamDecl: Equatable, Hashable, Sendable {
+    public var name: Name
+    public var type: ValueType?
+    public var typeRange: SourceRange
+    public var defaultValue: Expr?
+    public var range: SourceRange
+}
+
+public enum Declaration: Equatable, Hashable, Sendable {
+    case scenario(ScenarioDecl)
+    case group(GroupDecl)
+    case param(ParamDecl)
+}
+
+/// A parsed file: its source and declarations in order.
+public struct RuleFile: Sendable {
+    public var source: SourceFile
+    public var declarations: [Declaration]
+}
+
+// MARK: - Expressions
+
+public enum UnaryOperator: String, Equatable, Hashable, Sendable {
+    case not
+}
+
+public enum BinaryOperator: String, Equatable, Hashable, Sendable {
+    case or, and
+    case equal = "==", notEqual = "!=", less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
+
+    public var isComparison: Bool { self != .or && self != .and }
+}
+
+/// An expression node and its range.
+public struct Expr: Equatable, Hashable, Sendable {
+    public indirect enum Kind: Equatable, Hashable, Sendable {
+        case integer(Int64)
+        /// Whole seconds.
+        case duration(Int64)
+        case string(String)
+        case bool(Bool)
+        /// A param's name.
+        case name(String)
+        case unary(UnaryOperator, Expr)
+        case binary(BinaryOperator, Expr, Expr)
+        /// `function(argument [scope])`.
+        case call(function: Name, argument: Name, scope: Scope?)
+        case parenthesized(Expr)
+        /// Input the parser already reported; checked no further.
+        case invalid
+    }
+
+    public var kind: Kind
+    public var range: SourceRange
+
+    public init(_ kind: Kind, _ range: SourceRange) {
+        self.kind = kind
+        self.range = range
+    }
+}

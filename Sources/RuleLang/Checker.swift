@@ -1,0 +1,270 @@
+/// Semantic checks over a whole program: names, types, impossible and duplicate clauses.
+struct Checker {
+    let files: [RuleFile]
+    private(set) var program: RuleProgram
+    private var diagnostics: [Diagnostic] = []
+    private var paramTypes: [String: ValueType] = [:]
+    private var scenarioNames: Set<String> = []
+    private var groupNames: Set<String> = []
+
+    init(files: [RuleFile]) {
+        self.files = files
+        self.program = RuleProgram(files: files, scenarios: [], groups: [], params: [])
+    }
+
+    mutating func run() -> [Diagnostic] {
+        collectDeclarations()
+        for file in files {
+            for declaration in file.declarations {
+                switch declaration {
+                case .param(let param): checkParam(param, file.source)
+                case .scenario(let scenario): checkBody(scenario.clauses, inGroup: false, file.source)
+                case .group(let group):
+                    checkBody(group.clauses, inGroup: true, file.source)
+                    for member in group.members { checkBody(member.clauses, inGroup: false, file.source) }
+                }
+            }
+        }
+        return diagnostics
+    }
+
+    // MARK: - Reporting
+
+    private mutating func error(_ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
+                                notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+        diagnostics.append(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
+    }
+
+    private mutating func warning(_ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
+                                  notes: [DiagnosticNote] = []) {
+        diagnostics.append(Diagnostic(id, .warning, message, at: SourceSpan(file, range), notes: notes))
+    }
+
+    // MARK: - Declarations
+
+    private mutating func collectDeclarations() {
+        var firstParam: [String: SourceSpan] = [:]
+        var firstScenarioOrGroup: [String: SourceSpan] = [:]
+        func claim(_ table: inout [String: SourceSpan], _ kind: String, _ name: Name, _ file: SourceFile,
+                   _ checker: inout Checker) -> Bool {
+            if let first = table[name.text] {
+                checker.error(.duplicateDeclaration, Message.duplicateDeclaration(kind, name.text), file, name.range,
+                              notes: [DiagnosticNote("'\(name.text)' is first declared here", at: first)])
+                return false
+            }
+            table[name.text] = SourceSpan(file, name.range)
+            return true
+        }
+        for file in files {
+            for declaration in file.declarations {
+                switch declaration {
+                case .param(let param):
+                    if claim(&firstParam, "param", param.name, file.source, &self) {
+                        program.params.append(param)
+                        if let type = param.type { paramTypes[param.name.text] = type }
+                    }
+                case .scenario(let scenario):
+                    if claim(&firstScenarioOrGroup, "scenario", scenario.name, file.source, &self) {
+                        program.scenarios.append(ScenarioInfo(decl: scenario, group: nil, file: file.source))
+                        scenarioNames.insert(scenario.name.text)
+                    }
+                case .group(let group):
+                    if claim(&firstScenarioOrGroup, "group", group.name, file.source, &self) {
+                        program.groups.append(group)
+                        groupNames.insert(group.name.text)
+                    }
+                    for member in group.members
+                    where claim(&firstScenarioOrGroup, "scenario", member.name, file.source, &self) {
+                        program.scenarios.append(ScenarioInfo(decl: member, group: group.name.text, file: file.source))
+                        scenarioNames.insert(member.name.text)
+                    }
+                }
+            }
+        }
+    }
+
+    private mutating func checkParam(_ param: ParamDecl, _ file: SourceFile) {
+        guard let value = param.defaultValue, let declared = param.type else { return }
+        let actual: ValueType
+        switch value.kind {
+        case .integer: actual = .int
+        case .duration: actual = .duration
+        case .string: actual = .string
+        case .bool: actual = .bool
+        case .invalid: return
+        default:
+            error(.typeMismatch, Message.defaultNotLiteral, file, value.range)
+            return
+        }
+        if actual == declared { return }
+        if actual == .int && declared == .duration, case .integer(let seconds) = value.kind {
+            let fix = DurationText.format(seconds)
+            error(.bareDuration, Message.bareDuration(file.text(value.range), fix), file, value.range,
+                  fixIts: [FixIt(range: value.range, replacement: fix)])
+            return
+        }
+        error(.typeMismatch, Message.defaultType(param.name.text, actual, declared), file, value.range)
+    }
+
+    // MARK: - Clauses
+
+    private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
+        var seen: [String: Clause] = [:]
+        var single: [String: Clause] = [:]
+        var minimums: [ScopeKind: Clause] = [:]
+        var maximums: [ScopeKind: Clause] = [:]
+        for clause in clauses {
+            let text = Printer.clause(clause.kind)
+            let keyword = clause.kind.keyword
+            if inGroup {
+                switch clause.kind {
+                case .maxExec, .between, .when: break
+                default:
+                    error(.clauseNotInGroup, Message.clauseNotInGroup(keyword), file, clause.range)
+                    continue
+                }
+            }
+            if let first = seen[text] {
+                warning(.duplicateClause, Message.duplicateClause(text), file, clause.range,
+                        notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                continue
+            }
+            seen[text] = clause
+            switch clause.kind {
+            case .on, .priority:
+                if let first = single[keyword] {
+                    error(.duplicateSingleClause, Message.duplicateSingleClause(keyword), file, clause.range,
+                          notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                }
+                single[keyword] = clause
+            case .minEvents(let n, let scope):
+                checkWindow(n, scope, file)
+                minimums[scope.kind] = minimums[scope.kind].map { max($0, clause, by: value) } ?? clause
+            case .maxEvents(let n, let scope):
+                checkWindow(n, scope, file)
+                maximums[scope.kind] = maximums[scope.kind].map { min($0, clause, by: value) } ?? clause
+            case .maxExec(let n, let scope):
+                checkWindow(n, scope, file)
+                if n.value == 0 { warning(.neverRuns, Message.neverRuns, file, clause.range) }
+            case .when(let expr):
+                if let type = typeOf(expr, file), type != .bool {
+                    error(.typeMismatch, Message.conditionNotBool(type), file, expr.range)
+                }
+            case .sinceFirst, .sinceLast, .between:
+                break
+            }
+        }
+        for (scope, low) in minimums {
+            guard let high = maximums[scope], value(low) > value(high) else { continue }
+            let where_ = scope == .install ? "per install" : Printer.scope(scope)
+            error(.impossibleScenario,
+                  Message.impossible(Printer.clause(low.kind), Printer.clause(high.kind), where_), file, low.range,
+                  notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.range))])
+        }
+    }
+
+    private func value(_ clause: Clause) -> Int64 {
+        switch clause.kind {
+        case .minEvents(let n, _), .maxEvents(let n, _), .maxExec(let n, _): return n.value
+        default: return 0
+        }
+    }
+
+    private func max(_ a: Clause, _ b: Clause, by key: (Clause) -> Int64) -> Clause { key(b) > key(a) ? b : a }
+    private func min(_ a: Clause, _ b: Clause, by key: (Clause) -> Int64) -> Clause { key(b) < key(a) ? b : a }
+
+    private mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
+        if case .within = scope.kind, n.value > Limits.maxWindowedThreshold {
+            error(.windowThresholdTooLarge, Message.windowThresholdTooLarge(n.value), file, n.range)
+        }
+    }
+
+    // MARK: - Expressions
+
+    /// The type of `expr`, or nil when it has an error (already reported).
+    mutating func typeOf(_ expr: Expr, _ file: SourceFile) -> ValueType? {
+        switch expr.kind {
+        case .integer: return .int
+        case .duration: return .duration
+        case .string: return .string
+        case .bool: return .bool
+        case .invalid: return nil
+        case .parenthesized(let inner): return typeOf(inner, file)
+        case .name(let name):
+            if let type = paramTypes[name] { return type }
+            let suggestions = Suggestions.closest(to: name, in: Array(paramTypes.keys))
+            var notes: [DiagnosticNote] = []
+            if scenarioNames.contains(name) {
+                notes.append(DiagnosticNote("'\(name)' is a scenario; use 'executions(\(name))' or 'count(\(name))'"))
+            } else if suggestions.isEmpty {
+                notes.append(DiagnosticNote("a 'when' may name only params declared with 'param \(name): TYPE'"))
+            }
+            error(.unknownName, Message.unknown("param", name, suggestions), file, expr.range, notes: notes,
+                  fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
+            return nil
+        case .unary(_, let operand):
+            guard let type = typeOf(operand, file) else { return nil }
+            if type != .bool {
+                error(.typeMismatch, Message.operandNotBool("not", type), file, operand.range)
+                return nil
+            }
+            return .bool
+        case .binary(let op, let left, let right):
+            let lt = typeOf(left, file)
+            let rt = typeOf(right, file)
+            if !op.isComparison {
+                var ok = true
+                for (type, side) in [(lt, left), (rt, right)] {
+                    if let type, type != .bool {
+                        error(.typeMismatch, Message.operandNotBool(op.rawValue, type), file, side.range)
+                        ok = false
+                    }
+                }
+                return ok && lt != nil && rt != nil ? .bool : nil
+            }
+            guard let lt, let rt else { return nil }
+            if lt != rt {
+                var fixIts: [FixIt] = []
+                for side in [left, right] {
+                    if case .integer(let seconds) = side.kind, lt == .duration || rt == .duration {
+                        fixIts.append(FixIt(range: side.range, replacement: DurationText.format(seconds)))
+                    }
+                }
+                error(.typeMismatch, Message.cannotCompare(lt, rt), file, expr.range, fixIts: fixIts)
+                return nil
+            }
+            if op != .equal && op != .notEqual && lt != .int && lt != .duration {
+                error(.typeMismatch, Message.notOrdered(op.rawValue, lt), file, expr.range)
+                return nil
+            }
+            return .bool
+        case .call(let function, let argument, let scope):
+            let result: ValueType
+            switch function.text {
+            case "count", "executions": result = .int
+            case "since_first", "since_last": result = .duration
+            case "todo": result = .bool
+            default:
+                let suggestions = Suggestions.closest(to: function.text, in: Checker.functions)
+                error(.unknownFunction, Message.unknown("function", function.text, suggestions), file, function.range,
+                      fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
+                return nil
+            }
+            if let scope, result != .int {
+                error(.typeMismatch, Message.noScope(function.text), file, scope.range)
+                return nil
+            }
+            if function.text == "executions" && !scenarioNames.contains(argument.text)
+                && !groupNames.contains(argument.text) {
+                let suggestions = Suggestions.closest(to: argument.text, in: Array(scenarioNames.union(groupNames)))
+                error(.unknownScenario, Message.unknown("scenario", argument.text, suggestions), file,
+                      argument.range,
+                      fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
+                return nil
+            }
+            return result
+        }
+    }
+
+    static let functions = ["count", "executions", "since_first", "since_last", "todo"]
+}

@@ -1,0 +1,117 @@
+/// How serious a diagnostic is.
+public enum Severity: String, Sendable, Equatable, Comparable, Codable {
+    case note, warning, error
+
+    private var rank: Int { self == .note ? 0 : self == .warning ? 1 : 2 }
+    public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
+}
+
+/// A place in a file: the file and a byte range in it.
+public struct SourceSpan: Sendable {
+    public var file: SourceFile
+    public var range: SourceRange
+
+    public init(_ file: SourceFile, _ range: SourceRange) {
+        self.file = file
+        self.range = range
+    }
+
+    public var start: SourceLocation { file.location(of: range.lowerBound) }
+}
+
+/// A secondary message attached to a diagnostic, pointing somewhere else.
+public struct DiagnosticNote: Sendable {
+    public var message: String
+    public var span: SourceSpan?
+
+    public init(_ message: String, at span: SourceSpan? = nil) {
+        self.message = message
+        self.span = span
+    }
+}
+
+/// A suggested edit: replace `range` of the diagnostic's file with `replacement`.
+public struct FixIt: Sendable, Equatable {
+    public var range: SourceRange
+    public var replacement: String
+
+    public init(range: SourceRange, replacement: String) {
+        self.range = range
+        self.replacement = replacement
+    }
+}
+
+/// One problem found in source text. Phases return these; only tools print them.
+public struct Diagnostic: Sendable {
+    /// A stable identifier from ``DiagnosticID``, for tools and documentation.
+    public var id: DiagnosticID
+    public var severity: Severity
+    public var message: String
+    public var span: SourceSpan
+    public var notes: [DiagnosticNote]
+    public var fixIts: [FixIt]
+
+    public init(_ id: DiagnosticID, _ severity: Severity, _ message: String, at span: SourceSpan,
+                notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+        self.id = id
+        self.severity = severity
+        self.message = message
+        self.span = span
+        self.notes = notes
+        self.fixIts = fixIts
+    }
+
+    public var file: SourceFile { span.file }
+    public var range: SourceRange { span.range }
+    public var location: SourceLocation { span.start }
+}
+
+extension Array where Element == Diagnostic {
+    /// True when any diagnostic is an error.
+    public var hasErrors: Bool { contains { $0.severity == .error } }
+
+    /// Sorted by file path, then position, then severity (errors first); stable otherwise.
+    public func sortedByPosition() -> [Diagnostic] {
+        enumerated().sorted { a, b in
+            let x = a.element, y = b.element
+            if x.file.path != y.file.path { return x.file.path < y.file.path }
+            if x.range.lowerBound != y.range.lowerBound { return x.range.lowerBound < y.range.lowerBound }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+}
+
+/// Collects diagnostics for one file and caps how many errors it keeps.
+struct DiagnosticSink {
+    let file: SourceFile
+    private(set) var diagnostics: [Diagnostic] = []
+    private(set) var errorCount = 0
+    /// Set once the cap is reached; phases stop early when it is.
+    private(set) var isFull = false
+
+    init(file: SourceFile) { self.file = file }
+
+    mutating func add(_ diagnostic: Diagnostic) {
+        if isFull { return }
+        if diagnostic.severity == .error {
+            errorCount += 1
+            if errorCount > Limits.maxErrorsPerFile {
+                isFull = true
+                diagnostics.append(Diagnostic(.tooManyErrors, .error,
+                    Message.tooManyErrors(Limits.maxErrorsPerFile), at: diagnostic.span))
+                return
+            }
+        }
+        diagnostics.append(diagnostic)
+    }
+
+    mutating func error(_ id: DiagnosticID, _ message: String, _ range: SourceRange,
+                        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+        add(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
+    }
+
+    mutating func warning(_ id: DiagnosticID, _ message: String, _ range: SourceRange,
+                          notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+        add(Diagnostic(id, .warning, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
+    }
+}

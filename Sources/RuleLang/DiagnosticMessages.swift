@@ -1,0 +1,102 @@
+/// Every diagnostic's stable identifier, alphabetized. Shown in `--json` output.
+public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
+    case bareDuration = "bare-duration"
+    case chainedComparison = "chained-comparison"
+    case clauseNotInGroup = "clause-not-in-group"
+    case comparisonOutsideParentheses = "comparison-outside-parentheses"
+    case duplicateClause = "duplicate-clause"
+    case duplicateDeclaration = "duplicate-declaration"
+    case duplicateSingleClause = "duplicate-single-clause"
+    case expectedToken = "expected-token"
+    case fileTooLarge = "file-too-large"
+    case impossibleScenario = "impossible-scenario"
+    case integerOverflow = "integer-overflow"
+    case invalidCharacter = "invalid-character"
+    case invalidDuration = "invalid-duration"
+    case invalidEscape = "invalid-escape"
+    case invalidUTF8 = "invalid-utf8"
+    case nameTooLong = "name-too-long"
+    case nestingTooDeep = "nesting-too-deep"
+    case neverRuns = "never-runs"
+    case tooManyClauses = "too-many-clauses"
+    case tooManyDeclarations = "too-many-declarations"
+    case tooManyErrors = "too-many-errors"
+    case typeMismatch = "type-mismatch"
+    case unknownClause = "unknown-clause"
+    case unknownFunction = "unknown-function"
+    case unknownName = "unknown-name"
+    case unknownScenario = "unknown-scenario"
+    case unknownScope = "unknown-scope"
+    case unknownType = "unknown-type"
+    case unterminatedString = "unterminated-string"
+    case windowThresholdTooLarge = "window-threshold-too-large"
+}
+
+/// The wording of every message, in one place: lowercase, no final period,
+/// names in 'single quotes', a second idea after ';'.
+enum Message {
+    static func bareDuration(_ text: String, _ fix: String) -> String {
+        "a duration needs a unit; '\(text)' seconds is '\(fix)'"
+    }
+    static let chainedComparison = "comparisons cannot be chained; add parentheses"
+    static func clauseNotInGroup(_ clause: String) -> String {
+        "clause '\(clause)' is not allowed in a group; a group takes 'max_exec', 'between' and 'when'"
+    }
+    static func comparisonOutsideParentheses(_ op: String) -> String {
+        "'\(op)' is a comparison only inside parentheses; a bare '>' closes the scenario"
+    }
+    static func duplicateClause(_ clause: String) -> String { "duplicate clause '\(clause)'" }
+    static func duplicateDeclaration(_ kind: String, _ name: String) -> String { "duplicate \(kind) '\(name)'" }
+    static func duplicateSingleClause(_ clause: String) -> String { "more than one '\(clause)' clause" }
+    static func expected(_ what: String, found: String) -> String { "expected \(what), found \(found)" }
+    static func fileTooLarge(_ size: Int) -> String {
+        "file is \(size) bytes; the limit is \(Limits.maxFileSize) bytes"
+    }
+    static func impossible(_ a: String, _ b: String, _ scope: String) -> String {
+        "'\(a)' and '\(b)' can never both hold \(scope); the scenario never runs"
+    }
+    static func integerOverflow(_ text: String) -> String { "number '\(text)' does not fit in 64 bits" }
+    static func invalidCharacter(_ text: String) -> String { "unexpected character '\(text)'" }
+    static func invalidDuration(_ text: String) -> String {
+        "invalid duration '\(text)'; a duration is numbers with units s, m, h, d, w, as in '1d12h'"
+    }
+    static func invalidEscape(_ text: String) -> String {
+        "invalid escape '\(text)' in string; only '\\\"' and '\\\\' are allowed"
+    }
+    static func invalidUTF8(_ byte: UInt8) -> String {
+        "invalid UTF-8 byte 0x\(String(byte, radix: 16, uppercase: true))"
+    }
+    static func nameTooLong(_ length: Int) -> String {
+        "name is \(length) bytes long; the limit is \(Limits.maxNameLength)"
+    }
+    static let nestingTooDeep = "expression nests deeper than \(Limits.maxNestingDepth) levels"
+    static let neverRuns = "'max_exec 0' means the scenario never runs"
+    static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"
+    static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
+    static func tooManyErrors(_ limit: Int) -> String { "too many errors (more than \(limit)); stopping here" }
+    static func unknown(_ kind: String, _ name: String, _ suggestions: [String]) -> String {
+        var text = "unknown \(kind) '\(name)'"
+        if !suggestions.isEmpty {
+            text += "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
+        }
+        return text
+    }
+    static func windowThresholdTooLarge(_ value: Int64) -> String {
+        "threshold \(value) is too large for a 'within' window; the limit is \(Limits.maxWindowedThreshold)"
+    }
+    static let unterminatedString = "unterminated string; add a closing '\"' on the same line"
+}
+
+extension Message {
+    static func conditionNotBool(_ type: ValueType) -> String { "'when' needs a bool condition; this is '\(type.rawValue)'" }
+    static func operandNotBool(_ op: String, _ type: ValueType) -> String { "'\(op)' needs bool operands; this is '\(type.rawValue)'" }
+    static func cannotCompare(_ a: ValueType, _ b: ValueType) -> String { "cannot compare '\(a.rawValue)' with '\(b.rawValue)'" }
+    static func notOrdered(_ op: String, _ type: ValueType) -> String {
+        "'\(op)' compares ints or durations, not '\(type.rawValue)'"
+    }
+    static func defaultType(_ name: String, _ actual: ValueType, _ declared: ValueType) -> String {
+        "default value of '\(name)' is '\(actual.rawValue)'; the param is '\(declared.rawValue)'"
+    }
+    static let defaultNotLiteral = "a param's default must be a literal (a number, duration, string, 'true' or 'false')"
+    static func noScope(_ function: String) -> String { "'\(function)' takes no scope; only 'count' and 'executions' do" }
+}

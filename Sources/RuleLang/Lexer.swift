@@ -1,0 +1,212 @@
+/// Turns bytes into tokens. Reports malformed input as diagnostics and never fails.
+struct Lexer {
+    private let file: SourceFile
+    private let bytes: [UInt8]
+    private var position: Int
+    private let end: Int
+
+    init(file: SourceFile, range: SourceRange? = nil) {
+        self.file = file
+        self.bytes = file.bytes
+        self.position = range?.lowerBound ?? 0
+        self.end = range?.upperBound ?? file.bytes.count
+    }
+
+    /// Every token up to and including `.eof`.
+    mutating func tokenize(into sink: inout DiagnosticSink) -> [Token] {
+        var tokens: [Token] = []
+        while !sink.isFull {
+            let token = next(&sink)
+            tokens.append(token)
+            if token.kind == .eof { return tokens }
+        }
+        tokens.append(Token(.eof, end..<end))
+        return tokens
+    }
+
+    // MARK: - Scanning
+
+    private func peek(_ ahead: Int = 0) -> UInt8 {
+        position + ahead < end ? bytes[position + ahead] : 0
+    }
+
+    private static func isIdentifierStart(_ b: UInt8) -> Bool {
+        (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || b == 0x5F
+    }
+
+    static func isIdentifierByte(_ b: UInt8) -> Bool {
+        isIdentifierStart(b) || (b >= 0x30 && b <= 0x39)
+    }
+
+    private mutating func skipTrivia() {
+        while position < end {
+            let b = bytes[position]
+            if b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D {
+                position += 1
+            } else if b == UInt8(ascii: "#") || (b == UInt8(ascii: "/") && peek(1) == UInt8(ascii: "/")) {
+                while position < end && bytes[position] != 0x0A { position += 1 }
+            } else {
+                return
+            }
+        }
+    }
+
+    private mutating func next(_ sink: inout DiagnosticSink) -> Token {
+        skipTrivia()
+        let start = position
+        guard position < end else { return Token(.eof, end..<end) }
+        let b = bytes[position]
+        position += 1
+        func single(_ kind: TokenKind) -> Token { Token(kind, start..<position) }
+        func pair(_ second: UInt8, _ double: TokenKind, _ alone: TokenKind) -> Token {
+            if peek() == second { position += 1; return Token(double, start..<position) }
+            return Token(alone, start..<position)
+        }
+        switch b {
+        case UInt8(ascii: "<"): return pair(UInt8(ascii: "="), .lessEqual, .less)
+        case UInt8(ascii: ">"): return pair(UInt8(ascii: "="), .greaterEqual, .greater)
+        case UInt8(ascii: "="): return pair(UInt8(ascii: "="), .equalEqual, .equal)
+        case UInt8(ascii: ";"): return single(.semicolon)
+        case UInt8(ascii: ":"): return single(.colon)
+        case UInt8(ascii: ","): return single(.comma)
+        case UInt8(ascii: "("): return single(.leftParen)
+        case UInt8(ascii: ")"): return single(.rightParen)
+        case UInt8(ascii: "{"): return single(.leftBrace)
+        case UInt8(ascii: "}"): return single(.rightBrace)
+        case UInt8(ascii: "!") where peek() == UInt8(ascii: "="):
+            position += 1
+            return single(.bangEqual)
+        case UInt8(ascii: "\""):
+            return string(start, &sink)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return number(start, &sink)
+        default:
+            if Lexer.isIdentifierStart(b) {
+                while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
+                let range = start..<position
+                if range.count > Limits.maxNameLength {
+                    sink.error(.nameTooLong, Message.nameTooLong(range.count), range)
+                    return Token(.invalid, range)
+                }
+                if range.count <= 8, let keyword = TokenKind.keywords[file.text(range)] {
+                    return Token(keyword, range)
+                }
+                return Token(.identifier, range)
+            }
+            return badCharacter(start, &sink)
+        }
+    }
+
+    private mutating func number(_ start: Int, _ sink: inout DiagnosticSink) -> Token {
+        while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
+        let range = start..<position
+        switch DurationText.parse(bytes[range]) {
+        case .integer: return Token(.integer, range)
+        case .seconds: return Token(.duration, range)
+        case .overflow:
+            sink.error(.integerOverflow, Message.integerOverflow(file.text(range)), range)
+        case .malformed:
+            sink.error(.invalidDuration, Message.invalidDuration(file.text(range)), range)
+        }
+        return Token(.invalid, range)
+    }
+
+    private mutating func string(_ start: Int, _ sink: inout DiagnosticSink) -> Token {
+        var valid = true
+        while position < end {
+            let b = bytes[position]
+            if b == UInt8(ascii: "\"") {
+                position += 1
+                return Token(valid ? .string : .invalid, start..<position)
+            }
+            if b == 0x0A { break }
+            if b == UInt8(ascii: "\\") {
+                let next = peek(1)
+                if next != UInt8(ascii: "\"") && next != UInt8(ascii: "\\") {
+                    let length = next == 0 || next == 0x0A ? 1 : 2
+                    sink.error(.invalidEscape, Message.invalidEscape(file.text(position..<position + length)),
+                               position..<position + length)
+                    valid = false
+                }
+                position += 2
+                continue
+            }
+            position += 1
+        }
+        position = min(position, end)
+        sink.error(.unterminatedString, Message.unterminatedString, start..<position)
+        return Token(.invalid, start..<position)
+    }
+
+    /// One diagnostic for a run of bytes that cannot start a token.
+    private mutating func badCharacter(_ start: Int, _ sink: inout DiagnosticSink) -> Token {
+        position = start
+        let length = Lexer.validScalarLength(bytes, at: start, end: end)
+        if length == 0 {
+            let bad = bytes[start]
+            position += 1
+            while position < end && Lexer.validScalarLength(bytes, at: position, end: end) == 0 { position += 1 }
+            sink.error(.invalidUTF8, Message.invalidUTF8(bad), start..<position)
+        } else {
+            position += length
+            let text = file.text(start..<position)
+            let shown = bytes[start] < 0x20 || bytes[start] == 0x7F
+                ? "\\u{\(String(bytes[start], radix: 16, uppercase: true))}" : text
+            sink.error(.invalidCharacter, Message.invalidCharacter(shown), start..<position)
+        }
+        return Token(.invalid, start..<position)
+    }
+
+    /// The length of the valid UTF-8 scalar at `index`, or 0 if the bytes there are not valid UTF-8.
+    static func validScalarLength(_ bytes: [UInt8], at index: Int, end: Int) -> Int {
+        let b0 = bytes[index]
+        let length: Int
+        switch b0 {
+        case 0x00...0x7F: return 1
+        case 0xC2...0xDF: length = 2
+        case 0xE0...0xEF: length = 3
+        case 0xF0...0xF4: length = 4
+        default: return 0
+        }
+        guard index + length <= end else { return 0 }
+        for k in 1..<length where bytes[index + k] & 0xC0 != 0x80 { return 0 }
+        if length == 3 {
+            let b1 = bytes[index + 1]
+            if (b0 == 0xE0 && b1 < 0xA0) || (b0 == 0xED && b1 > 0x9F) { return 0 }
+        } else if length == 4 {
+            let b1 = bytes[index + 1]
+            if (b0 == 0xF0 && b1 < 0x90) || (b0 == 0xF4 && b1 > 0x8F) { return 0 }
+        }
+        return length
+    }
+
+    // MARK: - Decoding literals of valid tokens
+
+    /// The value of a valid `.integer` token.
+    static func integerValue(_ file: SourceFile, _ range: SourceRange) -> Int64 {
+        if case .integer(let value) = DurationText.parse(file.bytes[range]) { return value }
+        return 0
+    }
+
+    /// The value in seconds of a valid `.duration` or `.integer` token.
+    static func durationValue(_ file: SourceFile, _ range: SourceRange) -> Int64 {
+        switch DurationText.parse(file.bytes[range]) {
+        case .seconds(let value), .integer(let value): return value
+        default: return 0
+        }
+    }
+
+    /// The contents of a valid `.string` token, escapes resolved.
+    static func stringValue(_ file: SourceFile, _ range: SourceRange) -> String {
+        var out: [UInt8] = []
+        var index = range.lowerBound + 1
+        let last = range.upperBound - 1
+        while index < last {
+            let b = file.bytes[index]
+            if b == UInt8(ascii: "\\") { index += 1 }
+            out.append(file.bytes[index])
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

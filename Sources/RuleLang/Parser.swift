@@ -1,0 +1,253 @@
+/// A recursive-descent parser with one method per production of `grammar.md`.
+///
+/// It never stops at the first error: it records it, skips to the next `;`,
+/// `>`, `}` or declaration keyword, and goes on. Every loop consumes a token.
+public struct Parser {
+    let file: SourceFile
+    var tokens: [Token]
+    var index = 0
+    var sink: DiagnosticSink
+    /// Parenthesis depth inside the current expression; `<` and `>` compare only above 0.
+    var parenDepth = 0
+    var nesting = 0
+    /// Set when `<` and `>` may compare at depth 0 (a lone expression, not a scenario body).
+    var bareAnglesCompare = false
+
+    init(file: SourceFile, range: SourceRange? = nil) {
+        self.file = file
+        self.sink = DiagnosticSink(file: file)
+        var lexer = Lexer(file: file, range: range)
+        self.tokens = lexer.tokenize(into: &sink)
+    }
+
+    /// Parses a whole file. Diagnostics cover lexing and syntax only; see ``Checker`` for the rest.
+    public static func parse(_ file: SourceFile) -> (RuleFile, [Diagnostic]) {
+        if file.bytes.count > Limits.maxFileSize {
+            let diagnostic = Diagnostic(.fileTooLarge, .error, Message.fileTooLarge(file.bytes.count),
+                                        at: SourceSpan(file, 0..<0))
+            return (RuleFile(source: file, declarations: []), [diagnostic])
+        }
+        var parser = Parser(file: file)
+        let declarations = parser.parseFile()
+        return (RuleFile(source: file, declarations: declarations), parser.sink.diagnostics)
+    }
+
+    /// Parses one expression filling `range` of `file` (used by timelines' `check`).
+    /// Here `<` and `>` compare without parentheses.
+    public static func parseExpression(_ file: SourceFile, range: SourceRange) -> (Expr, [Diagnostic]) {
+        var parser = Parser(file: file, range: range)
+        parser.bareAnglesCompare = true
+        let expr = parser.parseExpr()
+        if parser.current.kind != .eof && !parser.sink.isFull {
+            parser.sink.error(.expectedToken, Message.expected("end of expression", found: parser.describe(parser.current)),
+                              parser.current.range)
+        }
+        return (expr, parser.sink.diagnostics)
+    }
+
+    // MARK: - Helpers
+
+    var current: Token { tokens[index] }
+    var previous: Token { tokens[max(index - 1, 0)] }
+    func peek(_ ahead: Int = 1) -> Token { tokens[min(index + ahead, tokens.count - 1)] }
+    func check(_ kind: TokenKind) -> Bool { current.kind == kind }
+    func text(_ token: Token) -> String { file.text(token.range) }
+
+    @discardableResult
+    mutating func advance() -> Token {
+        let token = current
+        if token.kind != .eof { index += 1 }
+        return token
+    }
+
+    mutating func match(_ kind: TokenKind) -> Bool {
+        if check(kind) { advance(); return true }
+        return false
+    }
+
+    /// Consumes `kind` or reports "expected WHAT" at the current token.
+    mutating func expect(_ kind: TokenKind, _ what: String) -> Token? {
+        if check(kind) { return advance() }
+        error(expected: what)
+        return nil
+    }
+
+    func describe(_ token: Token) -> String {
+        switch token.kind {
+        case .eof: return "end of file"
+        case .invalid: return "invalid input"
+        default:
+            let spelled = text(token)
+            return spelled.count > 24 ? "'\(spelled.prefix(24))…'" : "'\(spelled)'"
+        }
+    }
+
+    mutating func error(expected what: String) {
+        // Tokens the lexer rejected were reported already.
+        if current.kind == .invalid { return }
+        sink.error(.expectedToken, Message.expected(what, found: describe(current)), current.range)
+    }
+
+    /// Skips to just before the next `;`, `>`, `}`, `{` or declaration keyword (or end of file).
+    mutating func synchronize() {
+        var depth = 0
+        while !check(.eof) {
+            switch current.kind {
+            case .leftParen: depth += 1
+            case .rightParen: depth = max(0, depth - 1)
+            case .semicolon, .rightBrace, .leftBrace, .kwScenario, .kwParam, .kwGroup: return
+            case .greater where depth == 0: return
+            default: break
+            }
+            advance()
+        }
+    }
+
+    // MARK: - Declarations
+
+    /// file = { declaration } EOF
+    mutating func parseFile() -> [Declaration] {
+        var declarations: [Declaration] = []
+        while !check(.eof) && !sink.isFull {
+            if declarations.count == Limits.maxDeclarationsPerFile {
+                sink.error(.tooManyDeclarations, Message.tooManyDeclarations, current.range)
+                break
+            }
+            if let declaration = parseDeclaration() {
+                declarations.append(declaration)
+            }
+        }
+        return declarations
+    }
+
+    /// declaration = scenario | group | param
+    mutating func parseDeclaration() -> Declaration? {
+        switch current.kind {
+        case .kwScenario: return parseScenario().map(Declaration.scenario)
+        case .kwGroup: return parseGroup().map(Declaration.group)
+        case .kwParam: return parseParam().map(Declaration.param)
+        default:
+            error(expected: "'scenario', 'group' or 'param'")
+            advance()
+            while !check(.eof) && !current.kind.startsDeclaration { advance() }
+            return nil
+        }
+    }
+
+    /// name = IDENT
+    mutating func parseName(_ what: String) -> Name? {
+        guard let token = expect(.identifier, what) else { return nil }
+        return Name(text(token), token.range)
+    }
+
+    /// scenario = "scenario" NAME "<" body ">"
+    mutating func parseScenario() -> ScenarioDecl? {
+        let start = advance().range.lowerBound
+        guard let name = parseName("a scenario name") else {
+            synchronizeToDeclaration()
+            return nil
+        }
+        let clauses = parseBody(of: "scenario '\(name.text)'")
+        return ScenarioDecl(name: name, clauses: clauses, range: start..<previous.range.upperBound)
+    }
+
+    /// group = "group" NAME "<" body ">" "{" { scenario } "}"
+    mutating func parseGroup() -> GroupDecl? {
+        let start = advance().range.lowerBound
+        guard let name = parseName("a group name") else {
+            synchronizeToDeclaration()
+            return nil
+        }
+        let clauses = parseBody(of: "group '\(name.text)'")
+        var members: [ScenarioDecl] = []
+        if expect(.leftBrace, "'{' to list the group's scenarios") != nil {
+            while !check(.rightBrace) && !check(.eof) && !sink.isFull {
+                if check(.kwScenario) {
+                    if let member = parseScenario() { members.append(member) }
+                } else if check(.kwGroup) || check(.kwParam) {
+                    error(expected: "'scenario' or '}' (groups hold scenarios only)")
+                    break
+                } else {
+                    error(expected: "'scenario' or '}'")
+                    advance()
+                    while !check(.eof) && !current.kind.startsDeclaration && !check(.rightBrace) { advance() }
+                }
+            }
+            _ = expect(.rightBrace, "'}' to close group '\(name.text)'")
+        }
+        return GroupDecl(name: name, clauses: clauses, members: members, range: start..<previous.range.upperBound)
+    }
+
+    /// param = "param" NAME ":" TYPE [ "=" expr ]
+    mutating func parseParam() -> ParamDecl? {
+        let start = advance().range.lowerBound
+        guard let name = parseName("a param name") else {
+            synchronizeToDeclaration()
+            return nil
+        }
+        guard expect(.colon, "':' and a type after the param name") != nil else {
+            synchronizeToDeclaration()
+            return nil
+        }
+        guard let typeToken = expect(.identifier, "a type ('bool', 'int', 'string' or 'duration')") else {
+            synchronizeToDeclaration()
+            return nil
+        }
+        let typeName = text(typeToken)
+        let type = ValueType(rawValue: typeName)
+        if type == nil {
+            let suggestions = Suggestions.closest(to: typeName, in: ValueType.allCases.map(\.rawValue))
+            sink.error(.unknownType, Message.unknown("type", typeName, suggestions), typeToken.range)
+        }
+        var defaultValue: Expr?
+        if match(.equal) {
+            defaultValue = parseExpr()
+        }
+        return ParamDecl(name: name, type: type, typeRange: typeToken.range, defaultValue: defaultValue,
+                         range: start..<previous.range.upperBound)
+    }
+
+    mutating func synchronizeToDeclaration() {
+        while !check(.eof) && !current.kind.startsDeclaration { advance() }
+    }
+
+    /// body = "<" [ clause { ";" clause } [ ";" ] ] ">"
+    mutating func parseBody(of owner: String) -> [Clause] {
+        guard expect(.less, "'<' to open the body of \(owner)") != nil else {
+            synchronize()
+            if check(.greater) { advance() }
+            return []
+        }
+        var clauses: [Clause] = []
+        var recovering = false
+        while !check(.greater) && !sink.isFull {
+            if check(.eof) || check(.rightBrace) || check(.leftBrace) || current.kind.startsDeclaration {
+                // After an error in this body the missing '>' is part of the same mistake.
+                if !recovering { error(expected: "'>' to close the body of \(owner)") }
+                return clauses
+            }
+            let before = index
+            let errorsBefore = sink.errorCount
+            defer { if sink.errorCount > errorsBefore { recovering = true } }
+            if let clause = parseClause() {
+                if clauses.count == Limits.maxClausesPerBody {
+                    sink.error(.tooManyClauses, Message.tooManyClauses, clause.range)
+                }
+                clauses.append(clause)
+                if !check(.semicolon) && !check(.greater) {
+                    // After an error inside the clause, the stray token is part of the same mistake.
+                    if sink.errorCount == errorsBefore { error(expected: "';' or '>' after the clause") }
+                    synchronize()
+                }
+            } else {
+                synchronize()
+            }
+            if !match(.semicolon) && index == before {
+                // Nothing was consumed: skip the token so the loop always advances.
+                advance()
+            }
+        }
+        advance()
+        return clauses
+    }
+}

@@ -1,0 +1,277 @@
+// MARK: - Clauses and expressions
+
+extension Parser {
+    /// clause = count_clause | time_clause | on_clause | when_clause | priority_clause
+    mutating func parseClause() -> Clause? {
+        guard check(.identifier) else {
+            error(expected: "a clause (such as 'min_events 5' or 'max_exec 1')")
+            return nil
+        }
+        let keywordToken = advance()
+        let keyword = text(keywordToken)
+        let start = keywordToken.range.lowerBound
+        let kind: ClauseKind?
+        switch keyword {
+        case "min_events", "max_events", "max_exec":
+            kind = parseCountClause(keyword)
+        case "since_first", "since_last", "between":
+            kind = parseDurationLiteral().map { value in
+                keyword == "since_first" ? .sinceFirst(value) : keyword == "since_last" ? .sinceLast(value) : .between(value)
+            }
+        case "on":
+            kind = parseOnClause()
+        case "when":
+            kind = .when(parseExpr())
+        case "priority":
+            kind = parseIntLiteral().map(ClauseKind.priority)
+        default:
+            let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
+            sink.error(.unknownClause, Message.unknown("clause", keyword, suggestions), keywordToken.range,
+                       fixIts: suggestions.prefix(1).map { FixIt(range: keywordToken.range, replacement: $0) })
+            return nil
+        }
+        guard let kind else { return nil }
+        return Clause(kind: kind, range: start..<previous.range.upperBound)
+    }
+
+    /// count_clause = ("min_events" | "max_events" | "max_exec") INT [ scope ]
+    mutating func parseCountClause(_ keyword: String) -> ClauseKind? {
+        guard let value = parseIntLiteral() else { return nil }
+        let scope: Scope
+        if check(.kwPer) || check(.kwWithin) {
+            guard let parsed = parseScope() else { return nil }
+            scope = parsed
+        } else {
+            scope = Scope(.install, previous.range.upperBound..<previous.range.upperBound)
+        }
+        switch keyword {
+        case "min_events": return .minEvents(value, scope)
+        case "max_events": return .maxEvents(value, scope)
+        default: return .maxExec(value, scope)
+        }
+    }
+
+    /// on_clause = "on" event { "," event }
+    mutating func parseOnClause() -> ClauseKind? {
+        var names: [Name] = []
+        repeat {
+            guard let name = parseEventName() else { return nil }
+            names.append(name)
+        } while match(.comma)
+        return .on(names)
+    }
+
+    /// event = NAME | STRING
+    mutating func parseEventName() -> Name? {
+        if check(.string) {
+            let token = advance()
+            return Name(Lexer.stringValue(file, token.range), token.range)
+        }
+        return parseName("an event name")
+    }
+
+    /// scope = "per" ("install" | "version" | "session") | "within" DURATION
+    mutating func parseScope() -> Scope? {
+        let start = current.range.lowerBound
+        if match(.kwWithin) {
+            guard let window = parseDurationLiteral() else { return nil }
+            return Scope(.within(seconds: window.seconds), start..<window.range.upperBound)
+        }
+        advance()  // 'per'
+        guard let token = expect(.identifier, "'install', 'version' or 'session' after 'per'") else { return nil }
+        let word = text(token)
+        let range = start..<token.range.upperBound
+        switch word {
+        case "install": return Scope(.install, range)
+        case "version": return Scope(.version, range)
+        case "session": return Scope(.session, range)
+        default:
+            let suggestions = Suggestions.closest(to: word, in: ["install", "version", "session"])
+            sink.error(.unknownScope, Message.unknown("scope", word, suggestions), token.range)
+            return nil
+        }
+    }
+
+    mutating func parseIntLiteral() -> IntLiteral? {
+        if check(.duration) {
+            error(expected: "a whole number without a unit")
+            return nil
+        }
+        guard let token = expect(.integer, "a whole number") else { return nil }
+        return IntLiteral(value: Lexer.integerValue(file, token.range), range: token.range)
+    }
+
+    /// A duration. A bare integer is accepted with an error that suggests its spelling with units.
+    mutating func parseDurationLiteral() -> DurationLiteral? {
+        if check(.integer) {
+            let token = advance()
+            let seconds = Lexer.integerValue(file, token.range)
+            if seconds != 0 {
+                let fix = DurationText.format(seconds)
+                sink.error(.bareDuration, Message.bareDuration(text(token), fix), token.range,
+                           fixIts: [FixIt(range: token.range, replacement: fix)])
+            }
+            return DurationLiteral(seconds: seconds, range: token.range)
+        }
+        guard let token = expect(.duration, "a duration (such as '2d' or '1d12h')") else { return nil }
+        return DurationLiteral(seconds: Lexer.durationValue(file, token.range), range: token.range)
+    }
+
+    // MARK: - Expressions (precedence ladder: or < and < not < comparison < primary)
+
+    /// expr = and { "or" and }
+    mutating func parseExpr() -> Expr {
+        var left = parseAnd()
+        while match(.kwOr) {
+            let right = parseAnd()
+            left = Expr(.binary(.or, left, right), left.range.lowerBound..<right.range.upperBound)
+        }
+        return left
+    }
+
+    /// and = not { "and" not }
+    mutating func parseAnd() -> Expr {
+        var left = parseNot()
+        while match(.kwAnd) {
+            let right = parseNot()
+            left = Expr(.binary(.and, left, right), left.range.lowerBound..<right.range.upperBound)
+        }
+        return left
+    }
+
+    /// not = "not" not | comparison
+    mutating func parseNot() -> Expr {
+        if check(.kwNot) {
+            let start = advance().range.lowerBound
+            guard enterNesting() else { return Expr(.invalid, start..<previous.range.upperBound) }
+            defer { nesting -= 1 }
+            let operand = parseNot()
+            return Expr(.unary(.not, operand), start..<operand.range.upperBound)
+        }
+        return parseComparison()
+    }
+
+    /// comparison = primary [ ("==" | "!=" | "<=" | ">=" | "<" | ">") primary ]
+    mutating func parseComparison() -> Expr {
+        let left = parsePrimary()
+        guard let op = comparisonOperator() else { return left }
+        let opToken = advance()
+        let right = parsePrimary()
+        let range = left.range.lowerBound..<right.range.upperBound
+        if (op == .less || op == .greater) && parenDepth == 0 && !bareAnglesCompare {
+            let replacement = "(" + file.text(range) + ")"
+            sink.error(.comparisonOutsideParentheses, Message.comparisonOutsideParentheses(op.rawValue),
+                       opToken.range, fixIts: [FixIt(range: range, replacement: replacement)])
+        }
+        let expr = Expr(.binary(op, left, right), range)
+        if comparisonOperator() != nil {
+            sink.error(.chainedComparison, Message.chainedComparison, current.range)
+            advance()
+            _ = parsePrimary()
+            return Expr(.invalid, range.lowerBound..<previous.range.upperBound)
+        }
+        return expr
+    }
+
+    /// The comparison at the current token, if it is one. At depth 0 in a scenario,
+    /// `>` is a comparison only when an operand follows it (else it closes the body).
+    func comparisonOperator() -> BinaryOperator? {
+        switch current.kind {
+        case .equalEqual: return .equal
+        case .bangEqual: return .notEqual
+        case .lessEqual: return .lessEqual
+        case .greaterEqual: return .greaterEqual
+        case .less: return .less
+        case .greater:
+            if parenDepth > 0 || bareAnglesCompare { return .greater }
+            switch peek().kind {
+            case .integer, .duration, .string, .identifier, .kwTrue, .kwFalse, .leftParen, .kwNot: return .greater
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    mutating func enterNesting() -> Bool {
+        if nesting >= Limits.maxNestingDepth {
+            sink.error(.nestingTooDeep, Message.nestingTooDeep, current.range)
+            // Skip the rest of this expression: to the end of the body or declaration.
+            synchronize()
+            return false
+        }
+        nesting += 1
+        return true
+    }
+
+    /// primary = INT | DURATION | STRING | "true" | "false" | NAME | call | "(" expr ")"
+    mutating func parsePrimary() -> Expr {
+        let token = current
+        switch token.kind {
+        case .integer:
+            advance()
+            return Expr(.integer(Lexer.integerValue(file, token.range)), token.range)
+        case .duration:
+            advance()
+            return Expr(.duration(Lexer.durationValue(file, token.range)), token.range)
+        case .string:
+            advance()
+            return Expr(.string(Lexer.stringValue(file, token.range)), token.range)
+        case .kwTrue, .kwFalse:
+            advance()
+            return Expr(.bool(token.kind == .kwTrue), token.range)
+        case .identifier:
+            advance()
+            if check(.leftParen) { return parseCall(Name(text(token), token.range)) }
+            return Expr(.name(text(token)), token.range)
+        case .leftParen:
+            advance()
+            guard enterNesting() else { return Expr(.invalid, token.range.lowerBound..<previous.range.upperBound) }
+            parenDepth += 1
+            let inner = parseExpr()
+            parenDepth -= 1
+            nesting -= 1
+            if inner.kind == .invalid && !check(.rightParen) {
+                // The inner error was reported; a missing ')' would only repeat it.
+                return Expr(.invalid, token.range.lowerBound..<previous.range.upperBound)
+            }
+            if expect(.rightParen, "')'") == nil {
+                return Expr(.invalid, token.range.lowerBound..<previous.range.upperBound)
+            }
+            return Expr(.parenthesized(inner), token.range.lowerBound..<previous.range.upperBound)
+        default:
+            error(expected: "an expression")
+            if token.kind == .invalid { advance() }
+            return Expr(.invalid, token.range)
+        }
+    }
+
+    /// call = NAME "(" event [ scope ] ")"
+    mutating func parseCall(_ function: Name) -> Expr {
+        advance()  // '('
+        let start = function.range.lowerBound
+        guard let argument = parseEventName() else {
+            skipPastCall()
+            return Expr(.invalid, start..<previous.range.upperBound)
+        }
+        var scope: Scope?
+        if check(.kwPer) || check(.kwWithin) {
+            guard let parsed = parseScope() else {
+                skipPastCall()
+                return Expr(.invalid, start..<previous.range.upperBound)
+            }
+            scope = parsed
+        }
+        if expect(.rightParen, "')' to close the call to '\(function.text)'") == nil {
+            skipPastCall()
+            return Expr(.invalid, start..<previous.range.upperBound)
+        }
+        return Expr(.call(function: function, argument: argument, scope: scope), start..<previous.range.upperBound)
+    }
+
+    /// After an error inside a call: skips to its ')' when it is on the way.
+    mutating func skipPastCall() {
+        while !check(.eof) && !check(.semicolon) && !check(.greater) && !current.kind.startsDeclaration {
+            if advance().kind == .rightParen { return }
+        }
+    }
+}

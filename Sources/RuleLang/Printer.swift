@@ -1,0 +1,71 @@
+/// Canonical source text of clauses, scopes and expressions: used to compare
+/// clauses, in explanations, and by the formatter.
+public enum Printer {
+    public static func scope(_ scope: ScopeKind) -> String {
+        switch scope {
+        case .install: return "per install"
+        case .version: return "per version"
+        case .session: return "per session"
+        case .within(let seconds): return "within \(DurationText.format(seconds))"
+        }
+    }
+
+    /// `scope` with a leading space, or nothing for the default `per install`.
+    static func scopeSuffix(_ scope: ScopeKind) -> String {
+        scope == .install ? "" : " " + Printer.scope(scope)
+    }
+
+    public static func clause(_ kind: ClauseKind) -> String {
+        switch kind {
+        case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
+            return "\(kind.keyword) \(n.value)\(scopeSuffix(s.kind))"
+        case .sinceFirst(let d), .sinceLast(let d), .between(let d):
+            return "\(kind.keyword) \(DurationText.format(d.seconds))"
+        case .on(let names):
+            return "on " + names.map { name($0.text) }.joined(separator: ", ")
+        case .when(let expr):
+            return "when " + expression(expr)
+        case .priority(let n):
+            return "priority \(n.value)"
+        }
+    }
+
+    /// A name as an identifier when it is one, else as a string literal.
+    public static func name(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        let isIdentifier = !bytes.isEmpty && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
+            && bytes.allSatisfy(Lexer.isIdentifierByte) && TokenKind.keywords[text] == nil
+        return isIdentifier ? text : string(text)
+    }
+
+    public static func string(_ text: String) -> String {
+        "\"" + text.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") + "\""
+    }
+
+    public static func expression(_ expr: Expr) -> String {
+        switch expr.kind {
+        case .integer(let value): return String(value)
+        case .duration(let seconds): return DurationText.format(seconds)
+        case .string(let text): return string(text)
+        case .bool(let value): return value ? "true" : "false"
+        case .name(let text): return text
+        case .unary(let op, let operand): return "\(op.rawValue) \(expression(operand))"
+        case .binary(let op, let left, let right):
+            return "\(expression(left)) \(op.rawValue) \(expression(right))"
+        case .call(let function, let argument, let scope):
+            return "\(function.text)(\(name(argument.text))\(scope.map { " " + Printer.scope($0.kind) } ?? ""))"
+        case .parenthesized(let inner): return "(\(expression(inner)))"
+        case .invalid: return "<invalid>"
+        }
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for character in self {
+            if character == target { out += replacement } else { out.append(character) }
+        }
+        return out
+    }
+}

@@ -1,0 +1,47 @@
+/// A scenario of a checked program, with the group it belongs to.
+public struct ScenarioInfo: Sendable {
+    public var decl: ScenarioDecl
+    /// The enclosing group's name, if any.
+    public var group: String?
+    public var file: SourceFile
+    public var name: String { decl.name.text }
+}
+
+/// The declarations of one or more files checked together, as one program.
+public struct RuleProgram: Sendable {
+    public var files: [RuleFile]
+    /// Every scenario, group members included, in declaration order.
+    public var scenarios: [ScenarioInfo]
+    public var groups: [GroupDecl]
+    public var params: [ParamDecl]
+}
+
+/// The result of parsing and checking sources together.
+public struct CheckResult: Sendable {
+    public var program: RuleProgram
+    /// Sorted by file and position.
+    public var diagnostics: [Diagnostic]
+    public var hasErrors: Bool { diagnostics.hasErrors }
+}
+
+/// The front end's entry point.
+public enum RuleCompiler {
+    /// Parses and checks `sources` as one program. Never throws and never traps, whatever the bytes.
+    public static func check(_ sources: [SourceFile]) -> CheckResult {
+        var files: [RuleFile] = []
+        var diagnostics: [Diagnostic] = []
+        for source in sources {
+            let (file, parseDiagnostics) = Parser.parse(source)
+            files.append(file)
+            diagnostics += parseDiagnostics
+        }
+        var checker = Checker(files: files)
+        diagnostics += checker.run()
+        return CheckResult(program: checker.program, diagnostics: diagnostics.sortedByPosition())
+    }
+
+    /// Convenience: checks one text.
+    public static func check(text: String, path: String = "<input>") -> CheckResult {
+        check([SourceFile(path: path, text: text)])
+    }
+}

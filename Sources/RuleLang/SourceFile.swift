@@ -1,0 +1,77 @@
+/// A half-open range of UTF-8 byte offsets into a ``SourceFile``.
+public typealias SourceRange = Range<Int>
+
+/// A 1-based line and column; the column counts characters, not bytes.
+public struct SourceLocation: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// 1-based line number.
+    public var line: Int
+    /// 1-based column, counted in characters (grapheme clusters).
+    public var column: Int
+
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(line):\(column)" }
+}
+
+/// One file of source text: its path, its bytes and where each line starts.
+///
+/// Positions elsewhere are byte offsets; lines and columns are computed only
+/// when a diagnostic is rendered.
+public final class SourceFile: Sendable {
+    /// The path as the user gave it; used verbatim in diagnostics.
+    public let path: String
+    /// The raw bytes. They need not be valid UTF-8.
+    public let bytes: [UInt8]
+    /// The byte offset at which each line starts; `lineStarts[0] == 0`.
+    public let lineStarts: [Int]
+
+    public init(path: String, bytes: [UInt8]) {
+        self.path = path
+        self.bytes = bytes
+        var starts = [0]
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
+            starts.append(index + 1)
+        }
+        self.lineStarts = starts
+    }
+
+    public convenience init(path: String, text: String) {
+        self.init(path: path, bytes: Array(text.utf8))
+    }
+
+    /// The text of `range`, with invalid UTF-8 replaced by U+FFFD.
+    public func text(_ range: SourceRange) -> String {
+        let clamped = range.clamped(to: 0..<bytes.count)
+        return String(decoding: bytes[clamped], as: UTF8.self)
+    }
+
+    /// The 0-based index of the line that contains `offset`.
+    public func lineIndex(of offset: Int) -> Int {
+        var low = 0
+        var high = lineStarts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
+        }
+        return low
+    }
+
+    /// The line and column of a byte offset.
+    public func location(of offset: Int) -> SourceLocation {
+        let offset = min(max(offset, 0), bytes.count)
+        let index = lineIndex(of: offset)
+        let prefix = bytes[lineStarts[index]..<offset]
+        return SourceLocation(line: index + 1, column: String(decoding: prefix, as: UTF8.self).count + 1)
+    }
+
+    /// The byte range of 1-based `line`, without its line terminator.
+    public func lineRange(_ line: Int) -> SourceRange {
+        let start = lineStarts[line - 1]
+        var end = line < lineStarts.count ? lineStarts[line] - 1 : bytes.count
+        if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        return start..<max(start, end)
+    }
+}

@@ -1,0 +1,40 @@
+/// "Did you mean" suggestions by edit distance.
+public enum Suggestions {
+    /// Up to `limit` candidates whose distance to `name` is at most about half its length, closest first.
+    public static func closest(to name: String, in candidates: [String], limit: Int = 2) -> [String] {
+        let threshold = max(1, name.count / 2)
+        let source = Array(name.lowercased().utf8)
+        var scored: [(String, Int)] = []
+        for candidate in Set(candidates) where candidate != name {
+            let distance = editDistance(source, Array(candidate.lowercased().utf8), cap: threshold)
+            if distance <= threshold { scored.append((candidate, distance)) }
+        }
+        scored.sort { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+        return scored.prefix(limit).map(\.0)
+    }
+
+    /// Levenshtein distance (with adjacent transposition), giving up above `cap`.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8], cap: Int) -> Int {
+        if abs(a.count - b.count) > cap { return cap + 1 }
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var before = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        var row = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            row[0] = i
+            var best = i
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var value = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    value = min(value, before[j - 2] + 1)
+                }
+                row[j] = value
+                best = min(best, value)
+            }
+            if best > cap { return cap + 1 }
+            (before, previous, row) = (previous, row, before)
+        }
+        return previous[b.count]
+    }
+}

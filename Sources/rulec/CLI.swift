@@ -1,0 +1,111 @@
+import Foundation
+import RuleLang
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Exit statuses shared by every command.
+enum ExitCode {
+    static let ok: Int32 = 0
+    /// A diagnostic of severity error (or a warning with `--warnings-as-errors`).
+    static let failure: Int32 = 1
+    /// The command line itself is wrong (EX_USAGE).
+    static let usage: Int32 = 64
+}
+
+enum CLI {
+    static let version = "0.1.0"
+    static let commands = ["check", "simulate"]
+    static let mainUsage = "Usage: rulec <command> [options] ...   (commands: check, simulate; see 'rulec --help')"
+    static let mainHelp = """
+        rulec: the command-line tool for .rules files.
+
+        Usage: rulec <command> [options] ...
+
+        Commands:
+          check FILE|DIR ...            check rules; print diagnostics; exit 1 on any error
+          simulate RULES... TIMELINE    replay a timeline against the rules with a simulated clock
+
+        Run 'rulec <command> --help' for a command's options.
+        Exit status: 0 success, 1 errors in the input, 64 wrong usage.
+        """
+
+    /// Prints `error: MESSAGE` and a usage line to standard error; returns 64.
+    static func misuse(_ message: String, usage: String) -> Int32 {
+        printError("error: \(message)\n\(usage)")
+        return ExitCode.usage
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Colour only when standard output is a terminal and NO_COLOR is unset.
+    static var stdoutIsColorTerminal: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return isatty(STDOUT_FILENO) == 1 && env["NO_COLOR"] == nil && env["TERM"] != "dumb"
+    }
+
+    /// Reads a file as a ``SourceFile`` keeping the path as given.
+    static func readSource(_ path: String) -> SourceFile? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return SourceFile(path: path, bytes: [UInt8](data))
+    }
+
+    /// A directory holding a file of this name is skipped when a parent directory is searched.
+    static let skipMarker = ".rulecignore"
+
+    /// The `.rules` files named by `paths`: files as given, directories searched recursively
+    /// (sorted; hidden entries and directories holding `.rulecignore` are skipped).
+    /// Returns nil after printing an error when a path does not exist.
+    static func collectRuleFiles(_ paths: [String]) -> [String]? {
+        var result: [String] = []
+        let fm = FileManager.default
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                printError("error: no such file or directory: '\(path)'")
+                return nil
+            }
+            if isDirectory.boolValue {
+                result += searchDirectory(path)
+            } else {
+                result.append(path)
+            }
+        }
+        var seen = Set<String>()
+        return result.filter { seen.insert($0).inserted }
+    }
+
+    private static func searchDirectory(_ directory: String) -> [String] {
+        let fm = FileManager.default
+        guard let entries = try? fm.contentsOfDirectory(atPath: directory) else { return [] }
+        var files: [String] = []
+        let base = directory.hasSuffix("/") ? directory : directory + "/"
+        for entry in entries.sorted() where !entry.hasPrefix(".") {
+            let path = base + entry
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                if fm.fileExists(atPath: path + "/" + skipMarker) { continue }
+                files += searchDirectory(path)
+            } else if entry.hasSuffix(".rules") {
+                files.append(path)
+            }
+        }
+        return files
+    }
+}
+
+enum RuleLangSuggest {
+    /// "; did you mean 'X'?" or nothing.
+    static func closest(_ word: String, _ candidates: [String]) -> String {
+        guard let best = Suggestions.closest(to: word, in: candidates, limit: 1).first else { return "" }
+        return "; did you mean '\(best)'?"
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import RuleLang
+
+/// `rulec check FILE|DIR ... [--warnings-as-errors] [--json]`
+enum CheckCommand {
+    static let usage = "Usage: rulec check [--warnings-as-errors] [--json] FILE|DIR ..."
+    static let help = """
+        rulec check: check .rules files as one program.
+
+        \(usage)
+
+        Checks every .rules file named, and every .rules file below each directory
+        (recursively; hidden entries and directories holding a '.rulecignore' file
+        are skipped). All files are checked together: a scenario name may be
+        declared only once across them. Diagnostics are printed sorted by file and
+        position as 'path:line:col: severity: message' with the source line.
+
+        Options:
+          --warnings-as-errors   report warnings as errors (and exit 1 on them)
+          --json                 print one JSON object per diagnostic, one per line
+          -h, --help             show this help
+
+        Exit status: 0 no errors, 1 any error, 64 wrong usage.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var paths: [String] = []
+        var json = false
+        var warningsAsErrors = false
+        var onlyPaths = false
+        for argument in arguments {
+            if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
+                paths.append(argument)
+                continue
+            }
+            switch argument {
+            case "--": onlyPaths = true
+            case "--json": json = true
+            case "--warnings-as-errors": warningsAsErrors = true
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                let suggestion = RuleLangSuggest.closest(argument, ["--json", "--warnings-as-errors", "--help"])
+                return CLI.misuse("unknown option '\(argument)'\(suggestion)", usage: usage)
+            }
+        }
+        if paths.isEmpty { return CLI.misuse("missing FILE or DIR to check", usage: usage) }
+        guard let files = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
+        if files.isEmpty { return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage) }
+
+        var sources: [SourceFile] = []
+        var unreadable: [String] = []
+        for path in files {
+            if let source = CLI.readSource(path) { sources.append(source) } else { unreadable.append(path) }
+        }
+        var diagnostics = RuleCompiler.check(sources).diagnostics
+        if warningsAsErrors {
+            for index in diagnostics.indices where diagnostics[index].severity == .warning {
+                diagnostics[index].severity = .error
+            }
+        }
+        for path in unreadable { CLI.printError("\(path): error: cannot read file") }
+        if json {
+            for diagnostic in diagnostics { print(JSONDiagnostic.line(diagnostic)) }
+        } else {
+            print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(diagnostics), terminator: "")
+            let errors = diagnostics.filter { $0.severity == .error }.count + unreadable.count
+            let warnings = diagnostics.filter { $0.severity == .warning }.count
+            CLI.printError(summary(files: files.count, errors: errors, warnings: warnings))
+        }
+        return diagnostics.hasErrors || !unreadable.isEmpty ? ExitCode.failure : ExitCode.ok
+    }
+
+    static func summary(files: Int, errors: Int, warnings: Int) -> String {
+        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        return "checked \(plural(files, "file")): \(plural(errors, "error")), \(plural(warnings, "warning"))"
+    }
+}
+
+/// The `--json` form of a diagnostic: one object per line, keys sorted.
+struct JSONDiagnostic: Encodable {
+    struct Position: Encodable {
+        var file: String
+        var line: Int
+        var column: Int
+        var endLine: Int
+        var endColumn: Int
+
+        init(_ span: SourceSpan) {
+            let start = span.file.location(of: span.range.lowerBound)
+            let end = span.file.location(of: span.range.upperBound)
+            file = span.file.path
+            line = start.line
+            column = start.column
+            endLine = end.line
+            endColumn = end.column
+        }
+    }
+    struct Note: Encodable {
+        var message: String
+        var position: Position?
+    }
+    struct Fix: Encodable {
+        var position: Position
+        var replacement: String
+    }
+
+    var id: String
+    var severity: String
+    var message: String
+    var position: Position
+    var notes: [Note]
+    var fixIts: [Fix]
+
+    static func line(_ diagnostic: Diagnostic) -> String {
+        let value = JSONDiagnostic(
+            id: diagnostic.id.rawValue, severity: diagnostic.severity.rawValue, message: diagnostic.message,
+            position: Position(diagnostic.span),
+            notes: diagnostic.notes.map { Note(message: $0.message, position: $0.span.map(Position.init)) },
+            fixIts: diagnostic.fixIts.map {
+                Fix(position: Position(SourceSpan(diagnostic.file, $0.range)), replacement: $0.replacement)
+            })
+        return JSONLine.encode(value)
+    }
+}
+
+enum JSONLine {
+    static func encode<T: Encodable>(_ value: T) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+switch arguments.first {
+case "check": status = CheckCommand.run(Array(arguments.dropFirst()))
+case "simulate": status = SimulateCommand.run(Array(arguments.dropFirst()))
+case "--help", "-h", "help":
+    print(CLI.mainHelp)
+    status = ExitCode.ok
+case "--version":
+    print("rulec \(CLI.version)")
+    status = ExitCode.ok
+case nil:
+    status = CLI.misuse("missing command", usage: CLI.mainUsage)
+case let other?:
+    let suggestion = RuleLangSuggest.closest(other, CLI.commands)
+    status = CLI.misuse("unknown command '\(other)'\(suggestion)", usage: CLI.mainUsage)
+}
+exit(status)

@@ -12,6 +12,10 @@ public struct Parser {
     var nesting = 0
     /// Set when `<` and `>` may compare at depth 0 (a lone expression, not a scenario body).
     var bareAnglesCompare = false
+    /// Errors not reported because they sit on input the lexer already rejected.
+    var suppressed = 0
+    /// Every error so far, reported or suppressed; used to avoid cascades.
+    var problems: Int { sink.errorCount + suppressed }
 
     init(file: SourceFile, range: SourceRange? = nil) {
         self.file = file
@@ -84,7 +88,10 @@ public struct Parser {
 
     mutating func error(expected what: String) {
         // Tokens the lexer rejected were reported already.
-        if current.kind == .invalid { return }
+        if current.kind == .invalid {
+            suppressed += 1
+            return
+        }
         sink.error(.expectedToken, Message.expected(what, found: describe(current)), current.range)
     }
 
@@ -227,8 +234,8 @@ public struct Parser {
                 return clauses
             }
             let before = index
-            let errorsBefore = sink.errorCount
-            defer { if sink.errorCount > errorsBefore { recovering = true } }
+            let errorsBefore = problems
+            defer { if problems > errorsBefore { recovering = true } }
             if let clause = parseClause() {
                 if clauses.count == Limits.maxClausesPerBody {
                     sink.error(.tooManyClauses, Message.tooManyClauses, clause.range)
@@ -236,7 +243,7 @@ public struct Parser {
                 clauses.append(clause)
                 if !check(.semicolon) && !check(.greater) {
                     // After an error inside the clause, the stray token is part of the same mistake.
-                    if sink.errorCount == errorsBefore { error(expected: "';' or '>' after the clause") }
+                    if problems == errorsBefore { error(expected: "';' or '>' after the clause") }
                     synchronize()
                 }
             } else {

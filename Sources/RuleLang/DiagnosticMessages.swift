@@ -8,6 +8,7 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case duplicateDeclaration = "duplicate-declaration"
     case duplicateSingleClause = "duplicate-single-clause"
     case expectedToken = "expected-token"
+    case expressionTooLong = "expression-too-long"
     case fileTooLarge = "file-too-large"
     case impossibleScenario = "impossible-scenario"
     case integerOverflow = "integer-overflow"
@@ -69,6 +70,7 @@ enum Message {
     static func nameTooLong(_ length: Int) -> String {
         "name is \(length) bytes long; the limit is \(Limits.maxNameLength)"
     }
+    static let expressionTooLong = "expression has more than \(Limits.maxExpressionOperators) operators"
     static let nestingTooDeep = "expression nests deeper than \(Limits.maxNestingDepth) levels"
     static let neverRuns = "'max_exec 0' means the scenario never runs"
     static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"

@@ -78,8 +78,10 @@ public enum DurationText {
     /// A human reading of a (possibly fractional) number of seconds, at most
     /// two units, separated by a space: `1d 4h`, `3m 20s`, `0s`.
     public static func human(_ seconds: Double) -> String {
-        var rest = Int64(max(0, seconds.rounded(.up)))
-        if rest == 0 { return "0s" }
+        guard seconds > 0 else { return "0s" }
+        let clamped = seconds.isFinite ? Swift.min(seconds, 9e15) : 9e15
+        var rest = Int64(clamped)
+        if Double(rest) < clamped { rest += 1 }  // round up: never "0s left" while time remains
         var parts: [String] = []
         for (unit, size) in [("d", Int64(86_400)), ("h", 3_600), ("m", 60), ("s", 1)] where rest >= size {
             parts.append("\(rest / size)\(unit)")

@@ -4,6 +4,8 @@ public enum Limits {
     public static let maxFileSize = 1 << 20
     /// Deepest nesting of parentheses and `not` in one expression.
     public static let maxNestingDepth = 64
+    /// Most binary operators in one expression.
+    public static let maxExpressionOperators = 512
     /// Longest name (scenario, group, param, event), in bytes.
     public static let maxNameLength = 128
     /// Most declarations (scenarios, groups, params) in one file.

@@ -10,6 +10,8 @@ public struct Parser {
     /// Parenthesis depth inside the current expression; `<` and `>` compare only above 0.
     var parenDepth = 0
     var nesting = 0
+    /// Binary operators in the current expression, capped by ``Limits/maxExpressionOperators``.
+    var operators = 0
     /// Set when `<` and `>` may compare at depth 0 (a lone expression, not a scenario body).
     var bareAnglesCompare = false
     /// Errors not reported because they sit on input the lexer already rejected.
@@ -41,6 +43,7 @@ public struct Parser {
     public static func parseExpression(_ file: SourceFile, range: SourceRange) -> (Expr, [Diagnostic]) {
         var parser = Parser(file: file, range: range)
         parser.bareAnglesCompare = true
+        parser.operators = 0
         let expr = parser.parseExpr()
         if parser.current.kind != .eof && !parser.sink.isFull {
             parser.sink.error(.expectedToken, Message.expected("end of expression", found: parser.describe(parser.current)),
@@ -208,6 +211,7 @@ public struct Parser {
         }
         var defaultValue: Expr?
         if match(.equal) {
+            operators = 0
             defaultValue = parseExpr()
         }
         return ParamDecl(name: name, type: type, typeRange: typeToken.range, defaultValue: defaultValue,

@@ -21,6 +21,7 @@ extension Parser {
         case "on":
             kind = parseOnClause()
         case "when":
+            operators = 0
             kind = .when(parseExpr())
         case "priority":
             kind = parseIntLiteral().map(ClauseKind.priority)
@@ -123,6 +124,7 @@ extension Parser {
     mutating func parseExpr() -> Expr {
         var left = parseAnd()
         while match(.kwOr) {
+            guard countOperator() else { return Expr(.invalid, left.range.lowerBound..<previous.range.upperBound) }
             let right = parseAnd()
             left = Expr(.binary(.or, left, right), left.range.lowerBound..<right.range.upperBound)
         }
@@ -133,6 +135,7 @@ extension Parser {
     mutating func parseAnd() -> Expr {
         var left = parseNot()
         while match(.kwAnd) {
+            guard countOperator() else { return Expr(.invalid, left.range.lowerBound..<previous.range.upperBound) }
             let right = parseNot()
             left = Expr(.binary(.and, left, right), left.range.lowerBound..<right.range.upperBound)
         }
@@ -156,6 +159,7 @@ extension Parser {
         let left = parsePrimary()
         guard let op = comparisonOperator() else { return left }
         let opToken = advance()
+        guard countOperator() else { return Expr(.invalid, left.range.lowerBound..<previous.range.upperBound) }
         let right = parsePrimary()
         let range = left.range.lowerBound..<right.range.upperBound
         if (op == .less || op == .greater) && parenDepth == 0 && !bareAnglesCompare {
@@ -190,6 +194,17 @@ extension Parser {
             }
         default: return nil
         }
+    }
+
+    /// Counts one binary operator; past the limit reports it once and skips the rest of the expression.
+    mutating func countOperator() -> Bool {
+        operators += 1
+        if operators <= Limits.maxExpressionOperators { return true }
+        if operators == Limits.maxExpressionOperators + 1 {
+            sink.error(.expressionTooLong, Message.expressionTooLong, previous.range)
+        }
+        synchronize()
+        return false
     }
 
     mutating func enterNesting() -> Bool {

@@ -2,12 +2,16 @@
 public enum Suggestions {
     /// Up to `limit` candidates whose distance to `name` is at most about half its length, closest first.
     public static func closest(to name: String, in candidates: [String], limit: Int = 2) -> [String] {
-        let threshold = max(1, name.count / 2)
+        let threshold = max(1, (name.count + 1) / 2)
         let source = Array(name.lowercased().utf8)
         var scored: [(String, Int)] = []
         for candidate in Set(candidates) where candidate != name {
-            let distance = editDistance(source, Array(candidate.lowercased().utf8), cap: threshold)
-            if distance <= threshold { scored.append((candidate, distance)) }
+            let target = Array(candidate.lowercased().utf8)
+            let distance = editDistance(source, target, cap: threshold)
+            // A suggestion must keep something of both names: 'B' is no typo of 'A'.
+            if distance <= threshold && distance < min(source.count, target.count) {
+                scored.append((candidate, distance))
+            }
         }
         scored.sort { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
         return scored.prefix(limit).map(\.0)

@@ -1,0 +1,80 @@
+import Foundation
+import XCTest
+
+final class CheckCommandTests: XCTestCase {
+    func testExamplesDirectoryIsClean() throws {
+        let result = try RulecBinary.run(["check", "examples"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertTrue(result.stderr.contains(": 0 errors, 0 warnings"), result.stderr)
+    }
+
+    func testEachInvalidExamplePrintsItsExpectedDiagnosticsAndExits1() throws {
+        let directory = RulecBinary.packageRoot.appendingPathComponent("examples/invalid")
+        let expectedFiles = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".expected") }
+        XCTAssertFalse(expectedFiles.isEmpty)
+        for expectedFile in expectedFiles {
+            let stem = String(expectedFile.dropLast(".expected".count))
+            let isDirectory = FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem).path)
+            let target = "examples/invalid/" + stem + (isDirectory ? "" : ".rules")
+            let result = try RulecBinary.run(["check", target])
+            XCTAssertEqual(result.status, 1, target)
+            let expected = try String(contentsOf: directory.appendingPathComponent(expectedFile), encoding: .utf8)
+            XCTAssertEqual(result.stdout, expected, target)
+            XCTAssertTrue(result.stdout.contains(": error: "), target)
+        }
+    }
+
+    func testJSONOutputIsOneObjectPerDiagnostic() throws {
+        let result = try RulecBinary.run(["check", "--json", "examples/invalid/bare_duration.rules"])
+        XCTAssertEqual(result.status, 1)
+        let lines = result.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        let object = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+        XCTAssertEqual(object?["id"] as? String, "bare-duration")
+        XCTAssertEqual(object?["severity"] as? String, "error")
+        let position = object?["position"] as? [String: Any]
+        XCTAssertEqual(position?["line"] as? Int, 2)
+        XCTAssertEqual(position?["column"] as? Int, 53)
+        let fix = (object?["fixIts"] as? [[String: Any]])?.first
+        XCTAssertEqual(fix?["replacement"] as? String, "7d")
+    }
+
+    func testWarningsAsErrors() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("warn-\(UUID()).rules")
+        try "scenario Muted < max_exec 0 >\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let plain = try RulecBinary.run(["check", file.path])
+        XCTAssertEqual(plain.status, 0)
+        XCTAssertTrue(plain.stdout.contains(":1:18: warning: 'max_exec 0' means the scenario never runs"), plain.stdout)
+        let strict = try RulecBinary.run(["check", "--warnings-as-errors", file.path])
+        XCTAssertEqual(strict.status, 1)
+        XCTAssertTrue(strict.stdout.contains(":1:18: error: 'max_exec 0'"), strict.stdout)
+    }
+
+    func testMisuseExits64WithUsage() throws {
+        for arguments in [["check"], ["check", "--bogus", "examples"], ["chek", "examples"], [],
+                          ["check", "no/such/path.rules"]] {
+            let result = try RulecBinary.run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertTrue(result.stderr.hasPrefix("error: "), "\(arguments): \(result.stderr)")
+        }
+        let suggestion = try RulecBinary.run(["chek"])
+        XCTAssertTrue(suggestion.stderr.contains("did you mean 'check'?"), suggestion.stderr)
+        XCTAssertTrue(try RulecBinary.run(["check", "--bogus"]).stderr.contains("Usage: rulec check"))
+    }
+
+    func testHelp() throws {
+        for arguments in [["--help"], ["check", "--help"]] {
+            let result = try RulecBinary.run(arguments)
+            XCTAssertEqual(result.status, 0)
+            XCTAssertTrue(result.stdout.contains("Usage: rulec"))
+        }
+    }
+
+    func testNoColorWhenPiped() throws {
+        let result = try RulecBinary.run(["check", "examples/invalid/unknown_clause.rules"])
+        XCTAssertFalse(result.stdout.contains("\u{1B}["))
+    }
+}

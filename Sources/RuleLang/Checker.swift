@@ -28,6 +28,16 @@ struct Checker {
         return diagnostics
     }
 
+    /// Type-checks a lone condition against this program's declarations.
+    mutating func checkStandalone(_ expr: Expr, _ file: SourceFile) -> [Diagnostic] {
+        collectDeclarations()
+        diagnostics = []
+        if let type = typeOf(expr, file), type != .bool {
+            error(.typeMismatch, Message.conditionNotBool(type), file, expr.range)
+        }
+        return diagnostics
+    }
+
     // MARK: - Reporting
 
     private mutating func error(_ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,

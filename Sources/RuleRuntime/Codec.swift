@@ -1,0 +1,135 @@
+/// A compact binary encoding for stored entries: little-endian, LEB128 varints,
+/// each entry led by a format byte so it can be migrated.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+
+    mutating func double(_ value: Double) {
+        var bits = value.bitPattern
+        for _ in 0..<8 {
+            bytes.append(UInt8(bits & 0xFF))
+            bits >>= 8
+        }
+    }
+
+    mutating func optionalDouble(_ value: Double?) {
+        if let value { u8(1); double(value) } else { u8(0) }
+    }
+
+    mutating func string(_ value: String) {
+        let utf8 = Array(value.utf8)
+        varint(UInt64(utf8.count))
+        bytes += utf8
+    }
+
+    mutating func u32(_ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+    }
+}
+
+/// Malformed stored bytes.
+struct DecodeError: Error, CustomStringConvertible {
+    var description: String
+}
+
+struct ByteReader {
+    let bytes: [UInt8]
+    var position: Int
+    let end: Int
+
+    init(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil) {
+        self.bytes = bytes
+        self.position = start
+        self.end = end ?? bytes.count
+    }
+
+    var isAtEnd: Bool { position >= end }
+
+    mutating func u8() throws -> UInt8 {
+        guard position < end else { throw DecodeError(description: "unexpected end of data") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try u8()
+            if shift >= 64 { throw DecodeError(description: "varint too long") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func int() throws -> Int64 {
+        let raw = try varint()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    mutating func double() throws -> Double {
+        guard end - position >= 8 else { throw DecodeError(description: "unexpected end of data") }
+        var bits: UInt64 = 0
+        for k in 0..<8 { bits |= UInt64(bytes[position + k]) << UInt64(8 * k) }
+        position += 8
+        return Double(bitPattern: bits)
+    }
+
+    mutating func optionalDouble() throws -> Double? {
+        switch try u8() {
+        case 0: return nil
+        case 1: return try double()
+        default: throw DecodeError(description: "bad optional flag")
+        }
+    }
+
+    mutating func count(max: Int) throws -> Int {
+        let value = try varint()
+        guard value <= UInt64(max), value <= UInt64(end - position) else {
+            throw DecodeError(description: "length \(value) out of range")
+        }
+        return Int(value)
+    }
+
+    mutating func string() throws -> String {
+        let length = try count(max: end - position)
+        defer { position += length }
+        return String(decoding: bytes[position..<position + length], as: UTF8.self)
+    }
+
+    mutating func u32() throws -> UInt32 {
+        guard end - position >= 4 else { throw DecodeError(description: "unexpected end of data") }
+        var value: UInt32 = 0
+        for k in 0..<4 { value |= UInt32(bytes[position + k]) << UInt32(8 * k) }
+        position += 4
+        return value
+    }
+}
+
+/// CRC-32 (IEEE), to detect torn and corrupt records.
+enum CRC32 {
+    static let table: [UInt32] = (0..<256).map { n -> UInt32 in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+}

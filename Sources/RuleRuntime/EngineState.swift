@@ -1,0 +1,184 @@
+/// Everything the engine persists, decoded; and the encoding of each entry.
+///
+/// Stores see only string keys and byte values: `e:NAME` a stream, `s:NAME` a
+/// scenario, `g:NAME` a group, `p:NAME` a param, `t:NAME` a to-do, `m:` the
+/// session and version. Every value starts with a format byte (now 1).
+struct EngineState {
+    var streams: [String: Tally] = [:]
+    var scenarios: [String: ScenarioState] = [:]
+    var groups: [String: Tally] = [:]
+    var params: [String: ParamValue] = [:]
+    var todos: [String: ToDoItem] = [:]
+    var meta = SessionMeta()
+
+    static let format: UInt8 = 1
+    static let metaKey = "m:"
+
+    init() {}
+
+    /// Decodes stored entries. Keys of an unknown kind are ignored (written by a newer version).
+    init(entries: [String: [UInt8]]) throws {
+        for (key, value) in entries {
+            guard key.count >= 2 else { continue }
+            let name = String(key.dropFirst(2))
+            var reader = ByteReader(value)
+            do {
+                let format = try reader.u8()
+                guard format == EngineState.format else {
+                    throw DecodeError(description: "entry format \(format) is newer than this library (\(EngineState.format))")
+                }
+                switch key.prefix(2) {
+                case "e:": streams[name] = try Tally.decode(&reader)
+                case "s:": scenarios[name] = ScenarioState(events: try Tally.decode(&reader), executions: try Tally.decode(&reader))
+                case "g:": groups[name] = try Tally.decode(&reader)
+                case "p:": params[name] = try ParamValue.decode(&reader)
+                case "t:": todos[name] = try ToDoItem.decode(&reader)
+                case "m:": meta = try SessionMeta.decode(&reader)
+                default: continue
+                }
+            } catch let error as DecodeError {
+                throw RuleStoreError.undecodableEntry(key: key, reason: error.description)
+            }
+        }
+    }
+
+    // MARK: - Changes
+
+    static func change(stream name: String, _ tally: Tally?) -> StoreChange {
+        StoreChange(key: "e:" + name, value: tally.map { t in encode { t.encode(&$0) } })
+    }
+
+    static func change(scenario name: String, _ state: ScenarioState?) -> StoreChange {
+        StoreChange(key: "s:" + name, value: state.map { s in encode { s.events.encode(&$0); s.executions.encode(&$0) } })
+    }
+
+    static func change(group name: String, _ tally: Tally?) -> StoreChange {
+        StoreChange(key: "g:" + name, value: tally.map { t in encode { t.encode(&$0) } })
+    }
+
+    static func change(param name: String, _ value: ParamValue?) -> StoreChange {
+        StoreChange(key: "p:" + name, value: value.map { v in encode { v.encode(&$0) } })
+    }
+
+    static func change(todo name: String, _ item: ToDoItem?) -> StoreChange {
+        StoreChange(key: "t:" + name, value: item.map { i in encode { i.encode(&$0) } })
+    }
+
+    static func change(meta: SessionMeta) -> StoreChange {
+        StoreChange(key: metaKey, value: encode { meta.encode(&$0) })
+    }
+
+    private static func encode(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes.reserveCapacity(64)
+        writer.u8(format)
+        body(&writer)
+        return writer.bytes
+    }
+
+    /// Every entry, for a full snapshot.
+    func allChanges() -> [StoreChange] {
+        var changes = [EngineState.change(meta: meta)]
+        changes += streams.map { EngineState.change(stream: $0.key, $0.value) }
+        changes += scenarios.map { EngineState.change(scenario: $0.key, $0.value) }
+        changes += groups.map { EngineState.change(group: $0.key, $0.value) }
+        changes += params.map { EngineState.change(param: $0.key, $0.value) }
+        changes += todos.map { EngineState.change(todo: $0.key, $0.value) }
+        return changes
+    }
+}
+
+// MARK: - Entry encodings
+
+extension Tally {
+    func encode(_ w: inout ByteWriter) {
+        w.int(total)
+        w.optionalDouble(first)
+        w.optionalDouble(last)
+        w.varint(UInt64(recent.count))
+        for time in recent { w.double(time) }
+        w.int(sessionID)
+        w.int(sessionCount)
+        w.int(versionID)
+        w.int(versionCount)
+    }
+
+    static func decode(_ r: inout ByteReader) throws -> Tally {
+        var tally = Tally()
+        tally.total = try r.int()
+        tally.first = try r.optionalDouble()
+        tally.last = try r.optionalDouble()
+        let count = try r.count(max: 1 << 20)
+        tally.recent.reserveCapacity(count)
+        for _ in 0..<count { tally.recent.append(try r.double()) }
+        tally.sessionID = try r.int()
+        tally.sessionCount = try r.int()
+        tally.versionID = try r.int()
+        tally.versionCount = try r.int()
+        return tally
+    }
+}
+
+extension ParamValue {
+    func encode(_ w: inout ByteWriter) {
+        switch self {
+        case .bool(let value): w.u8(0); w.u8(value ? 1 : 0)
+        case .int(let value): w.u8(1); w.int(value)
+        case .string(let value): w.u8(2); w.string(value)
+        case .duration(let value): w.u8(3); w.double(value)
+        }
+    }
+
+    static func decode(_ r: inout ByteReader) throws -> ParamValue {
+        switch try r.u8() {
+        case 0: return .bool(try r.u8() != 0)
+        case 1: return .int(try r.int())
+        case 2: return .string(try r.string())
+        case 3: return .duration(try r.double())
+        default: throw DecodeError(description: "unknown value type")
+        }
+    }
+}
+
+extension ToDoItem {
+    func encode(_ w: inout ByteWriter) {
+        w.double(created)
+        w.optionalDouble(expires)
+        w.varint(UInt64(info.count))
+        for key in info.keys.sorted() {
+            w.string(key)
+            w.string(info[key]!)
+        }
+    }
+
+    static func decode(_ r: inout ByteReader) throws -> ToDoItem {
+        let created = try r.double()
+        let expires = try r.optionalDouble()
+        var info: [String: String] = [:]
+        for _ in 0..<(try r.count(max: 1 << 16)) {
+            let key = try r.string()
+            info[key] = try r.string()
+        }
+        return ToDoItem(created: created, expires: expires, info: info)
+    }
+}
+
+extension SessionMeta {
+    func encode(_ w: inout ByteWriter) {
+        w.int(sessionID)
+        w.int(versionID)
+        if let version { w.u8(1); w.string(version) } else { w.u8(0) }
+        w.optionalDouble(sessionStart)
+        w.optionalDouble(versionStart)
+    }
+
+    static func decode(_ r: inout ByteReader) throws -> SessionMeta {
+        var meta = SessionMeta()
+        meta.sessionID = try r.int()
+        meta.versionID = try r.int()
+        meta.version = try r.u8() == 1 ? try r.string() : nil
+        meta.sessionStart = try r.optionalDouble()
+        meta.versionStart = try r.optionalDouble()
+        return meta
+    }
+}

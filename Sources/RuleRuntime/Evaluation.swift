@@ -1,0 +1,242 @@
+import Foundation
+import RuleLang
+
+/// One clause of an explanation.
+public struct ClauseExplanation: Equatable, Sendable, CustomStringConvertible {
+    /// The clause as canonical source text: `min_events 5`.
+    public var clause: String
+    /// The group the clause belongs to, for a group's shared clauses.
+    public var group: String?
+    public var passes: Bool
+    /// The numbers: `3 so far`, `1d 4h left`, `no event yet`.
+    public var detail: String
+
+    public var description: String {
+        (group.map { "group \($0): " } ?? "") + "\(clause): \(detail)"
+    }
+}
+
+/// Why a scenario would or would not run now.
+public struct Explanation: Sendable, CustomStringConvertible {
+    public var scenario: String
+    /// False when no scenario has that name.
+    public var isKnown: Bool
+    /// True when every clause passes.
+    public var wouldRun: Bool
+    /// Every clause, the scenario's first, then its group's.
+    public var clauses: [ClauseExplanation]
+    /// The earliest time at which every time-based clause passes (now, if they all
+    /// pass already); nil when one cannot pass by waiting (a `since_first` with no event yet).
+    public var earliest: Date?
+
+    public var failing: [ClauseExplanation] { clauses.filter { !$0.passes } }
+
+    /// `no: min_events 5: 3 so far; between 2d: 1d 4h left` or `yes`.
+    public var reason: String {
+        if !isKnown { return "unknown scenario '\(scenario)'" }
+        return wouldRun ? "yes" : failing.map(\.description).joined(separator: "; ")
+    }
+
+    public var description: String {
+        guard isKnown else { return reason }
+        var lines = ["\(scenario): \(wouldRun ? "would run" : "would not run")"]
+        for clause in clauses { lines.append("  \(clause.passes ? "pass" : "FAIL")  \(clause)") }
+        if !wouldRun, let earliest {
+            lines.append("  time-based clauses pass from \(ISO8601DateFormatter().string(from: earliest))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension RuleEngine {
+    /// Says, clause by clause, why scenario `name` would or would not run now.
+    public func explain(_ name: String) -> Explanation {
+        locked {
+            guard let index = rules.scenarioIndex[name] else {
+                return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+            }
+            let time = now
+            let scenario = rules.scenarios[index]
+            let view = scenarioState(index)
+            var clauses: [ClauseExplanation] = []
+            var earliest: Double? = time
+            func add(_ check: CompiledCheck, _ events: Tally, _ executions: Tally, _ group: String?) {
+                let result = assess(check, events: events, executions: executions, now: time, detailed: true)
+                clauses.append(ClauseExplanation(clause: check.text, group: group, passes: result.passes,
+                                                 detail: result.detail))
+                switch result.readyAt {
+                case .now: break
+                case .at(let when): earliest = earliest.map { max($0, when) }
+                case .never: earliest = nil
+                }
+            }
+            for check in scenario.checks { add(check, view.events, view.executions, nil) }
+            if let group = scenario.group {
+                let compiled = rules.groups[group]
+                let tally = state.groups[compiled.name] ?? Tally()
+                for check in compiled.checks { add(check, Tally(), tally, compiled.name) }
+            }
+            return Explanation(scenario: name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
+                               clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })
+        }
+    }
+
+    /// Whether scenario `index` and its group pass at `now`. Must run under the lock.
+    func passes(_ index: Int, now time: Double) -> Bool {
+        let scenario = rules.scenarios[index]
+        let view = scenarioState(index)
+        for check in scenario.checks
+        where !assess(check, events: view.events, executions: view.executions, now: time, detailed: false).passes {
+            return false
+        }
+        if let group = scenario.group {
+            let compiled = rules.groups[group]
+            let tally = state.groups[compiled.name] ?? Tally()
+            let none = Tally()
+            for check in compiled.checks
+            where !assess(check, events: none, executions: tally, now: time, detailed: false).passes {
+                return false
+            }
+        }
+        return true
+    }
+
+    enum ReadyAt {
+        /// Passes now, or is not time-based.
+        case now
+        /// A time-based clause that passes from this time on, if nothing else happens.
+        case at(Double)
+        /// Cannot pass by waiting alone.
+        case never
+    }
+
+    struct Assessment {
+        var passes: Bool
+        var detail: String = ""
+        var readyAt: ReadyAt = .now
+    }
+
+    /// Evaluates one clause. Ages are never negative: a time later than now
+    /// (the clock went backwards) counts as just now.
+    func assess(_ check: CompiledCheck, events: Tally, executions: Tally, now time: Double,
+                detailed: Bool) -> Assessment {
+        let session = state.meta.sessionID, version = state.meta.versionID
+        func age(_ t: Double) -> Double { max(0, time - t) }
+        func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
+            // The time at which enough of the counted times leave the window.
+            guard case .within(let window) = scope else { return .never }
+            let first = tally.firstIndex(inWindow: window, now: time)
+            let excess = Int64(tally.recent.count - first) - allowed
+            guard excess > 0 else { return .now }
+            return .at(tally.recent[first + Int(excess) - 1] + window)
+        }
+        switch check.kind {
+        case .minEvents(let n, let scope):
+            let count = events.count(scope, now: time, session: session, version: version)
+            return Assessment(passes: count >= n, detail: detailed ? "\(count) so far" : "")
+        case .maxEvents(let n, let scope):
+            let count = events.count(scope, now: time, session: session, version: version)
+            let passes = count <= n
+            return Assessment(passes: passes, detail: detailed ? "\(count) so far" : "",
+                              readyAt: passes ? .now : windowReady(events, scope, allowed: n))
+        case .maxExec(let n, let scope):
+            let count = executions.count(scope, now: time, session: session, version: version)
+            let passes = count < n
+            return Assessment(passes: passes, detail: detailed ? "\(count) so far" : "",
+                              readyAt: passes ? .now : windowReady(executions, scope, allowed: n - 1))
+        case .sinceFirst(let d):
+            guard let first = events.first else {
+                return Assessment(passes: false, detail: "no event yet", readyAt: .never)
+            }
+            return since(age(first), d, first, "first", detailed)
+        case .sinceLast(let d):
+            guard let last = events.last else { return Assessment(passes: true, detail: "no event yet") }
+            return since(age(last), d, last, "last", detailed)
+        case .between(let d):
+            guard let last = executions.last else { return Assessment(passes: true, detail: "never executed") }
+            return since(age(last), d, last, "last", detailed)
+        case .when(let expr):
+            let passes = evaluate(expr, now: time) == .bool(true)
+            return Assessment(passes: passes, detail: passes ? "true" : "false")
+        }
+    }
+
+    private func since(_ age: Double, _ d: Double, _ at: Double, _ which: String, _ detailed: Bool) -> Assessment {
+        if age >= d {
+            return Assessment(passes: true, detail: detailed ? "\(which) \(DurationText.human(age)) ago" : "")
+        }
+        // A time in the future (the clock was set back) has age 0: the clause waits
+        // until the clock passes that time plus D, so it is delayed, never hastened.
+        return Assessment(passes: false, detail: detailed ? "\(DurationText.human(d - age)) left" : "",
+                          readyAt: .at(at + d))
+    }
+
+    // MARK: - Expressions
+
+    /// Evaluates a checked expression. Side-effect free; linear in its size.
+    func evaluate(_ expr: Expr, now time: Double) -> ParamValue {
+        switch expr.kind {
+        case .integer(let value): return .int(value)
+        case .duration(let seconds): return .duration(Double(seconds))
+        case .string(let text): return .string(text)
+        case .bool(let flag): return .bool(flag)
+        case .name(let name): return paramValue(name) ?? .bool(false)
+        case .parenthesized(let inner): return evaluate(inner, now: time)
+        case .unary(_, let operand): return .bool(evaluate(operand, now: time) != .bool(true))
+        case .binary(.and, let left, let right):
+            return .bool(evaluate(left, now: time) == .bool(true) && evaluate(right, now: time) == .bool(true))
+        case .binary(.or, let left, let right):
+            return .bool(evaluate(left, now: time) == .bool(true) || evaluate(right, now: time) == .bool(true))
+        case .binary(let op, let left, let right):
+            return .bool(compare(op, evaluate(left, now: time), evaluate(right, now: time)))
+        case .call(let function, let argument, let scope):
+            return call(function.text, argument.text, scope.map { CountScope($0.kind) } ?? .install, now: time)
+        case .invalid: return .bool(false)
+        }
+    }
+
+    private func compare(_ op: BinaryOperator, _ a: ParamValue, _ b: ParamValue) -> Bool {
+        let order: Int
+        switch (a, b) {
+        case (.int(let x), .int(let y)): order = x < y ? -1 : x > y ? 1 : 0
+        case (.duration(let x), .duration(let y)): order = x < y ? -1 : x > y ? 1 : 0
+        case (.string(let x), .string(let y)): order = x < y ? -1 : x > y ? 1 : 0
+        case (.bool(let x), .bool(let y)): order = x == y ? 0 : (x ? 1 : -1)
+        default: return false
+        }
+        switch op {
+        case .equal: return order == 0
+        case .notEqual: return order != 0
+        case .less: return order < 0
+        case .lessEqual: return order <= 0
+        case .greater: return order > 0
+        case .greaterEqual: return order >= 0
+        case .and, .or: return false
+        }
+    }
+
+    private func call(_ function: String, _ name: String, _ scope: CountScope, now time: Double) -> ParamValue {
+        let session = state.meta.sessionID, version = state.meta.versionID
+        switch function {
+        case "count":
+            return .int(state.streams[name]?.count(scope, now: time, session: session, version: version) ?? 0)
+        case "executions":
+            if let index = rules.scenarioIndex[name] {
+                return .int(scenarioState(index).executions.count(scope, now: time, session: session, version: version))
+            }
+            return .int(state.groups[name]?.count(scope, now: time, session: session, version: version) ?? 0)
+        case "since_first":
+            // No event yet: 0s, so `since_first(x) >= D` is false, like the clause.
+            guard let first = state.streams[name]?.first else { return .duration(0) }
+            return .duration(max(0, time - first))
+        case "since_last":
+            // No event yet: forever, so `since_last(x) >= D` is true, like the clause.
+            guard let last = state.streams[name]?.last else { return .duration(.infinity) }
+            return .duration(max(0, time - last))
+        case "todo":
+            return .bool(pendingToDo(name, now: time) != nil)
+        default:
+            return .bool(false)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+/// Counts and times of one stream of events or executions, in bounded space:
+/// a total, the first and last times, counts for the current session and
+/// version, and only the most recent timestamps (at most `keep`).
+struct Tally: Equatable, Sendable {
+    var total: Int64 = 0
+    /// The earliest time recorded (seconds since 1970).
+    var first: Double?
+    /// The latest time recorded, even when the clock went backwards in between.
+    var last: Double?
+    /// The most recent times, ascending; at most the retention limit.
+    var recent: [Double] = []
+    var sessionID: Int64 = 0
+    var sessionCount: Int64 = 0
+    var versionID: Int64 = 0
+    var versionCount: Int64 = 0
+
+    var isEmpty: Bool { total == 0 }
+
+    mutating func record(at time: Double, session: Int64, version: Int64, keep: Int) {
+        total += 1
+        first = Swift.min(first ?? time, time)
+        last = Swift.max(last ?? time, time)
+        if sessionID != session {
+            sessionID = session
+            sessionCount = 0
+        }
+        sessionCount += 1
+        if versionID != version {
+            versionID = version
+            versionCount = 0
+        }
+        versionCount += 1
+        if let latest = recent.last, time < latest {
+            // The clock went backwards: keep the list sorted.
+            var index = recent.count
+            while index > 0 && recent[index - 1] > time { index -= 1 }
+            recent.insert(time, at: index)
+        } else {
+            recent.append(time)
+        }
+        if recent.count > keep { recent.removeFirst(recent.count - keep) }
+    }
+
+    /// How many are counted in `scope` at `now`. A window of D counts times whose
+    /// age (never negative) is less than D; past the retention it is a lower bound.
+    func count(_ scope: CountScope, now: Double, session: Int64, version: Int64) -> Int64 {
+        switch scope {
+        case .install: return total
+        case .session: return sessionID == session ? sessionCount : 0
+        case .version: return versionID == version ? versionCount : 0
+        case .within(let window): return Int64(recent.count - firstIndex(inWindow: window, now: now))
+        }
+    }
+
+    /// Index of the first recent time less than `window` old at `now`.
+    func firstIndex(inWindow window: Double, now: Double) -> Int {
+        let oldest = now - window
+        var low = 0, high = recent.count
+        while low < high {
+            let mid = (low + high) / 2
+            if recent[mid] <= oldest { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// The union of several tallies (a scenario that counts several streams).
+    static func merged(_ tallies: [Tally], keep: Int, session: Int64, version: Int64) -> Tally {
+        var result = Tally()
+        for tally in tallies where !tally.isEmpty {
+            result.total += tally.total
+            result.first = Swift.min(result.first ?? .infinity, tally.first ?? .infinity)
+            result.last = Swift.max(result.last ?? -.infinity, tally.last ?? -.infinity)
+            result.recent += tally.recent
+            if tally.sessionID == session { result.sessionCount += tally.sessionCount }
+            if tally.versionID == version { result.versionCount += tally.versionCount }
+        }
+        result.sessionID = session
+        result.versionID = version
+        result.recent.sort()
+        if result.recent.count > keep { result.recent.removeFirst(result.recent.count - keep) }
+        return result
+    }
+}
+
+/// A scenario's own view: the events it counts since its last reset, and its executions.
+struct ScenarioState: Equatable, Sendable {
+    var events = Tally()
+    var executions = Tally()
+}
+
+/// A pending to-do.
+struct ToDoItem: Equatable, Sendable {
+    var created: Double
+    /// The to-do is no longer needed from this time on.
+    var expires: Double?
+    var info: [String: String]
+}
+
+/// Sessions and versions.
+struct SessionMeta: Equatable, Sendable {
+    var sessionID: Int64 = 0
+    var versionID: Int64 = 0
+    var version: String?
+    var sessionStart: Double?
+    var versionStart: Double?
+}

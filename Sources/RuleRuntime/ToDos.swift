@@ -1,0 +1,106 @@
+import Foundation
+
+/// The Ecno / Once vocabulary, on the same state as scenarios: a tag is a stream.
+extension RuleEngine {
+    /// Records that task `tag` was done (an event on stream `tag`) and clears its to-do.
+    public func markDone(_ tag: String) {
+        locked {
+            var changes = recordEvent(tag, at: now)
+            if state.todos.removeValue(forKey: tag) != nil { changes.append(EngineState.change(todo: tag, nil)) }
+            save(changes)
+        }
+    }
+
+    /// Whether `tag`'s count in `scope` satisfies `times` (default: done at least once).
+    /// A tag never done has count 0: `.lessThan(1)` and `.exactly(0)` are true for it.
+    public func beenDone(_ tag: String, scope: CountScope = .install, times: CountCheck = .moreThan(0)) -> Bool {
+        times.holds(count(tag, scope: scope))
+    }
+
+    /// When `tag` was last done: the latest time recorded, even if the clock went backwards since.
+    public func lastDone(_ tag: String) -> Date? {
+        locked { state.streams[tag]?.last.map { Date(timeIntervalSince1970: $0) } }
+    }
+
+    /// Adds a to-do for `tag` with an optional payload and returns true; or returns false
+    /// and changes nothing when a to-do for `tag` is already pending (its info is kept,
+    /// never overwritten) or, with `scope`, when `tag` was done within that scope.
+    /// `.until(D)` always adds (when none is pending) a to-do that expires D from now.
+    @discardableResult
+    public func toDo(_ tag: String, scope: ToDoScope? = nil, info: [String: String] = [:]) -> Bool {
+        locked {
+            let time = now
+            if pendingToDo(tag, now: time) != nil { return false }
+            var expires: Double?
+            switch scope {
+            case nil: break
+            case .until(let seconds)?: expires = time + seconds
+            case .install?, .version?, .session?, .since?:
+                let countScope: CountScope
+                switch scope! {
+                case .install: countScope = .install
+                case .version: countScope = .version
+                case .session: countScope = .session
+                case .since(let seconds): countScope = .within(seconds)
+                case .until: countScope = .install
+                }
+                let done = state.streams[tag]?.count(countScope, now: time, session: state.meta.sessionID,
+                                                     version: state.meta.versionID) ?? 0
+                if done > 0 { return false }
+            }
+            let item = ToDoItem(created: time, expires: expires, info: info)
+            state.todos[tag] = item
+            save([EngineState.change(todo: tag, item)])
+            return true
+        }
+    }
+
+    /// True while a to-do for `tag` is pending: until `markDone`, `clearToDo`, or its `until` expiry.
+    public func needToDo(_ tag: String) -> Bool {
+        locked { pendingToDo(tag, now: now) != nil }
+    }
+
+    /// The payload of `tag`'s pending to-do; nil when none is pending.
+    public func info(forToDo tag: String) -> [String: String]? {
+        locked { pendingToDo(tag, now: now)?.info }
+    }
+
+    func pendingToDo(_ tag: String, now time: Double) -> ToDoItem? {
+        guard let item = state.todos[tag] else { return nil }
+        if let expires = item.expires, time >= expires { return nil }
+        return item
+    }
+
+    /// Forgets every time `tag` was done (stream `tag`). Scenarios keep their own counts:
+    /// use ``reset(_:)`` for those.
+    public func clearDone(_ tag: String) {
+        locked {
+            if state.streams.removeValue(forKey: tag) != nil { save([EngineState.change(stream: tag, nil)]) }
+        }
+    }
+
+    /// Removes `tag`'s to-do.
+    public func clearToDo(_ tag: String) {
+        locked {
+            if state.todos.removeValue(forKey: tag) != nil { save([EngineState.change(todo: tag, nil)]) }
+        }
+    }
+
+    /// Forgets every event, execution, group budget and to-do. Params and the
+    /// current session and version are kept.
+    public func clearAll() {
+        locked {
+            var changes: [StoreChange] = []
+            changes += state.streams.keys.map { EngineState.change(stream: $0, nil) }
+            changes += state.scenarios.keys.map { EngineState.change(scenario: $0, nil) }
+            changes += state.groups.keys.map { EngineState.change(group: $0, nil) }
+            changes += state.todos.keys.map { EngineState.change(todo: $0, nil) }
+            state.streams = [:]
+            state.groups = [:]
+            state.todos = [:]
+            // Scenarios start empty, not merged again from cleared streams.
+            state.scenarios = [:]
+            save(changes)
+        }
+    }
+}

@@ -38,9 +38,9 @@ public final class RuleEngine: @unchecked Sendable {
     public struct Options: Sendable {
         /// Recent timestamps kept per stream for window queries of the API and `when`
         /// (`count(x within D)`, `beenDone(scope: .since(D))`); windowed clauses raise it as they need.
-        public var recentLimit = 32
+        public var recentLimit = 16
 
-        public init(recentLimit: Int = 32) {
+        public init(recentLimit: Int = 16) {
             self.recentLimit = max(1, recentLimit)
         }
     }

@@ -1,1 +1,137 @@
-// placeholder
+import Foundation
+import RuleLang
+import RuleRuntime
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// rulebench: the speed and size numbers quoted in the README.
+//
+//   swift run -c release rulebench               run every benchmark, print medians
+//   rulebench trigger-loop STATE_FILE STREAM     trigger forever, printing each acknowledged count
+//                                                (the SIGKILL durability test drives this)
+
+let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
+
+func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Median nanoseconds per operation over `rounds` rounds of `batch` operations.
+func measure(rounds: Int = 31, batch: Int, _ body: () -> Void) -> Double {
+    var samples: [Double] = []
+    for _ in 0..<rounds {
+        let start = nanoseconds()
+        for _ in 0..<batch { body() }
+        samples.append(Double(nanoseconds() - start) / Double(batch))
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+
+func temporaryPath(_ name: String) -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rulebench-\(getpid())")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name)
+}
+
+func format(_ ns: Double) -> String {
+    ns >= 1_000_000 ? String(format: "%.2f ms", ns / 1_000_000)
+        : ns >= 1_000 ? String(format: "%.2f µs", ns / 1_000) : String(format: "%.0f ns", ns)
+}
+
+func triggerLoop(_ path: String, _ stream: String) -> Never {
+    do {
+        let engine = try RuleEngine(source: card, store: FileStore(url: URL(fileURLWithPath: path)))
+        var n = 0
+        while true {
+            engine.trigger(stream)
+            n += 1
+            let line = Array("\(n)\n".utf8)
+            _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        }
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+}
+
+func runBenchmarks() throws {
+    print("rulebench: medians of 31 rounds (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+    print(String(repeating: "-", count: 64))
+
+    // tryToExecute answering no on a warm engine with the card's scenario.
+    let warm = try RuleEngine(source: card)
+    for _ in 0..<3 { warm.trigger("AskToSubscribe") }
+    _ = warm.tryToExecute("AskToSubscribe")
+    let tryNo = measure(batch: 100_000) { _ = warm.tryToExecute("AskToSubscribe") }
+    print("tryToExecute (answers no), in-memory store   \(format(tryNo))")
+
+    let memoryTrigger = measure(batch: 20_000) { warm.trigger("AskToSubscribe") }
+    print("trigger, in-memory store                      \(format(memoryTrigger))")
+
+    // trigger with the file store.
+    let filePath = temporaryPath("trigger.state")
+    let fileEngine = try RuleEngine(source: card, store: FileStore(url: filePath))
+    let fileTrigger = measure(batch: 2_000) { fileEngine.trigger("AskToSubscribe") }
+    print("trigger, file store (write(2), no fsync)      \(format(fileTrigger))")
+    let syncedPath = temporaryPath("synced.state")
+    let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
+    let syncedTrigger = measure(rounds: 11, batch: 20) { synced.trigger("AskToSubscribe") }
+    print("trigger, file store with syncEveryWrite       \(format(syncedTrigger))")
+
+    let explain = measure(batch: 2_000) { _ = warm.explain("AskToSubscribe") }
+    print("explain                                       \(format(explain))")
+
+    // Cold start: parse 50 scenarios and load a store of 1,000 streams.
+    var rules = ""
+    for k in 0..<50 {
+        rules += "scenario S\(k) < on launch, e\(k); min_events \(k % 7); since_first \(k)d; max_exec 4 within 7d; between 2d; when count(e\(k + 1) per session) >= 1 >\n"
+    }
+    let coldPath = temporaryPath("cold.state")
+    func seedColdStore() throws {
+        let seed = try RuleEngine(source: rules, store: FileStore(url: coldPath))
+        for stream in 0..<1_000 {
+            for _ in 0..<3 { seed.trigger("e\(stream)") }
+        }
+    }
+    try seedColdStore()  // the engine and its file lock are released on return
+    try FileStore(url: coldPath).compact()
+    var coldSamples: [Double] = []
+    for _ in 0..<31 {
+        let start = nanoseconds()
+        let engine = try RuleEngine(source: rules, store: FileStore(url: coldPath))
+        coldSamples.append(Double(nanoseconds() - start))
+        _ = engine.canExecute("S0")
+    }
+    coldSamples.sort()
+    let coldSize = (try? FileManager.default.attributesOfItem(atPath: coldPath.path)[.size] as? Int) ?? 0
+    print("cold start: 50 scenarios + 1,000 streams      \(format(coldSamples[15]))  (state file \(coldSize) bytes)")
+
+    // Storage stays bounded: one stream triggered 10 times vs 1,000,000 times.
+    func storedBytes(_ triggers: Int) throws -> Int {
+        let store = InMemoryStore()
+        let engine = try RuleEngine(source: card, store: store)
+        for _ in 0..<triggers { engine.trigger("AskToSubscribe") }
+        return try store.load().values.reduce(0) { $0 + $1.count }
+    }
+    let small = try storedBytes(10)
+    let large = try storedBytes(1_000_000)
+    print("stored bytes: 10 triggers \(small), 1,000,000 triggers \(large) (ratio \(String(format: "%.2f", Double(large) / Double(small))))")
+    print(String(repeating: "-", count: 64))
+    print(String(format: "ratios: trigger file/memory %.1fx; tryToExecute no vs 1 µs budget %.2f", fileTrigger / memoryTrigger, tryNo / 1_000))
+    try? FileManager.default.removeItem(at: filePath.deletingLastPathComponent())
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "trigger-loop", arguments.count == 3 {
+    triggerLoop(arguments[1], arguments[2])
+}
+do {
+    try runBenchmarks()
+} catch {
+    FileHandle.standardError.write(Data("rulebench: \(error)\n".utf8))
+    exit(1)
+}

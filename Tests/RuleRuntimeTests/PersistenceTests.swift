@@ -1,0 +1,246 @@
+import Foundation
+@testable import RuleRuntime
+import XCTest
+
+final class PersistenceTests: XCTestCase {
+    let rules = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >\nparam p: string"
+
+    private func reopen(_ url: URL, _ clock: ManualClock, recovery: FileStore.Recovery = .strict) throws -> RuleEngine {
+        try RuleEngine(source: rules, store: FileStore(url: url, options: .init(recovery: recovery)), clock: clock)
+    }
+
+    func testFileStoreRoundTripsEverything() throws {
+        let url = temporaryURL("state")
+        let clock = ManualClock()
+        do {
+            let engine = try reopen(url, clock)
+            engine.startSession(version: "2.0")
+            for _ in 0..<5 { engine.trigger("AskToSubscribe") }
+            clock.advance(by: 7 * .day)
+            XCTAssertTrue(engine.tryToExecute("AskToSubscribe"))
+            try engine.set("p", to: "hello")
+            _ = engine.toDo("banner", scope: .until(.hour), info: ["a": "b"])
+        }
+        let engine = try reopen(url, clock)
+        XCTAssertEqual(engine.count("AskToSubscribe"), 5)
+        XCTAssertEqual(engine.count("AskToSubscribe", scope: .version), 5)
+        XCTAssertEqual(engine.currentVersion, "2.0")
+        XCTAssertEqual(engine.value(of: "p"), .string("hello"))
+        XCTAssertEqual(engine.info(forToDo: "banner"), ["a": "b"])
+        XCTAssertEqual(engine.explain("AskToSubscribe").reason, "between 2d: 2d left")
+    }
+
+    func testCompactionKeepsStateAndShrinksTheFile() throws {
+        let url = temporaryURL("state")
+        let clock = ManualClock()
+        do {
+            let store = FileStore(url: url, options: .init(compactionThreshold: 4_096))
+            let engine = try RuleEngine(source: rules, store: store, clock: clock)
+            for _ in 0..<2_000 { engine.trigger("AskToSubscribe") }
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as! Int
+        XCTAssertLessThan(size, 8_192, "compacted as it grew")
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url), clock: clock)
+        XCTAssertEqual(engine.count("AskToSubscribe"), 2_000)
+    }
+
+    func testTornTailIsDroppedReportedAndKeptAside() throws {
+        let url = temporaryURL("state")
+        let clock = ManualClock()
+        do {
+            let engine = try reopen(url, clock)
+            for _ in 0..<3 { engine.trigger("AskToSubscribe") }
+        }
+        var bytes = try Data(contentsOf: url)
+        let whole = bytes.count
+        bytes.append(contentsOf: [0x40, 0, 0, 0, 1, 2])  // a record header promising 64 bytes, cut short
+        try bytes.write(to: url)
+        let store = FileStore(url: url)
+        let engine = try RuleEngine(source: rules, store: store, clock: clock)
+        XCTAssertEqual(engine.count("AskToSubscribe"), 3)
+        let report = try XCTUnwrap(store.recoveryReport)
+        XCTAssertTrue(report.contains("cut short"), report)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+            .filter { $0.contains(".damaged-") }
+        XCTAssertEqual(kept.count, 1)
+        XCTAssertEqual(try Data(contentsOf: url.deletingLastPathComponent().appendingPathComponent(kept[0])), bytes)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int, whole)
+        engine.trigger("AskToSubscribe")
+        XCTAssertEqual(try reopenCount(url, clock, after: engine), 4)
+    }
+
+    private func reopenCount(_ url: URL, _ clock: ManualClock, after engine: RuleEngine) throws -> Int {
+        // The first engine holds the file's lock: read through a copy.
+        let copy = url.deletingLastPathComponent().appendingPathComponent("copy")
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: url, to: copy)
+        return try reopen(copy, clock).count("AskToSubscribe")
+    }
+
+    func testTruncationAtEveryOffsetNeverLosesAcknowledgedRecords() throws {
+        let url = temporaryURL("state")
+        let clock = ManualClock()
+        var boundaries: [Int] = []
+        do {
+            let engine = try reopen(url, clock)
+            boundaries.append(try Data(contentsOf: url).count)
+            for _ in 0..<4 {
+                engine.trigger("AskToSubscribe")
+                boundaries.append(try Data(contentsOf: url).count)
+            }
+        }
+        let full = try Data(contentsOf: url)
+        for cut in FileStore.headerSize...full.count {
+            let copy = temporaryURL("cut")
+            try full.prefix(cut).write(to: copy)
+            let engine = try reopen(copy, clock)
+            let complete = boundaries.lastIndex { $0 <= cut }!
+            XCTAssertEqual(engine.count("AskToSubscribe"), complete, "cut at \(cut)")
+        }
+    }
+
+    func testCorruptionIsReportedAndTheFileLeftUntouched() throws {
+        let url = temporaryURL("state")
+        let clock = ManualClock()
+        do {
+            let engine = try reopen(url, clock)
+            for _ in 0..<3 { engine.trigger("AskToSubscribe") }
+        }
+        var bytes = try Data(contentsOf: url)
+        let middle = FileStore.headerSize + 12
+        bytes[middle] ^= 0xFF
+        try bytes.write(to: url)
+        XCTAssertThrowsError(try reopen(url, clock)) { error in
+            guard case RuleEngineError.store(.corrupt(_, let offset, let reason, _)) = error else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertEqual(offset, FileStore.headerSize)
+            XCTAssertTrue(reason.contains("checksum"), reason)
+            XCTAssertTrue("\(error)".contains("is corrupt at byte 12"), "\(error)")
+        }
+        XCTAssertEqual(try Data(contentsOf: url), bytes, "strict recovery never rewrites")
+        // Salvage keeps what precedes the damage and moves the damaged file aside.
+        let store = FileStore(url: url, options: .init(recovery: .salvage))
+        let engine = try RuleEngine(source: rules, store: store, clock: clock)
+        XCTAssertEqual(engine.count("AskToSubscribe"), 0, "the damage is in the first record")
+        XCTAssertNotNil(store.recoveryReport)
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+            .contains { $0.contains(".damaged-") })
+    }
+
+    func testGarbageAndNewerFormatsAreClearErrors() throws {
+        let garbage = temporaryURL("garbage")
+        try Data("not a state file at all".utf8).write(to: garbage)
+        XCTAssertThrowsError(try reopen(garbage, ManualClock())) { error in
+            XCTAssertTrue("\(error)".contains("bad header"), "\(error)")
+        }
+        let newer = temporaryURL("newer")
+        try Data(Array("RULESTAT".utf8) + [9, 0, 0, 0]).write(to: newer)
+        XCTAssertThrowsError(try reopen(newer, ManualClock())) { error in
+            guard case RuleEngineError.store(.unsupportedVersion(_, 9)) = error else { return XCTFail("\(error)") }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let random = temporaryURL("random")
+            var bytes = FileStore.header()
+            bytes += (0..<Int.random(in: 0..<200, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            try Data(bytes).write(to: random)
+            _ = try? reopen(random, ManualClock())  // must throw or load, never trap
+        }
+    }
+
+    func testSecondOpenOfTheSameFileIsRefused() throws {
+        let url = temporaryURL("state")
+        let first = try reopen(url, ManualClock())
+        XCTAssertThrowsError(try reopen(url, ManualClock())) { error in
+            XCTAssertTrue("\(error)".contains("another process"), "\(error)")
+        }
+        _ = first
+    }
+
+    func testStorageStaysBounded() throws {
+        func bytes(after triggers: Int) throws -> Int {
+            let store = InMemoryStore()
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            for _ in 0..<triggers { engine.trigger("AskToSubscribe") }
+            return try store.load().values.reduce(0) { $0 + $1.count }
+        }
+        let ten = try bytes(after: 10)
+        let many = try bytes(after: 100_000)
+        XCTAssertLessThan(Double(many), 2.0 * Double(ten), "\(ten) vs \(many)")
+    }
+
+    func testWindowedClausesKeepWhatTheyNeed() throws {
+        let (engine, clock) = try makeEngine("scenario S < min_events 40 within 1d >")
+        for _ in 0..<40 {
+            engine.trigger("S")
+            clock.advance(by: 60)
+        }
+        XCTAssertTrue(engine.canExecute("S"), "40 events in the window are all kept (more than the API cap)")
+    }
+
+    func testUserDefaultsStoreRoundTrips() throws {
+        let suite = "rules-tests-\(UUID().uuidString)"
+        let defaults = try XCTUnwrap(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        let clock = ManualClock()
+        do {
+            let engine = try RuleEngine(source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
+            for _ in 0..<5 { engine.trigger("AskToSubscribe") }
+            engine.clearDone("other")
+        }
+        let engine = try RuleEngine(source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
+        XCTAssertEqual(engine.count("AskToSubscribe"), 5)
+        XCTAssertEqual(try UserDefaultsStore(defaults: defaults, prefix: "other.").load().count, 0)
+    }
+
+    func testConcurrentTriggersLoseNoCount() throws {
+        let url = temporaryURL("state")
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for k in 0..<1_000 {
+                engine.trigger("AskToSubscribe")
+                if k % 100 == 0 { _ = engine.tryToExecute("AskToSubscribe"); _ = engine.explain("AskToSubscribe") }
+                engine.markDone("thread\(thread)")
+            }
+        }
+        XCTAssertEqual(engine.count("AskToSubscribe"), 8_000)
+        XCTAssertEqual(try reopenCount(url, ManualClock(), after: engine), 8_000)
+    }
+
+    /// A child process triggers in a loop and acknowledges each returned call;
+    /// after SIGKILL, every acknowledged trigger is in the file.
+    func testEveryAcknowledgedTriggerSurvivesSIGKILL() throws {
+        let url = temporaryURL("killed.state")
+        let process = Process()
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("rulebench")
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            process.executableURL = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("rulebench")
+        }
+        #endif
+        process.arguments = ["trigger-loop", url.path, "AskToSubscribe"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        var acknowledged = 0
+        var buffer = Data()
+        let reader = pipe.fileHandleForReading
+        while acknowledged < 3_000 {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            if let end = buffer.lastIndex(of: UInt8(ascii: "\n")) {
+                let lines = String(decoding: buffer[..<end], as: UTF8.self).split(separator: "\n")
+                acknowledged = Int(lines.last!) ?? acknowledged
+                buffer.removeSubrange(...end)
+            }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        XCTAssertGreaterThanOrEqual(acknowledged, 3_000)
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+        XCTAssertGreaterThanOrEqual(engine.count("AskToSubscribe"), acknowledged)
+    }
+}

@@ -330,6 +330,15 @@ public final class RuleEngine: @unchecked Sendable {
         }
     }
 
+    /// The checked program the engine runs.
+    public var program: RuleProgram { rules.program }
+
+    /// Evaluates an expression already checked against ``program`` with
+    /// `RuleCompiler.checkExpression`; true when it is `true`.
+    public func check(_ expr: Expr) -> Bool {
+        locked { evaluate(expr, now: now) == .bool(true) }
+    }
+
     /// Evaluates a bool expression of the language (`count(share per session) >= 1`)
     /// against the current state. Here `<` and `>` need no parentheses.
     public func check(_ expression: String) throws -> Bool {

@@ -1,5 +1,147 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+/// `rulec simulate RULES... TIMELINE [--json]`
 enum SimulateCommand {
+    static let usage = "Usage: rulec simulate [--json] RULES... TIMELINE"
+    static let help = """
+        rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.
+
+        \(usage)
+
+        RULES are .rules files or directories, checked together; TIMELINE is the
+        last argument. Each timeline line is 'TIME STEP ...' where TIME is an
+        offset from the start ('0', '90s', '1d12h'; it may go backwards). Steps:
+          launch VERSION          start a session of the app at VERSION
+          trigger NAME            record an event on stream NAME
+          done NAME               Ecno's markDone: an event, and NAME's to-do cleared
+          try SCENARIO            try to execute: prints 'TIME SCENARIO yes' or 'TIME SCENARIO no: REASON'
+          set PARAM VALUE         store a param's value
+          reset NAME              reset a scenario (or a group's budget)
+          todo NAME [until D]     add a to-do, expiring after D
+          check CONDITION         prints 'TIME check true' or 'TIME check false'
+          next [SCENARIO ...]     execute the highest-priority eligible scenario: 'TIME next NAME' or 'TIME next none'
+        '#' starts a comment. Names with spaces may be quoted.
+
+        Options:
+          --json       print one JSON object per output line
+          -h, --help   show this help
+
+        Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.
+        """
+
+    /// The simulation starts at 2026-01-01T00:00:00Z.
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+
     static func run(_ arguments: [String]) -> Int32 {
-        CLI.misuse("'simulate' is not available yet", usage: "Usage: rulec simulate RULES... TIMELINE [--json]")
+        var json = false
+        var paths: [String] = []
+        for argument in arguments {
+            switch argument {
+            case "--json": json = true
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                if argument.hasPrefix("-") && argument != "-" {
+                    let suggestion = RuleLangSuggest.closest(argument, ["--json", "--help"])
+                    return CLI.misuse("unknown option '\(argument)'\(suggestion)", usage: usage)
+                }
+                paths.append(argument)
+            }
+        }
+        guard paths.count >= 2 else { return CLI.misuse("expected RULES and a TIMELINE", usage: usage) }
+        let timelinePath = paths.removeLast()
+        guard let ruleFiles = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
+        if ruleFiles.isEmpty { return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage) }
+        guard FileManager.default.fileExists(atPath: timelinePath) else {
+            CLI.printError("error: no such file or directory: '\(timelinePath)'")
+            return ExitCode.usage
+        }
+        var sources: [SourceFile] = []
+        for path in ruleFiles {
+            guard let source = CLI.readSource(path) else {
+                CLI.printError("\(path): error: cannot read file")
+                return ExitCode.failure
+            }
+            sources.append(source)
+        }
+        guard let timeline = CLI.readSource(timelinePath) else {
+            CLI.printError("\(timelinePath): error: cannot read file")
+            return ExitCode.failure
+        }
+        let renderer = DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal && !json)
+        let clock = ManualClock(start)
+        let engine: RuleEngine
+        do {
+            engine = try RuleEngine(sources: sources, store: InMemoryStore(), clock: clock)
+        } catch RuleEngineError.invalidRules(let diagnostics) {
+            print(renderer.render(diagnostics), terminator: "")
+            return ExitCode.failure
+        } catch {
+            CLI.printError("error: \(error)")
+            return ExitCode.failure
+        }
+        var parser = TimelineParser(file: timeline, program: engine.program)
+        let steps = parser.parse()
+        if parser.diagnostics.hasErrors {
+            print(renderer.render(parser.diagnostics.sortedByPosition()), terminator: "")
+            return ExitCode.failure
+        }
+        for step in steps {
+            clock.set(start.addingTimeInterval(TimeInterval(step.offset)))
+            if let line = perform(step, engine, json: json) { print(line) }
+        }
+        return ExitCode.ok
+    }
+
+    struct Output: Encodable {
+        var time: String
+        var seconds: Int64
+        var step: String
+        var name: String?
+        var condition: String?
+        var result: String
+        var reason: String?
+    }
+
+    /// Runs one step; returns its output line, if it prints one.
+    static func perform(_ step: TimelineStep, _ engine: RuleEngine, json: Bool) -> String? {
+        func line(_ output: Output, _ plain: String) -> String { json ? JSONLine.encode(output) : plain }
+        let time = step.timeText
+        switch step.action {
+        case .launch(let version): engine.startSession(version: version)
+        case .trigger(let name): engine.trigger(name)
+        case .done(let name): engine.markDone(name)
+        case .reset(let name): engine.reset(name)
+        case .todo(let name, let until): engine.toDo(name, scope: until.map { .until(TimeInterval($0)) })
+        case .set(let name, let text, _):
+            guard let type = engine.program.params.first(where: { $0.name.text == name })?.type,
+                  let parsed = TimelineValue.parse(text, as: type) else { return nil }
+            let value: ParamValue
+            switch parsed.kind {
+            case .bool: value = .bool(parsed.bool)
+            case .int: value = .int(parsed.int)
+            case .duration: value = .duration(TimeInterval(parsed.seconds))
+            case .string: value = .string(parsed.string)
+            }
+            try? engine.set(name, to: value)
+        case .tryScenario(let name):
+            let explanation = engine.explain(name)
+            let ran = engine.tryToExecute(name)
+            let output = Output(time: time, seconds: step.offset, step: "try", name: name, result: ran ? "yes" : "no",
+                                reason: ran ? nil : explanation.reason)
+            return line(output, ran ? "\(time) \(name) yes" : "\(time) \(name) no: \(explanation.reason)")
+        case .check(let expr, let text):
+            let result = engine.check(expr) ? "true" : "false"
+            return line(Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
+                        "\(time) check \(result)")
+        case .next(let names):
+            let chosen = engine.executeNext(among: names.isEmpty ? nil : names)
+            return line(Output(time: time, seconds: step.offset, step: "next", name: chosen, result: chosen ?? "none"),
+                        "\(time) next \(chosen ?? "none")")
+        }
+        return nil
     }
 }

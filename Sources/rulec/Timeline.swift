@@ -1,0 +1,262 @@
+import RuleLang
+
+/// One step of a timeline.
+struct TimelineStep {
+    enum Action {
+        case launch(version: String)
+        case trigger(String)
+        case done(String)
+        case tryScenario(String)
+        case set(param: String, value: String, valueRange: SourceRange)
+        case reset(String)
+        case todo(String, until: Int64?)
+        case check(Expr, text: String)
+        case next([String])
+    }
+
+    /// The time field as written, echoed in the output.
+    var timeText: String
+    /// Seconds from the start of the simulation.
+    var offset: Int64
+    var action: Action
+}
+
+/// Parses the timeline format of `grammar.md`: one step a line, `#` comments,
+/// `TIME VERB ARGUMENTS`. Names may be quoted when they hold spaces.
+struct TimelineParser {
+    let file: SourceFile
+    let program: RuleProgram
+    var diagnostics: [Diagnostic] = []
+
+    static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "check", "next"]
+
+    init(file: SourceFile, program: RuleProgram) {
+        self.file = file
+        self.program = program
+    }
+
+    mutating func parse() -> [TimelineStep] {
+        var steps: [TimelineStep] = []
+        for line in 1...file.lineStarts.count {
+            let range = contentRange(file.lineRange(line))
+            var words = Words(file: file, range: range)
+            guard let timeWord = words.next() else { continue }
+            if let step = parseStep(timeWord, &words) { steps.append(step) }
+        }
+        return steps
+    }
+
+    /// The line without its comment: `#` outside a string starts one.
+    private func contentRange(_ line: SourceRange) -> SourceRange {
+        var inString = false
+        var index = line.lowerBound
+        while index < line.upperBound {
+            let byte = file.bytes[index]
+            if byte == UInt8(ascii: "\"") { inString.toggle() }
+            if byte == UInt8(ascii: "\\") && inString { index += 1 }
+            if byte == UInt8(ascii: "#") && !inString { return line.lowerBound..<index }
+            index += 1
+        }
+        return line
+    }
+
+    private mutating func error(_ id: DiagnosticID, _ message: String, _ range: SourceRange, fixIts: [FixIt] = []) {
+        diagnostics.append(Diagnostic(id, .error, message, at: SourceSpan(file, range), fixIts: fixIts))
+    }
+
+    private mutating func parseStep(_ timeWord: Word, _ words: inout Words) -> TimelineStep? {
+        guard let offset = DurationText.seconds(timeWord.text) else {
+            error(.invalidDuration,
+                  "invalid time '\(timeWord.text)'; a time is an offset from the start such as '0', '90s' or '1d12h'",
+                  timeWord.range)
+            return nil
+        }
+        guard let verb = words.next() else {
+            error(.expectedToken, "expected a step after the time (\(TimelineParser.verbs.joined(separator: ", ")))",
+                  timeWord.range.upperBound..<timeWord.range.upperBound)
+            return nil
+        }
+        func step(_ action: TimelineStep.Action) -> TimelineStep {
+            TimelineStep(timeText: timeWord.text, offset: offset, action: action)
+        }
+        switch verb.text {
+        case "launch":
+            guard let version = requireWord(&words, "an app version after 'launch'", after: verb) else { return nil }
+            return finish(&words, step(.launch(version: version.text)))
+        case "trigger", "done":
+            guard let name = requireWord(&words, "an event name after '\(verb.text)'", after: verb) else { return nil }
+            return finish(&words, step(verb.text == "trigger" ? .trigger(name.text) : .done(name.text)))
+        case "try", "reset":
+            guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else { return nil }
+            let groups = verb.text == "reset" ? program.groups.map(\.name.text) : []
+            guard requireScenario(name, alsoAllowing: groups) else { return nil }
+            return finish(&words, step(verb.text == "try" ? .tryScenario(name.text) : .reset(name.text)))
+        case "set":
+            guard let name = requireWord(&words, "a param name after 'set'", after: verb) else { return nil }
+            guard let value = requireWord(&words, "a value after the param name", after: name) else { return nil }
+            guard let param = program.params.first(where: { $0.name.text == name.text }) else {
+                let suggestions = Suggestions.closest(to: name.text, in: program.params.map(\.name.text))
+                error(.unknownName, "unknown param '\(name.text)'" + suggestionText(suggestions), name.range)
+                return nil
+            }
+            guard validValue(value, for: param) else { return nil }
+            return finish(&words, step(.set(param: name.text, value: value.text, valueRange: value.range)))
+        case "todo":
+            guard let name = requireWord(&words, "a to-do name after 'todo'", after: verb) else { return nil }
+            var until: Int64?
+            if let keyword = words.next() {
+                guard keyword.text == "until" else {
+                    error(.expectedToken, "expected 'until' or the end of the line, found '\(keyword.text)'", keyword.range)
+                    return nil
+                }
+                guard let duration = requireWord(&words, "a duration after 'until'", after: keyword) else { return nil }
+                guard let seconds = DurationText.seconds(duration.text) else {
+                    error(.invalidDuration, "invalid duration '\(duration.text)'; use units s, m, h, d, w, as in '3h'",
+                          duration.range)
+                    return nil
+                }
+                until = seconds
+            }
+            return finish(&words, step(.todo(name.text, until: until)))
+        case "check":
+            let rest = words.rest
+            guard !rest.isEmpty else {
+                error(.expectedToken, "expected a condition after 'check'", verb.range.upperBound..<verb.range.upperBound)
+                return nil
+            }
+            let (expr, found) = RuleCompiler.checkExpression(file, range: rest, in: program)
+            diagnostics += found
+            if found.hasErrors { return nil }
+            return step(.check(expr, text: file.text(rest).trimmingSpaces()))
+        case "next":
+            var names: [String] = []
+            while let name = words.next() {
+                guard requireScenario(name, alsoAllowing: []) else { return nil }
+                names.append(name.text)
+            }
+            return step(.next(names))
+        default:
+            let suggestions = Suggestions.closest(to: verb.text, in: TimelineParser.verbs, limit: 1)
+            error(.unknownClause, "unknown step '\(verb.text)'" + suggestionText(suggestions), verb.range)
+            return nil
+        }
+    }
+
+    private func suggestionText(_ suggestions: [String]) -> String {
+        suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
+    }
+
+    private mutating func requireWord(_ words: inout Words, _ what: String, after previous: Word) -> Word? {
+        if let word = words.next() { return word }
+        error(.expectedToken, "expected \(what)", previous.range.upperBound..<previous.range.upperBound)
+        return nil
+    }
+
+    private mutating func requireScenario(_ name: Word, alsoAllowing extra: [String]) -> Bool {
+        let names = program.scenarios.map(\.name) + extra
+        if names.contains(name.text) { return true }
+        let suggestions = Suggestions.closest(to: name.text, in: names)
+        error(.unknownScenario, "unknown scenario '\(name.text)'" + suggestionText(suggestions), name.range)
+        return false
+    }
+
+    private mutating func finish(_ words: inout Words, _ step: TimelineStep) -> TimelineStep? {
+        if let extra = words.next() {
+            error(.expectedToken, "unexpected '\(extra.text)' at the end of the step", extra.range)
+            return nil
+        }
+        return step
+    }
+
+    private mutating func validValue(_ value: Word, for param: ParamDecl) -> Bool {
+        guard let type = param.type else { return false }
+        if TimelineValue.parse(value.text, as: type) != nil { return true }
+        let example = ["bool": "true or false", "int": "a whole number", "string": "a word or a quoted string",
+                       "duration": "a duration such as 2d"][type.rawValue]!
+        error(.typeMismatch, "'\(value.text)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param.name.text)' takes \(example)",
+              value.range)
+        return false
+    }
+}
+
+/// A word of a timeline line: a run of non-blank bytes, or a quoted string.
+struct Word {
+    var text: String
+    var range: SourceRange
+}
+
+struct Words {
+    let file: SourceFile
+    var position: Int
+    let end: Int
+
+    init(file: SourceFile, range: SourceRange) {
+        self.file = file
+        self.position = range.lowerBound
+        self.end = range.upperBound
+    }
+
+    private mutating func skipBlanks() {
+        while position < end, file.bytes[position] == 0x20 || file.bytes[position] == 0x09 || file.bytes[position] == 0x0D {
+            position += 1
+        }
+    }
+
+    /// What is left of the line after blanks.
+    var rest: SourceRange {
+        var copy = self
+        copy.skipBlanks()
+        var last = end
+        while last > copy.position, [0x20, 0x09, 0x0D].contains(file.bytes[last - 1]) { last -= 1 }
+        return copy.position..<last
+    }
+
+    mutating func next() -> Word? {
+        skipBlanks()
+        guard position < end else { return nil }
+        let start = position
+        if file.bytes[position] == UInt8(ascii: "\"") {
+            var out: [UInt8] = []
+            position += 1
+            while position < end && file.bytes[position] != UInt8(ascii: "\"") {
+                if file.bytes[position] == UInt8(ascii: "\\") && position + 1 < end { position += 1 }
+                out.append(file.bytes[position])
+                position += 1
+            }
+            position = min(position + 1, end)
+            return Word(text: String(decoding: out, as: UTF8.self), range: start..<position)
+        }
+        while position < end, ![0x20, 0x09, 0x0D].contains(file.bytes[position]) { position += 1 }
+        return Word(text: file.text(start..<position), range: start..<position)
+    }
+}
+
+enum TimelineValue {
+    /// A `set` value as the param's type: `true`/`false`, an integer, a duration, or any word.
+    static func parse(_ text: String, as type: ValueType) -> (kind: ValueType, bool: Bool, int: Int64, seconds: Int64, string: String)? {
+        switch type {
+        case .bool:
+            guard text == "true" || text == "false" else { return nil }
+            return (.bool, text == "true", 0, 0, "")
+        case .int:
+            let negative = text.hasPrefix("-")
+            let digits = negative ? String(text.dropFirst()) : text
+            guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let value = Int64(digits) else { return nil }
+            return (.int, false, negative ? -value : value, 0, "")
+        case .duration:
+            guard let seconds = DurationText.seconds(text) else { return nil }
+            return (.duration, false, 0, seconds, "")
+        case .string:
+            return (.string, false, 0, 0, text)
+        }
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var text = Substring(self)
+        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
+        while text.last == " " || text.last == "\t" { text = text.dropLast() }
+        return String(text)
+    }
+}

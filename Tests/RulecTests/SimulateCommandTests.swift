@@ -1,0 +1,90 @@
+import Foundation
+import XCTest
+
+final class SimulateCommandTests: XCTestCase {
+    /// Every `examples/**/NAME.timeline` replayed against `NAME.rules` prints exactly `NAME.expected`.
+    func testEveryExampleTimelineMatchesItsExpectedOutput() throws {
+        let root = RulecBinary.packageRoot.appendingPathComponent("examples")
+        var timelines: [String] = []
+        let enumerator = FileManager.default.enumerator(atPath: root.path)!
+        while let entry = enumerator.nextObject() as? String {
+            if entry.hasSuffix(".timeline") { timelines.append("examples/" + entry) }
+        }
+        XCTAssertGreaterThanOrEqual(timelines.count, 11, "the ten seed scenarios and app.timeline")
+        for timeline in timelines.sorted() {
+            let stem = String(timeline.dropLast(".timeline".count))
+            let result = try RulecBinary.run(["simulate", stem + ".rules", timeline])
+            XCTAssertEqual(result.status, 0, timeline + result.stdout + result.stderr)
+            let expected = try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent(stem + ".expected"),
+                                      encoding: .utf8)
+            XCTAssertEqual(result.stdout, expected, timeline)
+        }
+    }
+
+    func testJSONLines() throws {
+        let result = try RulecBinary.run(["simulate", "--json", "examples/seeds/waitforit_share.rules",
+                                          "examples/seeds/waitforit_share.timeline"])
+        XCTAssertEqual(result.status, 0)
+        let objects = try result.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        XCTAssertEqual(objects.count, 4)
+        XCTAssertEqual(objects[1]["time"] as? String, "3d")
+        XCTAssertEqual(objects[1]["seconds"] as? Int, 259_200)
+        XCTAssertEqual(objects[1]["result"] as? String, "no")
+        XCTAssertEqual(objects[1]["reason"] as? String, "since_last 4d: 2d left; between 4d: 1d left")
+        XCTAssertEqual(objects[3]["step"] as? String, "check")
+        XCTAssertEqual(objects[3]["result"] as? String, "true")
+    }
+
+    private func simulate(_ rules: String, _ timeline: String) throws -> CommandResult {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try rules.write(to: directory.appendingPathComponent("r.rules"), atomically: true, encoding: .utf8)
+        try timeline.write(to: directory.appendingPathComponent("t.timeline"), atomically: true, encoding: .utf8)
+        return try RulecBinary.run(["simulate", directory.appendingPathComponent("r.rules").path,
+                                    directory.appendingPathComponent("t.timeline").path])
+    }
+
+    func testBadTimelineLinesAreLocatedErrors() throws {
+        let result = try simulate("scenario Ask < max_exec 1 >\nparam n: int", """
+            0 launch 1.0
+            1x try Ask
+            0 tri Ask
+            0 try Aks
+            0 set n many
+            0 check count(a) > n2
+            0 launch
+            """)
+        XCTAssertEqual(result.status, 1)
+        let errors = result.stdout.split(separator: "\n").filter { $0.contains(": error: ") }.map {
+            String($0.split(separator: "/").last!)
+        }
+        XCTAssertEqual(errors, [
+            "t.timeline:2:1: error: invalid time '1x'; a time is an offset from the start such as '0', '90s' or '1d12h'",
+            "t.timeline:3:3: error: unknown step 'tri'; did you mean 'try'?",
+            "t.timeline:4:7: error: unknown scenario 'Aks'; did you mean 'Ask'?",
+            "t.timeline:5:9: error: 'many' is not an 'int'; param 'n' takes a whole number",
+            "t.timeline:6:20: error: unknown param 'n2'",
+            "t.timeline:7:9: error: expected an app version after 'launch'",
+        ])
+    }
+
+    func testTimeMayGoBackwards() throws {
+        let result = try simulate("scenario S < between 1d >", """
+            10d try S
+            0   try S      # the clock was set back
+            11d try S
+            """)
+        XCTAssertEqual(result.stdout, "10d S yes\n0 S no: between 1d: 1d left\n11d S yes\n")
+    }
+
+    func testRuleErrorsAndMisuse() throws {
+        let bad = try simulate("scenario S < min_event 1 >", "0 try S")
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.stdout.contains("r.rules:1:14: error: unknown clause 'min_event'"), bad.stdout)
+        let misuse = try RulecBinary.run(["simulate", "examples/app.rules"])
+        XCTAssertEqual(misuse.status, 64)
+        XCTAssertTrue(misuse.stderr.contains("Usage: rulec simulate"))
+    }
+}

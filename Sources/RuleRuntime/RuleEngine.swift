@@ -54,10 +54,18 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Warnings found in the rules (errors make the initializer throw).
     public let warnings: [Diagnostic]
+    private var failure: RuleStoreError?
+    private var failureHandler: (@Sendable (RuleStoreError) -> Void)?
+
     /// The last error the store reported while saving, if any; the call's effect stays in memory.
-    public private(set) var lastStoreError: RuleStoreError?
-    /// Called (under the engine's lock) whenever the store fails to save a change.
-    public var storeErrorHandler: (@Sendable (RuleStoreError) -> Void)?
+    public var lastStoreError: RuleStoreError? { locked { failure } }
+
+    /// Called whenever the store fails to save a change. It runs under the engine's
+    /// lock: it must not call the engine.
+    public var storeErrorHandler: (@Sendable (RuleStoreError) -> Void)? {
+        get { locked { failureHandler } }
+        set { locked { failureHandler = newValue } }
+    }
 
     /// Creates an engine from rule files checked together as one program.
     /// Throws ``RuleEngineError/invalidRules(_:)`` when they have errors, or ``RuleEngineError/store(_:)``.
@@ -109,12 +117,12 @@ public final class RuleEngine: @unchecked Sendable {
         do {
             try store.apply(changes)
         } catch let error as RuleStoreError {
-            lastStoreError = error
-            storeErrorHandler?(error)
+            failure = error
+            failureHandler?(error)
         } catch {
             let wrapped = RuleStoreError.io(path: "\(type(of: store))", operation: "\(error)", errno: 0)
-            lastStoreError = wrapped
-            storeErrorHandler?(wrapped)
+            failure = wrapped
+            failureHandler?(wrapped)
         }
     }
 

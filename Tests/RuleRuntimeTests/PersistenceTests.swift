@@ -44,13 +44,17 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(engine.count("AskToSubscribe"), 2_000)
     }
 
-    func testTornTailIsDroppedReportedAndKeptAside() throws {
+    /// A state file holding three triggers, closed.
+    private func fileWithThreeTriggers() throws -> (URL, ManualClock) {
         let url = temporaryURL("state")
         let clock = ManualClock()
-        do {
-            let engine = try reopen(url, clock)
-            for _ in 0..<3 { engine.trigger("AskToSubscribe") }
-        }
+        let engine = try reopen(url, clock)
+        for _ in 0..<3 { engine.trigger("AskToSubscribe") }
+        return (url, clock)
+    }
+
+    func testTornTailIsDroppedReportedAndKeptAside() throws {
+        let (url, clock) = try fileWithThreeTriggers()
         var bytes = try Data(contentsOf: url)
         let whole = bytes.count
         bytes.append(contentsOf: [0x40, 0, 0, 0, 1, 2])  // a record header promising 64 bytes, cut short
@@ -100,12 +104,7 @@ final class PersistenceTests: XCTestCase {
     }
 
     func testCorruptionIsReportedAndTheFileLeftUntouched() throws {
-        let url = temporaryURL("state")
-        let clock = ManualClock()
-        do {
-            let engine = try reopen(url, clock)
-            for _ in 0..<3 { engine.trigger("AskToSubscribe") }
-        }
+        let (url, clock) = try fileWithThreeTriggers()
         var bytes = try Data(contentsOf: url)
         let middle = FileStore.headerSize + 12
         bytes[middle] ^= 0xFF
@@ -192,6 +191,29 @@ final class PersistenceTests: XCTestCase {
         let engine = try RuleEngine(source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
         XCTAssertEqual(engine.count("AskToSubscribe"), 5)
         XCTAssertEqual(try UserDefaultsStore(defaults: defaults, prefix: "other.").load().count, 0)
+    }
+
+    func testStoreFailuresAreReportedAndTheEngineKeepsWorking() throws {
+        final class FailingStore: RuleStore, @unchecked Sendable {
+            func load() throws -> [String: [UInt8]] { [:] }
+            func apply(_ changes: [StoreChange]) throws {
+                throw RuleStoreError.io(path: "disk", operation: "write", errno: ENOSPC)
+            }
+        }
+        let engine = try RuleEngine(source: rules, store: FailingStore(), clock: ManualClock())
+        let reported = ManualBox(0)
+        engine.storeErrorHandler = { _ in reported.value += 1 }
+        engine.trigger("AskToSubscribe")
+        XCTAssertEqual(engine.count("AskToSubscribe"), 1, "the call's effect stays in memory")
+        XCTAssertEqual(reported.value, 1)
+        XCTAssertEqual(engine.lastStoreError, .io(path: "disk", operation: "write", errno: ENOSPC))
+    }
+
+    func testRecentLimitMakesWindowCountsALowerBound() throws {
+        let engine = try RuleEngine(source: "scenario S < >", clock: ManualClock(), options: .init(recentLimit: 4))
+        for _ in 0..<10 { engine.markDone("x") }
+        XCTAssertEqual(engine.count("x"), 10)
+        XCTAssertEqual(engine.count("x", scope: .within(60)), 4, "only the 4 most recent times are kept")
     }
 
     func testConcurrentTriggersLoseNoCount() throws {

@@ -127,6 +127,11 @@ final class WaitForItBehaviourTests: XCTestCase {
         XCTAssertEqual(engine.explain("Missing").reason, "unknown scenario 'Missing'")
     }
 
+    func testWarningsAreKeptOnTheEngine() throws {
+        let (engine, _) = try makeEngine("scenario S < max_exec 0 >")
+        XCTAssertEqual(engine.warnings.map(\.message), ["'max_exec 0' means the scenario never runs"])
+    }
+
     func testInvalidRulesThrowWithDiagnostics() {
         XCTAssertThrowsError(try RuleEngine(source: "scenario S < min_event 5 >", path: "app.rules")) { error in
             guard case RuleEngineError.invalidRules(let diagnostics) = error else { return XCTFail("\(error)") }

@@ -225,7 +225,8 @@ public struct Parser {
     /// body = "<" [ clause { ";" clause } [ ";" ] ] ">"
     mutating func parseBody(of owner: String) -> [Clause] {
         guard expect(.less, "'<' to open the body of \(owner)") != nil else {
-            synchronize()
+            // Skip what would have been the body, clauses and all.
+            repeat { synchronize() } while match(.semicolon)
             if check(.greater) { advance() }
             return []
         }

@@ -32,18 +32,9 @@ extension RuleEngine {
             let time = now
             if pendingToDo(tag, now: time) != nil { return false }
             var expires: Double?
-            switch scope {
-            case nil: break
-            case .until(let seconds)?: expires = time + seconds
-            case .install?, .version?, .session?, .since?:
-                let countScope: CountScope
-                switch scope! {
-                case .install: countScope = .install
-                case .version: countScope = .version
-                case .session: countScope = .session
-                case .since(let seconds): countScope = .within(seconds)
-                case .until: countScope = .install
-                }
+            if case .until(let seconds)? = scope {
+                expires = time + seconds
+            } else if let countScope = scope?.doneScope {
                 let done = state.streams[tag]?.count(countScope, now: time, session: state.meta.sessionID,
                                                      version: state.meta.versionID) ?? 0
                 if done > 0 { return false }
@@ -75,7 +66,17 @@ extension RuleEngine {
     /// use ``reset(_:)`` for those.
     public func clearDone(_ tag: String) {
         locked {
-            if state.streams.removeValue(forKey: tag) != nil { save([EngineState.change(stream: tag, nil)]) }
+            guard state.streams[tag] != nil else { return }
+            var changes: [StoreChange] = []
+            // Scenarios counting this stream keep what they saw: store their views first.
+            for index in rules.listeners[tag] ?? [] where state.scenarios[rules.scenarios[index].name] == nil {
+                let view = scenarioState(index)
+                state.scenarios[rules.scenarios[index].name] = view
+                changes.append(EngineState.change(scenario: rules.scenarios[index].name, view))
+            }
+            state.streams[tag] = nil
+            changes.append(EngineState.change(stream: tag, nil))
+            save(changes)
         }
     }
 
@@ -101,6 +102,19 @@ extension RuleEngine {
             // Scenarios start empty, not merged again from cleared streams.
             state.scenarios = [:]
             save(changes)
+        }
+    }
+}
+
+extension ToDoScope {
+    /// The scope in which being done prevents a new to-do; nil for `.until`.
+    var doneScope: CountScope? {
+        switch self {
+        case .install: return .install
+        case .version: return .version
+        case .session: return .session
+        case .since(let seconds): return .within(seconds)
+        case .until: return nil
         }
     }
 }

@@ -68,6 +68,13 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(file.declarations.count, 3, "every scenario survives its errors")
     }
 
+    func testMissingOpenAngleSkipsTheWholeBody() {
+        let (file, diagnostics) = parse("scenario C max_exec 1; between 2d; when (a > 1) >\nscenario D < >")
+        XCTAssertEqual(diagnostics.map { "\($0.location) \($0.message)" },
+                       ["1:12 expected '<' to open the body of scenario 'C', found 'max_exec'"])
+        XCTAssertEqual(file.declarations.count, 2)
+    }
+
     func testDeepNestingIsAnErrorNotACrash() {
         let text = "scenario S < when " + String(repeating: "(", count: 200_000) + " >\nscenario T < >"
         let (file, diagnostics) = parse(text)

@@ -97,6 +97,20 @@ final class EcnoBehaviourTests: XCTestCase {
         XCTAssertEqual(engine.currentVersion, "3.0")
     }
 
+    func testClearDoneLeavesScenarioCountsAlone() throws {
+        let store = InMemoryStore()
+        let before = try RuleEngine(source: "scenario Other < >", store: store, clock: ManualClock())
+        before.markDone("tag")
+        before.markDone("tag")
+        // S is new to this store: its view of 'tag' comes from the stream's history.
+        let engine = try RuleEngine(source: "scenario S < on tag; min_events 2 >", store: store, clock: ManualClock())
+        engine.clearDone("tag")
+        XCTAssertFalse(engine.beenDone("tag"))
+        XCTAssertTrue(engine.canExecute("S"), "the scenario keeps its own count; reset(S) clears it")
+        engine.reset("S")
+        XCTAssertFalse(engine.canExecute("S"))
+    }
+
     func testScenarioAddedLaterStartsFromTheStreamsHistory() throws {
         let store = InMemoryStore()
         let clock = ManualClock()

@@ -124,7 +124,8 @@ extension RuleEngine {
         func age(_ t: Double) -> Double { max(0, time - t) }
         func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
             // The time at which enough of the counted times leave the window.
-            guard case .within(let window) = scope else { return .never }
+            // Other scopes are not time-based: they do not bound the earliest time.
+            guard case .within(let window) = scope else { return .now }
             let first = tally.firstIndex(inWindow: window, now: time)
             let excess = Int64(tally.recent.count - first) - allowed
             guard excess > 0 else { return .now }

@@ -124,6 +124,10 @@ final class ScopeTests: XCTestCase {
         XCTAssertEqual(explanation.reason, "between 2d: 1d 4h left")
         XCTAssertEqual(explanation.earliest, start.addingTimeInterval(9 * .day))
         XCTAssertTrue(explanation.description.contains("FAIL  between 2d: 1d 4h left"))
+        // Only time-based clauses bound the earliest time: an exhausted max_exec does not.
+        let (capped, cappedClock) = try makeEngine("scenario S < max_exec 1; between 1d >")
+        XCTAssertTrue(capped.tryToExecute("S"))
+        XCTAssertEqual(capped.explain("S").earliest, cappedClock.now().addingTimeInterval(.day))
     }
 
     func testCheckExpressions() throws {

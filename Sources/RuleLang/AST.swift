@@ -73,8 +73,10 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     }
 
     /// Every clause keyword, for suggestions.
-    public static let keywords = ["min_events", "max_events", "max_exec", "since_first", "since_last",
-                                  "between", "on", "when", "priority"]
+    public static let keywords = [
+        "min_events", "max_events", "max_exec", "since_first", "since_last",
+        "between", "on", "when", "priority",
+    ]
 }
 
 public struct Clause: Equatable, Hashable, Sendable {
@@ -131,7 +133,12 @@ public enum UnaryOperator: String, Equatable, Hashable, Sendable {
 
 public enum BinaryOperator: String, Equatable, Hashable, Sendable {
     case or, and
-    case equal = "==", notEqual = "!=", less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessEqual = "<="
+    case greater = ">"
+    case greaterEqual = ">="
 
     public var isComparison: Bool { self != .or && self != .and }
 }

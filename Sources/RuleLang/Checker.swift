@@ -40,13 +40,17 @@ struct Checker {
 
     // MARK: - Reporting
 
-    private mutating func error(_ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
-                                notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+    private mutating func error(
+        _ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
+        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
+    ) {
         diagnostics.append(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
     }
 
-    private mutating func warning(_ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
-                                  notes: [DiagnosticNote] = []) {
+    private mutating func warning(
+        _ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
+        notes: [DiagnosticNote] = []
+    ) {
         diagnostics.append(Diagnostic(id, .warning, message, at: SourceSpan(file, range), notes: notes))
     }
 
@@ -55,11 +59,14 @@ struct Checker {
     private mutating func collectDeclarations() {
         var firstParam: [String: SourceSpan] = [:]
         var firstScenarioOrGroup: [String: SourceSpan] = [:]
-        func claim(_ table: inout [String: SourceSpan], _ kind: String, _ name: Name, _ file: SourceFile,
-                   _ checker: inout Checker) -> Bool {
+        func claim(
+            _ table: inout [String: SourceSpan], _ kind: String, _ name: Name, _ file: SourceFile,
+            _ checker: inout Checker
+        ) -> Bool {
             if let first = table[name.text] {
-                checker.error(.duplicateDeclaration, Message.duplicateDeclaration(kind, name.text), file, name.range,
-                              notes: [DiagnosticNote("'\(name.text)' is first declared here", at: first)])
+                checker.error(
+                    .duplicateDeclaration, Message.duplicateDeclaration(kind, name.text), file, name.range,
+                    notes: [DiagnosticNote("'\(name.text)' is first declared here", at: first)])
                 return false
             }
             table[name.text] = SourceSpan(file, name.range)
@@ -109,8 +116,9 @@ struct Checker {
         if actual == declared { return }
         if actual == .int && declared == .duration, case .integer(let seconds) = value.kind {
             let fix = DurationText.format(seconds)
-            error(.bareDuration, Message.bareDuration(file.text(value.range), fix), file, value.range,
-                  fixIts: [FixIt(range: value.range, replacement: fix)])
+            error(
+                .bareDuration, Message.bareDuration(file.text(value.range), fix), file, value.range,
+                fixIts: [FixIt(range: value.range, replacement: fix)])
             return
         }
         error(.typeMismatch, Message.defaultType(param.name.text, actual, declared), file, value.range)
@@ -135,16 +143,18 @@ struct Checker {
                 }
             }
             if let first = seen[text] {
-                warning(.duplicateClause, Message.duplicateClause(text), file, clause.range,
-                        notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                warning(
+                    .duplicateClause, Message.duplicateClause(text), file, clause.range,
+                    notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 continue
             }
             seen[text] = clause
             switch clause.kind {
             case .on, .priority:
                 if let first = single[keyword] {
-                    error(.duplicateSingleClause, Message.duplicateSingleClause(keyword), file, clause.range,
-                          notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                    error(
+                        .duplicateSingleClause, Message.duplicateSingleClause(keyword), file, clause.range,
+                        notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 }
                 single[keyword] = clause
             case .minEvents(let n, let scope):
@@ -166,10 +176,11 @@ struct Checker {
         }
         for (scope, low) in minimums {
             guard let high = maximums[scope], value(low) > value(high) else { continue }
-            let where_ = scope == .install ? "per install" : Printer.scope(scope)
-            error(.impossibleScenario,
-                  Message.impossible(Printer.clause(low.kind), Printer.clause(high.kind), where_), file, low.range,
-                  notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.range))])
+            let scopeText = scope == .install ? "per install" : Printer.scope(scope)
+            error(
+                .impossibleScenario,
+                Message.impossible(Printer.clause(low.kind), Printer.clause(high.kind), scopeText), file, low.range,
+                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.range))])
         }
     }
 
@@ -209,8 +220,9 @@ struct Checker {
             } else if suggestions.isEmpty {
                 notes.append(DiagnosticNote("a 'when' may name only params declared with 'param \(name): TYPE'"))
             }
-            error(.unknownName, Message.unknown("param", name, suggestions), file, expr.range, notes: notes,
-                  fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
+            error(
+                .unknownName, Message.unknown("param", name, suggestions), file, expr.range, notes: notes,
+                fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
             return nil
         case .unary(_, let operand):
             guard let type = typeOf(operand, file) else { return nil }
@@ -256,8 +268,9 @@ struct Checker {
             case "todo": result = .bool
             default:
                 let suggestions = Suggestions.closest(to: function.text, in: Checker.functions)
-                error(.unknownFunction, Message.unknown("function", function.text, suggestions), file, function.range,
-                      fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
+                error(
+                    .unknownFunction, Message.unknown("function", function.text, suggestions), file, function.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
                 return nil
             }
             if let scope, result != .int {
@@ -265,11 +278,13 @@ struct Checker {
                 return nil
             }
             if function.text == "executions" && !scenarioNames.contains(argument.text)
-                && !groupNames.contains(argument.text) {
+                && !groupNames.contains(argument.text)
+            {
                 let suggestions = Suggestions.closest(to: argument.text, in: Array(scenarioNames.union(groupNames)))
-                error(.unknownScenario, Message.unknown("scenario", argument.text, suggestions), file,
-                      argument.range,
-                      fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
+                error(
+                    .unknownScenario, Message.unknown("scenario", argument.text, suggestions), file,
+                    argument.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
                 return nil
             }
             return result

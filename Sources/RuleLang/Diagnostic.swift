@@ -51,8 +51,10 @@ public struct Diagnostic: Sendable {
     public var notes: [DiagnosticNote]
     public var fixIts: [FixIt]
 
-    public init(_ id: DiagnosticID, _ severity: Severity, _ message: String, at span: SourceSpan,
-                notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+    public init(
+        _ id: DiagnosticID, _ severity: Severity, _ message: String, at span: SourceSpan,
+        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
+    ) {
         self.id = id
         self.severity = severity
         self.message = message
@@ -73,7 +75,8 @@ extension Array where Element == Diagnostic {
     /// Sorted by file path, then position, then severity (errors first); stable otherwise.
     public func sortedByPosition() -> [Diagnostic] {
         enumerated().sorted { a, b in
-            let x = a.element, y = b.element
+            let x = a.element
+            let y = b.element
             if x.file.path != y.file.path { return x.file.path < y.file.path }
             if x.range.lowerBound != y.range.lowerBound { return x.range.lowerBound < y.range.lowerBound }
             return a.offset < b.offset
@@ -97,21 +100,27 @@ struct DiagnosticSink {
             errorCount += 1
             if errorCount > Limits.maxErrorsPerFile {
                 isFull = true
-                diagnostics.append(Diagnostic(.tooManyErrors, .error,
-                    Message.tooManyErrors(Limits.maxErrorsPerFile), at: diagnostic.span))
+                diagnostics.append(
+                    Diagnostic(
+                        .tooManyErrors, .error,
+                        Message.tooManyErrors(Limits.maxErrorsPerFile), at: diagnostic.span))
                 return
             }
         }
         diagnostics.append(diagnostic)
     }
 
-    mutating func error(_ id: DiagnosticID, _ message: String, _ range: SourceRange,
-                        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+    mutating func error(
+        _ id: DiagnosticID, _ message: String, _ range: SourceRange,
+        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
+    ) {
         add(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
     }
 
-    mutating func warning(_ id: DiagnosticID, _ message: String, _ range: SourceRange,
-                          notes: [DiagnosticNote] = [], fixIts: [FixIt] = []) {
+    mutating func warning(
+        _ id: DiagnosticID, _ message: String, _ range: SourceRange,
+        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
+    ) {
         add(Diagnostic(id, .warning, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
     }
 }

@@ -90,9 +90,15 @@ enum Message {
 }
 
 extension Message {
-    static func conditionNotBool(_ type: ValueType) -> String { "'when' needs a bool condition; this is '\(type.rawValue)'" }
-    static func operandNotBool(_ op: String, _ type: ValueType) -> String { "'\(op)' needs bool operands; this is '\(type.rawValue)'" }
-    static func cannotCompare(_ a: ValueType, _ b: ValueType) -> String { "cannot compare '\(a.rawValue)' with '\(b.rawValue)'" }
+    static func conditionNotBool(_ type: ValueType) -> String {
+        "'when' needs a bool condition; this is '\(type.rawValue)'"
+    }
+    static func operandNotBool(_ op: String, _ type: ValueType) -> String {
+        "'\(op)' needs bool operands; this is '\(type.rawValue)'"
+    }
+    static func cannotCompare(_ a: ValueType, _ b: ValueType) -> String {
+        "cannot compare '\(a.rawValue)' with '\(b.rawValue)'"
+    }
     static func notOrdered(_ op: String, _ type: ValueType) -> String {
         "'\(op)' compares ints or durations, not '\(type.rawValue)'"
     }
@@ -100,5 +106,7 @@ extension Message {
         "default value of '\(name)' is '\(actual.rawValue)'; the param is '\(declared.rawValue)'"
     }
     static let defaultNotLiteral = "a param's default must be a literal (a number, duration, string, 'true' or 'false')"
-    static func noScope(_ function: String) -> String { "'\(function)' takes no scope; only 'count' and 'executions' do" }
+    static func noScope(_ function: String) -> String {
+        "'\(function)' takes no scope; only 'count' and 'executions' do"
+    }
 }

@@ -59,7 +59,10 @@ struct Lexer {
         position += 1
         func single(_ kind: TokenKind) -> Token { Token(kind, start..<position) }
         func pair(_ second: UInt8, _ double: TokenKind, _ alone: TokenKind) -> Token {
-            if peek() == second { position += 1; return Token(double, start..<position) }
+            if peek() == second {
+                position += 1
+                return Token(double, start..<position)
+            }
             return Token(alone, start..<position)
         }
         switch b {
@@ -124,8 +127,9 @@ struct Lexer {
                 let next = peek(1)
                 if next != UInt8(ascii: "\"") && next != UInt8(ascii: "\\") {
                     let length = next == 0 || next == 0x0A ? 1 : 2
-                    sink.error(.invalidEscape, Message.invalidEscape(file.text(position..<position + length)),
-                               position..<position + length)
+                    sink.error(
+                        .invalidEscape, Message.invalidEscape(file.text(position..<position + length)),
+                        position..<position + length)
                     valid = false
                 }
                 position += 2
@@ -150,7 +154,8 @@ struct Lexer {
         } else {
             position += length
             let text = file.text(start..<position)
-            let shown = bytes[start] < 0x20 || bytes[start] == 0x7F
+            let shown =
+                bytes[start] < 0x20 || bytes[start] == 0x7F
                 ? "\\u{\(String(bytes[start], radix: 16, uppercase: true))}" : text
             sink.error(.invalidCharacter, Message.invalidCharacter(shown), start..<position)
         }

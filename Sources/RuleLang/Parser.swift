@@ -29,8 +29,9 @@ public struct Parser {
     /// Parses a whole file. Diagnostics cover lexing and syntax only; see ``Checker`` for the rest.
     public static func parse(_ file: SourceFile) -> (RuleFile, [Diagnostic]) {
         if file.bytes.count > Limits.maxFileSize {
-            let diagnostic = Diagnostic(.fileTooLarge, .error, Message.fileTooLarge(file.bytes.count),
-                                        at: SourceSpan(file, 0..<0))
+            let diagnostic = Diagnostic(
+                .fileTooLarge, .error, Message.fileTooLarge(file.bytes.count),
+                at: SourceSpan(file, 0..<0))
             return (RuleFile(source: file, declarations: []), [diagnostic])
         }
         var parser = Parser(file: file)
@@ -46,8 +47,9 @@ public struct Parser {
         parser.operators = 0
         let expr = parser.parseExpr()
         if parser.current.kind != .eof && !parser.sink.isFull {
-            parser.sink.error(.expectedToken, Message.expected("end of expression", found: parser.describe(parser.current)),
-                              parser.current.range)
+            parser.sink.error(
+                .expectedToken, Message.expected("end of expression", found: parser.describe(parser.current)),
+                parser.current.range)
         }
         return (expr, parser.sink.diagnostics)
     }
@@ -68,7 +70,10 @@ public struct Parser {
     }
 
     mutating func match(_ kind: TokenKind) -> Bool {
-        if check(kind) { advance(); return true }
+        if check(kind) {
+            advance()
+            return true
+        }
         return false
     }
 
@@ -214,8 +219,9 @@ public struct Parser {
             operators = 0
             defaultValue = parseExpr()
         }
-        return ParamDecl(name: name, type: type, typeRange: typeToken.range, defaultValue: defaultValue,
-                         range: start..<previous.range.upperBound)
+        return ParamDecl(
+            name: name, type: type, typeRange: typeToken.range, defaultValue: defaultValue,
+            range: start..<previous.range.upperBound)
     }
 
     mutating func synchronizeToDeclaration() {

@@ -16,7 +16,8 @@ extension Parser {
             kind = parseCountClause(keyword)
         case "since_first", "since_last", "between":
             kind = parseDurationLiteral().map { value in
-                keyword == "since_first" ? .sinceFirst(value) : keyword == "since_last" ? .sinceLast(value) : .between(value)
+                keyword == "since_first"
+                    ? .sinceFirst(value) : keyword == "since_last" ? .sinceLast(value) : .between(value)
             }
         case "on":
             kind = parseOnClause()
@@ -27,8 +28,9 @@ extension Parser {
             kind = parseIntLiteral().map(ClauseKind.priority)
         default:
             let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
-            sink.error(.unknownClause, Message.unknown("clause", keyword, suggestions), keywordToken.range,
-                       fixIts: suggestions.prefix(1).map { FixIt(range: keywordToken.range, replacement: $0) })
+            sink.error(
+                .unknownClause, Message.unknown("clause", keyword, suggestions), keywordToken.range,
+                fixIts: suggestions.prefix(1).map { FixIt(range: keywordToken.range, replacement: $0) })
             return nil
         }
         guard let kind else { return nil }
@@ -109,8 +111,9 @@ extension Parser {
             let seconds = Lexer.integerValue(file, token.range)
             if seconds != 0 {
                 let fix = DurationText.format(seconds)
-                sink.error(.bareDuration, Message.bareDuration(text(token), fix), token.range,
-                           fixIts: [FixIt(range: token.range, replacement: fix)])
+                sink.error(
+                    .bareDuration, Message.bareDuration(text(token), fix), token.range,
+                    fixIts: [FixIt(range: token.range, replacement: fix)])
             }
             return DurationLiteral(seconds: seconds, range: token.range)
         }
@@ -164,8 +167,9 @@ extension Parser {
         let range = left.range.lowerBound..<right.range.upperBound
         if (op == .less || op == .greater) && parenDepth == 0 && !bareAnglesCompare {
             let replacement = "(" + file.text(range) + ")"
-            sink.error(.comparisonOutsideParentheses, Message.comparisonOutsideParentheses(op.rawValue),
-                       opToken.range, fixIts: [FixIt(range: range, replacement: replacement)])
+            sink.error(
+                .comparisonOutsideParentheses, Message.comparisonOutsideParentheses(op.rawValue),
+                opToken.range, fixIts: [FixIt(range: range, replacement: replacement)])
         }
         let expr = Expr(.binary(op, left, right), range)
         if comparisonOperator() != nil {

@@ -33,7 +33,8 @@ public enum Printer {
     /// A name as an identifier when it is one, else as a string literal.
     public static func name(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        let isIdentifier = !bytes.isEmpty && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
+        let isIdentifier =
+            !bytes.isEmpty && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
             && bytes.allSatisfy(Lexer.isIdentifierByte) && TokenKind.keywords[text] == nil
         return isIdentifier ? text : string(text)
     }

@@ -50,8 +50,10 @@ extension RuleCompiler {
     /// Parses and type-checks one bool expression in `range` of `file` against a
     /// checked program's params and scenarios (timelines' `check` lines use it).
     /// Here `<` and `>` compare without parentheses.
-    public static func checkExpression(_ file: SourceFile, range: SourceRange,
-                                       in program: RuleProgram) -> (expr: Expr, diagnostics: [Diagnostic]) {
+    public static func checkExpression(
+        _ file: SourceFile, range: SourceRange,
+        in program: RuleProgram
+    ) -> (expr: Expr, diagnostics: [Diagnostic]) {
         let (expr, parseDiagnostics) = Parser.parseExpression(file, range: range)
         if parseDiagnostics.hasErrors { return (expr, parseDiagnostics) }
         var checker = Checker(files: program.files)

@@ -25,7 +25,12 @@ struct ByteWriter {
     }
 
     mutating func optionalDouble(_ value: Double?) {
-        if let value { u8(1); double(value) } else { u8(0) }
+        if let value {
+            u8(1)
+            double(value)
+        } else {
+            u8(0)
+        }
     }
 
     mutating func string(_ value: String) {

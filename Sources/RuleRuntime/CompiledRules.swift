@@ -91,8 +91,10 @@ struct CompiledRules: Sendable {
             let index = scenarios.count
             let group = info.group.flatMap { [groupIndex] in groupIndex[$0] }
             scenarioIndex[info.name] = index
-            scenarios.append(CompiledScenario(name: info.name, streams: streams, checks: compile(info.decl.clauses),
-                                              group: group, priority: priority))
+            scenarios.append(
+                CompiledScenario(
+                    name: info.name, streams: streams, checks: compile(info.decl.clauses),
+                    group: group, priority: priority))
             if let group { groups[group].members.append(index) }
             for stream in streams { listeners[stream, default: []].append(index) }
         }

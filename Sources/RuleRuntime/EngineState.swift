@@ -25,11 +25,14 @@ struct EngineState {
             do {
                 let format = try reader.u8()
                 guard format == EngineState.format else {
-                    throw DecodeError(description: "entry format \(format) is newer than this library (\(EngineState.format))")
+                    throw DecodeError(
+                        description: "entry format \(format) is newer than this library (\(EngineState.format))")
                 }
                 switch key.prefix(2) {
                 case "e:": streams[name] = try Tally.decode(&reader)
-                case "s:": scenarios[name] = ScenarioState(events: try Tally.decode(&reader), executions: try Tally.decode(&reader))
+                case "s:":
+                    scenarios[name] = ScenarioState(
+                        events: try Tally.decode(&reader), executions: try Tally.decode(&reader))
                 case "g:": groups[name] = try Tally.decode(&reader)
                 case "p:": params[name] = try ParamValue.decode(&reader)
                 case "t:": todos[name] = try ToDoItem.decode(&reader)
@@ -49,7 +52,14 @@ struct EngineState {
     }
 
     static func change(scenario name: String, _ state: ScenarioState?) -> StoreChange {
-        StoreChange(key: "s:" + name, value: state.map { s in encode { s.events.encode(&$0); s.executions.encode(&$0) } })
+        StoreChange(
+            key: "s:" + name,
+            value: state.map { s in
+                encode {
+                    s.events.encode(&$0)
+                    s.executions.encode(&$0)
+                }
+            })
     }
 
     static func change(group name: String, _ tally: Tally?) -> StoreChange {
@@ -122,10 +132,18 @@ extension Tally {
 extension ParamValue {
     func encode(_ w: inout ByteWriter) {
         switch self {
-        case .bool(let value): w.u8(0); w.u8(value ? 1 : 0)
-        case .int(let value): w.u8(1); w.int(value)
-        case .string(let value): w.u8(2); w.string(value)
-        case .duration(let value): w.u8(3); w.double(value)
+        case .bool(let value):
+            w.u8(0)
+            w.u8(value ? 1 : 0)
+        case .int(let value):
+            w.u8(1)
+            w.int(value)
+        case .string(let value):
+            w.u8(2)
+            w.string(value)
+        case .duration(let value):
+            w.u8(3)
+            w.double(value)
         }
     }
 
@@ -167,7 +185,12 @@ extension SessionMeta {
     func encode(_ w: inout ByteWriter) {
         w.int(sessionID)
         w.int(versionID)
-        if let version { w.u8(1); w.string(version) } else { w.u8(0) }
+        if let version {
+            w.u8(1)
+            w.string(version)
+        } else {
+            w.u8(0)
+        }
         w.optionalDouble(sessionStart)
         w.optionalDouble(versionStart)
     }

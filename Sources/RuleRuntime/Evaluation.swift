@@ -62,8 +62,10 @@ extension RuleEngine {
             var earliest: Double? = time
             func add(_ check: CompiledCheck, _ events: Tally, _ executions: Tally, _ group: String?) {
                 let result = assess(check, events: events, executions: executions, now: time, detailed: true)
-                clauses.append(ClauseExplanation(clause: check.text, group: group, passes: result.passes,
-                                                 detail: result.detail))
+                clauses.append(
+                    ClauseExplanation(
+                        clause: check.text, group: group, passes: result.passes,
+                        detail: result.detail))
                 switch result.readyAt {
                 case .now: break
                 case .at(let when): earliest = earliest.map { max($0, when) }
@@ -76,8 +78,9 @@ extension RuleEngine {
                 let tally = state.groups[compiled.name] ?? Tally()
                 for check in compiled.checks { add(check, Tally(), tally, compiled.name) }
             }
-            return Explanation(scenario: name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
-                               clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })
+            return Explanation(
+                scenario: name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
+                clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })
         }
     }
 
@@ -118,9 +121,12 @@ extension RuleEngine {
 
     /// Evaluates one clause. Ages are never negative: a time later than now
     /// (the clock went backwards) counts as just now.
-    func assess(_ check: CompiledCheck, events: Tally, executions: Tally, now time: Double,
-                detailed: Bool) -> Assessment {
-        let session = state.meta.sessionID, version = state.meta.versionID
+    func assess(
+        _ check: CompiledCheck, events: Tally, executions: Tally, now time: Double,
+        detailed: Bool
+    ) -> Assessment {
+        let session = state.meta.sessionID
+        let version = state.meta.versionID
         func age(_ t: Double) -> Double { max(0, time - t) }
         func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
             // The time at which enough of the counted times leave the window.
@@ -138,13 +144,15 @@ extension RuleEngine {
         case .maxEvents(let n, let scope):
             let count = events.count(scope, now: time, session: session, version: version)
             let passes = count <= n
-            return Assessment(passes: passes, detail: detailed ? "\(count) so far" : "",
-                              readyAt: passes ? .now : windowReady(events, scope, allowed: n))
+            return Assessment(
+                passes: passes, detail: detailed ? "\(count) so far" : "",
+                readyAt: passes ? .now : windowReady(events, scope, allowed: n))
         case .maxExec(let n, let scope):
             let count = executions.count(scope, now: time, session: session, version: version)
             let passes = count < n
-            return Assessment(passes: passes, detail: detailed ? "\(count) so far" : "",
-                              readyAt: passes ? .now : windowReady(executions, scope, allowed: n - 1))
+            return Assessment(
+                passes: passes, detail: detailed ? "\(count) so far" : "",
+                readyAt: passes ? .now : windowReady(executions, scope, allowed: n - 1))
         case .sinceFirst(let d):
             guard let first = events.first else {
                 return Assessment(passes: false, detail: "no event yet", readyAt: .never)
@@ -168,8 +176,9 @@ extension RuleEngine {
         }
         // A time in the future (the clock was set back) has age 0: the clause waits
         // until the clock passes that time plus D, so it is delayed, never hastened.
-        return Assessment(passes: false, detail: detailed ? "\(DurationText.human(d - age)) left" : "",
-                          readyAt: .at(at + d))
+        return Assessment(
+            passes: false, detail: detailed ? "\(DurationText.human(d - age)) left" : "",
+            readyAt: .at(at + d))
     }
 
     // MARK: - Expressions
@@ -217,7 +226,8 @@ extension RuleEngine {
     }
 
     private func call(_ function: String, _ name: String, _ scope: CountScope, now time: Double) -> ParamValue {
-        let session = state.meta.sessionID, version = state.meta.versionID
+        let session = state.meta.sessionID
+        let version = state.meta.versionID
         switch function {
         case "count":
             return .int(state.streams[name]?.count(scope, now: time, session: session, version: version) ?? 0)

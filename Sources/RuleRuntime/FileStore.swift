@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An append-only state file: a header, then one checksummed record per engine call.
@@ -120,7 +121,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
 
     private func replay(_ bytes: [UInt8]) throws {
         guard bytes.count >= FileStore.headerSize, Array(bytes[0..<8]) == FileStore.magic else {
-            throw RuleStoreError.corrupt(path: path, offset: 0, reason: "not a rules state file (bad header)", keptAt: nil)
+            throw RuleStoreError.corrupt(
+                path: path, offset: 0, reason: "not a rules state file (bad header)", keptAt: nil)
         }
         var header = ByteReader(bytes, from: 8, to: 12)
         let version = try header.u32()
@@ -170,7 +172,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         } else {
             try compactLocked()
         }
-        recoveryReport = "state file '\(path)': \(damage.reason) at byte \(damage.offset); kept the \(offset) bytes before it; the original was copied to '\(kept)'"
+        recoveryReport =
+            "state file '\(path)': \(damage.reason) at byte \(damage.offset); kept the \(offset) bytes before it; the original was copied to '\(kept)'"
     }
 
     private func apply(payload bytes: [UInt8], from start: Int, to end: Int) throws {

@@ -69,8 +69,10 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Creates an engine from rule files checked together as one program.
     /// Throws ``RuleEngineError/invalidRules(_:)`` when they have errors, or ``RuleEngineError/store(_:)``.
-    public init(sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
-                options: Options = Options()) throws {
+    public init(
+        sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
+        options: Options = Options()
+    ) throws {
         let result = RuleCompiler.check(sources)
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         warnings = result.diagnostics
@@ -85,19 +87,24 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     /// Creates an engine from rule source text.
-    public convenience init(source: String, path: String = "<rules>", store: RuleStore = InMemoryStore(),
-                            clock: RuleClock = SystemClock(), options: Options = Options()) throws {
+    public convenience init(
+        source: String, path: String = "<rules>", store: RuleStore = InMemoryStore(),
+        clock: RuleClock = SystemClock(), options: Options = Options()
+    ) throws {
         try self.init(sources: [SourceFile(path: path, text: source)], store: store, clock: clock, options: options)
     }
 
     /// Creates an engine from a `.rules` file, e.g. one in the app's bundle.
-    public convenience init(contentsOf url: URL, store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
-                            options: Options = Options()) throws {
+    public convenience init(
+        contentsOf url: URL, store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
+        options: Options = Options()
+    ) throws {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw RuleEngineError.unreadable(path: url.path)
         }
-        try self.init(sources: [SourceFile(path: url.path, bytes: [UInt8](data))], store: store, clock: clock,
-                      options: options)
+        try self.init(
+            sources: [SourceFile(path: url.path, bytes: [UInt8](data))], store: store, clock: clock,
+            options: options)
     }
 
     /// The names of every scenario, in declaration order.
@@ -185,8 +192,10 @@ public final class RuleEngine: @unchecked Sendable {
         if let stored = state.scenarios[scenario.name] { return stored }
         let tallies = scenario.streams.compactMap { state.streams[$0] }
         if tallies.isEmpty { return ScenarioState() }
-        return ScenarioState(events: Tally.merged(tallies, keep: rules.keep, session: state.meta.sessionID,
-                                                  version: state.meta.versionID))
+        return ScenarioState(
+            events: Tally.merged(
+                tallies, keep: rules.keep, session: state.meta.sessionID,
+                version: state.meta.versionID))
     }
 
     // MARK: - Executing
@@ -225,7 +234,8 @@ public final class RuleEngine: @unchecked Sendable {
     public func executeNext(among names: [String]? = nil) -> String? {
         locked {
             let time = now
-            let candidates = names.map { $0.compactMap { rules.scenarioIndex[$0] } }
+            let candidates =
+                names.map { $0.compactMap { rules.scenarioIndex[$0] } }
                 ?? Array(rules.scenarios.indices)
             let ordered = candidates.enumerated().sorted {
                 let (a, b) = (rules.scenarios[$0.element].priority, rules.scenarios[$1.element].priority)
@@ -333,8 +343,10 @@ public final class RuleEngine: @unchecked Sendable {
     /// Events recorded on stream `name` in `scope`.
     public func count(_ name: String, scope: CountScope = .install) -> Int {
         locked {
-            Int(state.streams[name]?.count(scope, now: now, session: state.meta.sessionID,
-                                            version: state.meta.versionID) ?? 0)
+            Int(
+                state.streams[name]?.count(
+                    scope, now: now, session: state.meta.sessionID,
+                    version: state.meta.versionID) ?? 0)
         }
     }
 

@@ -39,7 +39,8 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
             return "state file '\(path)' is corrupt at byte \(offset): \(reason)"
                 + (keptAt.map { "; the damaged file was kept at '\($0)'" } ?? "")
         case .unsupportedVersion(let path, let version):
-            return "state file '\(path)' has format version \(version); this library reads version \(FileStore.formatVersion)"
+            return
+                "state file '\(path)' has format version \(version); this library reads version \(FileStore.formatVersion)"
         case .undecodableEntry(let key, let reason):
             return "stored entry '\(key)' cannot be decoded: \(reason)"
         case .io(let path, let operation, let code):

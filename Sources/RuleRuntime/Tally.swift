@@ -55,7 +55,8 @@ struct Tally: Equatable, Sendable {
     /// Index of the first recent time less than `window` old at `now`.
     func firstIndex(inWindow window: Double, now: Double) -> Int {
         let oldest = now - window
-        var low = 0, high = recent.count
+        var low = 0
+        var high = recent.count
         while low < high {
             let mid = (low + high) / 2
             if recent[mid] <= oldest { low = mid + 1 } else { high = mid }

@@ -35,8 +35,10 @@ extension RuleEngine {
             if case .until(let seconds)? = scope {
                 expires = time + seconds
             } else if let countScope = scope?.doneScope {
-                let done = state.streams[tag]?.count(countScope, now: time, session: state.meta.sessionID,
-                                                     version: state.meta.versionID) ?? 0
+                let done =
+                    state.streams[tag]?.count(
+                        countScope, now: time, session: state.meta.sessionID,
+                        version: state.meta.versionID) ?? 0
                 if done > 0 { return false }
             }
             let item = ToDoItem(created: time, expires: expires, info: info)

@@ -3,7 +3,8 @@ import RuleLang
 
 /// A value of a `param`, set by the app or returned by a provider closure.
 public enum ParamValue: Equatable, Hashable, Sendable, CustomStringConvertible,
-    ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral
+{
     case bool(Bool)
     case int(Int64)
     case string(String)

@@ -1,12 +1,13 @@
 import Foundation
 import RuleLang
 import RuleRuntime
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // rulebench: the speed and size numbers quoted in the README.
@@ -38,7 +39,8 @@ func temporaryPath(_ name: String) -> URL {
 }
 
 func format(_ ns: Double) -> String {
-    ns >= 1_000_000 ? String(format: "%.2f ms", ns / 1_000_000)
+    ns >= 1_000_000
+        ? String(format: "%.2f ms", ns / 1_000_000)
         : ns >= 1_000 ? String(format: "%.2f µs", ns / 1_000) : String(format: "%.0f ns", ns)
 }
 
@@ -88,7 +90,8 @@ func runBenchmarks() throws {
     // Cold start: parse 50 scenarios and load a store of 1,000 streams.
     var rules = ""
     for k in 0..<50 {
-        rules += "scenario S\(k) < on launch, e\(k); min_events \(k % 7); since_first \(k)d; max_exec 4 within 7d; between 2d; when count(e\(k + 1) per session) >= 1 >\n"
+        rules +=
+            "scenario S\(k) < on launch, e\(k); min_events \(k % 7); since_first \(k)d; max_exec 4 within 7d; between 2d; when count(e\(k + 1) per session) >= 1 >\n"
     }
     let coldPath = temporaryPath("cold.state")
     func seedColdStore() throws {
@@ -119,9 +122,14 @@ func runBenchmarks() throws {
     }
     let small = try storedBytes(10)
     let large = try storedBytes(1_000_000)
-    print("stored bytes: 10 triggers \(small), 1,000,000 triggers \(large) (ratio \(String(format: "%.2f", Double(large) / Double(small))))")
+    print(
+        "stored bytes: 10 triggers \(small), 1,000,000 triggers \(large) (ratio \(String(format: "%.2f", Double(large) / Double(small))))"
+    )
     print(String(repeating: "-", count: 64))
-    print(String(format: "ratios: trigger file/memory %.1fx; tryToExecute no vs 1 µs budget %.2f", fileTrigger / memoryTrigger, tryNo / 1_000))
+    print(
+        String(
+            format: "ratios: trigger file/memory %.1fx; tryToExecute no vs 1 µs budget %.2f",
+            fileTrigger / memoryTrigger, tryNo / 1_000))
     try? FileManager.default.removeItem(at: filePath.deletingLastPathComponent())
 }
 

@@ -47,7 +47,9 @@ enum CheckCommand {
         }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to check", usage: usage) }
         guard let files = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
-        if files.isEmpty { return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage) }
+        if files.isEmpty {
+            return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage)
+        }
 
         var sources: [SourceFile] = []
         var unreadable: [String] = []

@@ -54,7 +54,9 @@ enum SimulateCommand {
         guard paths.count >= 2 else { return CLI.misuse("expected RULES and a TIMELINE", usage: usage) }
         let timelinePath = paths.removeLast()
         guard let ruleFiles = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
-        if ruleFiles.isEmpty { return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage) }
+        if ruleFiles.isEmpty {
+            return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage)
+        }
         guard FileManager.default.fileExists(atPath: timelinePath) else {
             CLI.printError("error: no such file or directory: '\(timelinePath)'")
             return ExitCode.usage
@@ -118,7 +120,8 @@ enum SimulateCommand {
         case .todo(let name, let until): engine.toDo(name, scope: until.map { .until(TimeInterval($0)) })
         case .set(let name, let text, _):
             guard let type = engine.program.params.first(where: { $0.name.text == name })?.type,
-                  let parsed = TimelineValue.parse(text, as: type) else { return nil }
+                let parsed = TimelineValue.parse(text, as: type)
+            else { return nil }
             let value: ParamValue
             switch parsed.kind {
             case .bool: value = .bool(parsed.bool)
@@ -130,17 +133,20 @@ enum SimulateCommand {
         case .tryScenario(let name):
             let explanation = engine.explain(name)
             let ran = engine.tryToExecute(name)
-            let output = Output(time: time, seconds: step.offset, step: "try", name: name, result: ran ? "yes" : "no",
-                                reason: ran ? nil : explanation.reason)
+            let output = Output(
+                time: time, seconds: step.offset, step: "try", name: name, result: ran ? "yes" : "no",
+                reason: ran ? nil : explanation.reason)
             return line(output, ran ? "\(time) \(name) yes" : "\(time) \(name) no: \(explanation.reason)")
         case .check(let expr, let text):
             let result = engine.check(expr) ? "true" : "false"
-            return line(Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
-                        "\(time) check \(result)")
+            return line(
+                Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
+                "\(time) check \(result)")
         case .next(let names):
             let chosen = engine.executeNext(among: names.isEmpty ? nil : names)
-            return line(Output(time: time, seconds: step.offset, step: "next", name: chosen, result: chosen ?? "none"),
-                        "\(time) next \(chosen ?? "none")")
+            return line(
+                Output(time: time, seconds: step.offset, step: "next", name: chosen, result: chosen ?? "none"),
+                "\(time) next \(chosen ?? "none")")
         }
         return nil
     }

@@ -66,14 +66,16 @@ struct TimelineParser {
 
     private mutating func parseStep(_ timeWord: Word, _ words: inout Words) -> TimelineStep? {
         guard let offset = DurationText.seconds(timeWord.text) else {
-            error(.invalidDuration,
-                  "invalid time '\(timeWord.text)'; a time is an offset from the start such as '0', '90s' or '1d12h'",
-                  timeWord.range)
+            error(
+                .invalidDuration,
+                "invalid time '\(timeWord.text)'; a time is an offset from the start such as '0', '90s' or '1d12h'",
+                timeWord.range)
             return nil
         }
         guard let verb = words.next() else {
-            error(.expectedToken, "expected a step after the time (\(TimelineParser.verbs.joined(separator: ", ")))",
-                  timeWord.range.upperBound..<timeWord.range.upperBound)
+            error(
+                .expectedToken, "expected a step after the time (\(TimelineParser.verbs.joined(separator: ", ")))",
+                timeWord.range.upperBound..<timeWord.range.upperBound)
             return nil
         }
         func step(_ action: TimelineStep.Action) -> TimelineStep {
@@ -87,7 +89,9 @@ struct TimelineParser {
             guard let name = requireWord(&words, "an event name after '\(verb.text)'", after: verb) else { return nil }
             return finish(&words, step(verb.text == "trigger" ? .trigger(name.text) : .done(name.text)))
         case "try", "reset":
-            guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else { return nil }
+            guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else {
+                return nil
+            }
             let groups = verb.text == "reset" ? program.groups.map(\.name.text) : []
             guard requireScenario(name, alsoAllowing: groups) else { return nil }
             return finish(&words, step(verb.text == "try" ? .tryScenario(name.text) : .reset(name.text)))
@@ -106,13 +110,16 @@ struct TimelineParser {
             var until: Int64?
             if let keyword = words.next() {
                 guard keyword.text == "until" else {
-                    error(.expectedToken, "expected 'until' or the end of the line, found '\(keyword.text)'", keyword.range)
+                    error(
+                        .expectedToken, "expected 'until' or the end of the line, found '\(keyword.text)'",
+                        keyword.range)
                     return nil
                 }
                 guard let duration = requireWord(&words, "a duration after 'until'", after: keyword) else { return nil }
                 guard let seconds = DurationText.seconds(duration.text) else {
-                    error(.invalidDuration, "invalid duration '\(duration.text)'; use units s, m, h, d, w, as in '3h'",
-                          duration.range)
+                    error(
+                        .invalidDuration, "invalid duration '\(duration.text)'; use units s, m, h, d, w, as in '3h'",
+                        duration.range)
                     return nil
                 }
                 until = seconds
@@ -121,7 +128,8 @@ struct TimelineParser {
         case "check":
             let rest = words.rest
             guard !rest.isEmpty else {
-                error(.expectedToken, "expected a condition after 'check'", verb.range.upperBound..<verb.range.upperBound)
+                error(
+                    .expectedToken, "expected a condition after 'check'", verb.range.upperBound..<verb.range.upperBound)
                 return nil
             }
             let (expr, found) = RuleCompiler.checkExpression(file, range: rest, in: program)
@@ -171,10 +179,14 @@ struct TimelineParser {
     private mutating func validValue(_ value: Word, for param: ParamDecl) -> Bool {
         guard let type = param.type else { return false }
         if TimelineValue.parse(value.text, as: type) != nil { return true }
-        let example = ["bool": "true or false", "int": "a whole number", "string": "a word or a quoted string",
-                       "duration": "a duration such as 2d"][type.rawValue]!
-        error(.typeMismatch, "'\(value.text)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param.name.text)' takes \(example)",
-              value.range)
+        let example = [
+            "bool": "true or false", "int": "a whole number", "string": "a word or a quoted string",
+            "duration": "a duration such as 2d",
+        ][type.rawValue]!
+        error(
+            .typeMismatch,
+            "'\(value.text)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param.name.text)' takes \(example)",
+            value.range)
         return false
     }
 }
@@ -197,7 +209,9 @@ struct Words {
     }
 
     private mutating func skipBlanks() {
-        while position < end, file.bytes[position] == 0x20 || file.bytes[position] == 0x09 || file.bytes[position] == 0x0D {
+        while position < end,
+            file.bytes[position] == 0x20 || file.bytes[position] == 0x09 || file.bytes[position] == 0x0D
+        {
             position += 1
         }
     }
@@ -233,7 +247,9 @@ struct Words {
 
 enum TimelineValue {
     /// A `set` value as the param's type: `true`/`false`, an integer, a duration, or any word.
-    static func parse(_ text: String, as type: ValueType) -> (kind: ValueType, bool: Bool, int: Int64, seconds: Int64, string: String)? {
+    static func parse(_ text: String, as type: ValueType) -> (
+        kind: ValueType, bool: Bool, int: Int64, seconds: Int64, string: String
+    )? {
         switch type {
         case .bool:
             guard text == "true" || text == "false" else { return nil }

@@ -1,5 +1,5 @@
-import XCTest
 import RuleLang
+import XCTest
 
 /// Random and adversarial bytes: the front end always returns, with diagnostics, never traps.
 final class FuzzTests: XCTestCase {
@@ -32,10 +32,12 @@ final class FuzzTests: XCTestCase {
     }
 
     func testRandomTokenSoup() {
-        let pieces = ["scenario", "group", "param", "A", "<", ">", "<=", "==", ";", "{", "}", "(", ")", ",", ":",
-                      "=", "min_events", "max_exec", "between", "when", "on", "per", "within", "session", "5",
-                      "7d", "1d12h", "\"s\"", "not", "and", "or", "count", "executions", "todo", "true", "#", "\n",
-                      "\"", "\\", "99999999999999999999", "é", "\u{0}", "priority", "int", "duration"]
+        let pieces = [
+            "scenario", "group", "param", "A", "<", ">", "<=", "==", ";", "{", "}", "(", ")", ",", ":",
+            "=", "min_events", "max_exec", "between", "when", "on", "per", "within", "session", "5",
+            "7d", "1d12h", "\"s\"", "not", "and", "or", "count", "executions", "todo", "true", "#", "\n",
+            "\"", "\\", "99999999999999999999", "é", "\u{0}", "priority", "int", "duration",
+        ]
         var rng = SplitMix(state: 7)
         for _ in 0..<2_000 {
             let count = Int.random(in: 1..<60, using: &rng)

@@ -1,5 +1,5 @@
-import XCTest
 import RuleLang
+import XCTest
 
 /// Every file (or directory) in `examples/invalid/` against its `.expected` diagnostics,
 /// and every other example must be clean.
@@ -11,11 +11,14 @@ final class GoldenTests: XCTestCase {
         let url = Self.root.appendingPathComponent(relative)
         var isDirectory: ObjCBool = false
         FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-        let paths = isDirectory.boolValue
+        let paths =
+            isDirectory.boolValue
             ? try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".rules") }.sorted()
                 .map { relative + "/" + $0 }
             : [relative]
-        return try paths.map { SourceFile(path: $0, bytes: [UInt8](try Data(contentsOf: Self.root.appendingPathComponent($0)))) }
+        return try paths.map {
+            SourceFile(path: $0, bytes: [UInt8](try Data(contentsOf: Self.root.appendingPathComponent($0))))
+        }
     }
 
     func testInvalidExamplesMatchExpectedDiagnostics() throws {
@@ -25,7 +28,8 @@ final class GoldenTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(expectedFiles.count, 12)
         for expectedFile in expectedFiles {
             let stem = String(expectedFile.dropLast(".expected".count))
-            let relative = FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem).path)
+            let relative =
+                FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem).path)
                 ? "examples/invalid/\(stem)" : "examples/invalid/\(stem).rules"
             let result = RuleCompiler.check(try sources(relative))
             XCTAssertTrue(result.hasErrors, "\(relative) should have an error")

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import RuleLang
 
 final class LexerTests: XCTestCase {
@@ -10,25 +11,30 @@ final class LexerTests: XCTestCase {
     }
 
     func testCardLineTokens() {
-        let (tokens, diagnostics) = lex("scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")
+        let (tokens, diagnostics) = lex(
+            "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")
         XCTAssertTrue(diagnostics.isEmpty)
-        XCTAssertEqual(tokens, [
-            Token(.kwScenario, 0..<8), Token(.identifier, 9..<23), Token(.less, 24..<25),
-            Token(.identifier, 26..<36), Token(.integer, 37..<38), Token(.semicolon, 38..<39),
-            Token(.identifier, 40..<51), Token(.duration, 52..<54), Token(.semicolon, 54..<55),
-            Token(.identifier, 56..<64), Token(.integer, 65..<66), Token(.semicolon, 66..<67),
-            Token(.identifier, 68..<75), Token(.duration, 76..<78), Token(.greater, 79..<80),
-            Token(.eof, 80..<80),
-        ])
+        XCTAssertEqual(
+            tokens,
+            [
+                Token(.kwScenario, 0..<8), Token(.identifier, 9..<23), Token(.less, 24..<25),
+                Token(.identifier, 26..<36), Token(.integer, 37..<38), Token(.semicolon, 38..<39),
+                Token(.identifier, 40..<51), Token(.duration, 52..<54), Token(.semicolon, 54..<55),
+                Token(.identifier, 56..<64), Token(.integer, 65..<66), Token(.semicolon, 66..<67),
+                Token(.identifier, 68..<75), Token(.duration, 76..<78), Token(.greater, 79..<80),
+                Token(.eof, 80..<80),
+            ])
     }
 
     func testOperatorsCommentsAndStrings() {
         let (tokens, diagnostics) = lex("# c\n<= >= == != = : , ( ) { } // x\n\"a\\\"b\" 1_000 1d12h")
         XCTAssertTrue(diagnostics.isEmpty)
-        XCTAssertEqual(tokens.map(\.kind), [
-            .lessEqual, .greaterEqual, .equalEqual, .bangEqual, .equal, .colon, .comma, .leftParen,
-            .rightParen, .leftBrace, .rightBrace, .string, .integer, .duration, .eof,
-        ])
+        XCTAssertEqual(
+            tokens.map(\.kind),
+            [
+                .lessEqual, .greaterEqual, .equalEqual, .bangEqual, .equal, .colon, .comma, .leftParen,
+                .rightParen, .leftBrace, .rightBrace, .string, .integer, .duration, .eof,
+            ])
         let file = SourceFile(path: "t", text: "\"a\\\"b\\\\\"")
         XCTAssertEqual(Lexer.stringValue(file, 0..<file.bytes.count), "a\"b\\")
     }
@@ -48,7 +54,8 @@ final class LexerTests: XCTestCase {
     func testMalformedInputIsReportedWithPositions() {
         let (tokens, diagnostics) = lex("5days @ \"open\n99999999999999999999")
         XCTAssertEqual(tokens.map(\.kind), [.invalid, .invalid, .invalid, .invalid, .eof])
-        XCTAssertEqual(diagnostics.map(\.id), [.invalidDuration, .invalidCharacter, .unterminatedString, .integerOverflow])
+        XCTAssertEqual(
+            diagnostics.map(\.id), [.invalidDuration, .invalidCharacter, .unterminatedString, .integerOverflow])
         XCTAssertEqual(diagnostics.map { "\($0.location)" }, ["1:1", "1:7", "1:9", "2:1"])
     }
 

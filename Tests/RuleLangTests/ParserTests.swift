@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import RuleLang
 
 final class ParserTests: XCTestCase {
@@ -7,12 +8,14 @@ final class ParserTests: XCTestCase {
     }
 
     func testCardLineParsesExactly() {
-        let (file, diagnostics) = parse("scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")
+        let (file, diagnostics) = parse(
+            "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")
         XCTAssertTrue(diagnostics.isEmpty)
         let expected = ScenarioDecl(
             name: Name("AskToSubscribe", 9..<23),
             clauses: [
-                Clause(kind: .minEvents(IntLiteral(value: 5, range: 37..<38), Scope(.install, 38..<38)), range: 26..<38),
+                Clause(
+                    kind: .minEvents(IntLiteral(value: 5, range: 37..<38), Scope(.install, 38..<38)), range: 26..<38),
                 Clause(kind: .sinceFirst(DurationLiteral(seconds: 604_800, range: 52..<54)), range: 40..<54),
                 Clause(kind: .maxExec(IntLiteral(value: 4, range: 65..<66), Scope(.install, 66..<66)), range: 56..<66),
                 Clause(kind: .between(DurationLiteral(seconds: 172_800, range: 76..<78)), range: 68..<78),
@@ -22,7 +25,8 @@ final class ParserTests: XCTestCase {
     }
 
     func testScopesParamsGroupsAndTrailingSemicolon() throws {
-        let (file, diagnostics) = parse("""
+        let (file, diagnostics) = parse(
+            """
             param limit: int = 3
             group G < max_exec 1 within 1d > { scenario A < min_events 2 per session; on a, "b c"; > }
             scenario E < >
@@ -30,12 +34,14 @@ final class ParserTests: XCTestCase {
         XCTAssertTrue(diagnostics.isEmpty, "\(diagnostics.map(\.message))")
         XCTAssertEqual(file.declarations.count, 3)
         guard case .param(let param) = file.declarations[0], case .group(let group) = file.declarations[1],
-              case .scenario(let empty) = file.declarations[2] else { return XCTFail("shapes") }
+            case .scenario(let empty) = file.declarations[2]
+        else { return XCTFail("shapes") }
         XCTAssertEqual(param.type, .int)
         XCTAssertEqual(param.defaultValue?.kind, .integer(3))
         XCTAssertEqual(group.clauses.map { Printer.clause($0.kind) }, ["max_exec 1 within 1d"])
         XCTAssertEqual(group.members.map(\.name.text), ["A"])
-        XCTAssertEqual(group.members[0].clauses.map { Printer.clause($0.kind) }, ["min_events 2 per session", "on a, \"b c\""])
+        XCTAssertEqual(
+            group.members[0].clauses.map { Printer.clause($0.kind) }, ["min_events 2 per session", "on a, \"b c\""])
         XCTAssertTrue(empty.clauses.isEmpty)
     }
 
@@ -46,9 +52,10 @@ final class ParserTests: XCTestCase {
             return XCTFail("shape")
         }
         guard case .binary(.or, let left, let right) = e.kind, case .unary(.not, let negated) = left.kind,
-              case .binary(.equal, _, _) = negated.kind, case .binary(.and, _, let paren) = right.kind,
-              case .parenthesized(let inner) = paren.kind, case .binary(.greater, let call, _) = inner.kind,
-              case .call(let f, let arg, let scope) = call.kind else {
+            case .binary(.equal, _, _) = negated.kind, case .binary(.and, _, let paren) = right.kind,
+            case .parenthesized(let inner) = paren.kind, case .binary(.greater, let call, _) = inner.kind,
+            case .call(let f, let arg, let scope) = call.kind
+        else {
             return XCTFail("precedence: \(Printer.expression(e))")
         }
         XCTAssertEqual([f.text, arg.text], ["count", "x"])
@@ -56,22 +63,26 @@ final class ParserTests: XCTestCase {
     }
 
     func testRecoveryReportsEveryIndependentError() {
-        let (file, diagnostics) = parse("""
+        let (file, diagnostics) = parse(
+            """
             scenario A < min_events; max_exec 1 >
             scenario B < bogus 3 >
             scenario C < between 1d >
             """)
-        XCTAssertEqual(diagnostics.map { "\($0.location) \($0.message)" }, [
-            "1:24 expected a whole number, found ';'",
-            "2:14 unknown clause 'bogus'",
-        ])
+        XCTAssertEqual(
+            diagnostics.map { "\($0.location) \($0.message)" },
+            [
+                "1:24 expected a whole number, found ';'",
+                "2:14 unknown clause 'bogus'",
+            ])
         XCTAssertEqual(file.declarations.count, 3, "every scenario survives its errors")
     }
 
     func testMissingOpenAngleSkipsTheWholeBody() {
         let (file, diagnostics) = parse("scenario C max_exec 1; between 2d; when (a > 1) >\nscenario D < >")
-        XCTAssertEqual(diagnostics.map { "\($0.location) \($0.message)" },
-                       ["1:12 expected '<' to open the body of scenario 'C', found 'max_exec'"])
+        XCTAssertEqual(
+            diagnostics.map { "\($0.location) \($0.message)" },
+            ["1:12 expected '<' to open the body of scenario 'C', found 'max_exec'"])
         XCTAssertEqual(file.declarations.count, 2)
     }
 
@@ -85,7 +96,9 @@ final class ParserTests: XCTestCase {
     }
 
     func testLongExpressionsAreCapped() {
-        let text = "scenario S < when " + Array(repeating: "true", count: 600).joined(separator: " and ") + " >\nscenario T < >"
+        let text =
+            "scenario S < when " + Array(repeating: "true", count: 600).joined(separator: " and ")
+            + " >\nscenario T < >"
         let (file, diagnostics) = parse(text)
         XCTAssertEqual(diagnostics.map(\.id), [.expressionTooLong])
         XCTAssertEqual(file.declarations.count, 2)

@@ -49,7 +49,9 @@ final class EcnoBehaviourTests: XCTestCase {
         // Done at 0, 10 and 20 minutes; now is 30 minutes.
         XCTAssertTrue(engine.beenDone("tag", times: .exactly(3)))
         XCTAssertTrue(engine.beenDone("tag", scope: .session, times: .moreThan(2)))
-        XCTAssertTrue(engine.beenDone("tag", scope: .since(20 * .minute), times: .exactly(1)), "the 10-minute one is exactly 20m old: out")
+        XCTAssertTrue(
+            engine.beenDone("tag", scope: .since(20 * .minute), times: .exactly(1)),
+            "the 10-minute one is exactly 20m old: out")
         XCTAssertTrue(engine.beenDone("tag", scope: .since(20 * .minute + 1), times: .exactly(2)))
         XCTAssertTrue(engine.beenDone("tag", scope: .since(.hour), times: .lessThan(4)))
         XCTAssertTrue(engine.beenDone("tag", times: .custom { $0 % 3 == 0 }))

@@ -1,6 +1,7 @@
 import Foundation
-@testable import RuleRuntime
 import XCTest
+
+@testable import RuleRuntime
 
 final class PersistenceTests: XCTestCase {
     let rules = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >\nparam p: string"
@@ -123,8 +124,9 @@ final class PersistenceTests: XCTestCase {
         let engine = try RuleEngine(source: rules, store: store, clock: clock)
         XCTAssertEqual(engine.count("AskToSubscribe"), 0, "the damage is in the first record")
         XCTAssertNotNil(store.recoveryReport)
-        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
-            .contains { $0.contains(".damaged-") })
+        XCTAssertTrue(
+            try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+                .contains { $0.contains(".damaged-") })
     }
 
     func testGarbageAndNewerFormatsAreClearErrors() throws {
@@ -184,11 +186,13 @@ final class PersistenceTests: XCTestCase {
         defer { defaults.removePersistentDomain(forName: suite) }
         let clock = ManualClock()
         do {
-            let engine = try RuleEngine(source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
+            let engine = try RuleEngine(
+                source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
             for _ in 0..<5 { engine.trigger("AskToSubscribe") }
             engine.clearDone("other")
         }
-        let engine = try RuleEngine(source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
+        let engine = try RuleEngine(
+            source: rules, store: UserDefaultsStore(defaults: defaults, prefix: "app."), clock: clock)
         XCTAssertEqual(engine.count("AskToSubscribe"), 5)
         XCTAssertEqual(try UserDefaultsStore(defaults: defaults, prefix: "other.").load().count, 0)
     }
@@ -222,7 +226,10 @@ final class PersistenceTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for k in 0..<1_000 {
                 engine.trigger("AskToSubscribe")
-                if k % 100 == 0 { _ = engine.tryToExecute("AskToSubscribe"); _ = engine.explain("AskToSubscribe") }
+                if k % 100 == 0 {
+                    _ = engine.tryToExecute("AskToSubscribe")
+                    _ = engine.explain("AskToSubscribe")
+                }
                 engine.markDone("thread\(thread)")
             }
         }
@@ -237,9 +244,9 @@ final class PersistenceTests: XCTestCase {
         let process = Process()
         process.executableURL = Bundle.main.bundleURL.appendingPathComponent("rulebench")
         #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            process.executableURL = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("rulebench")
-        }
+            for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+                process.executableURL = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("rulebench")
+            }
         #endif
         process.arguments = ["trigger-loop", url.path, "AskToSubscribe"]
         let pipe = Pipe()

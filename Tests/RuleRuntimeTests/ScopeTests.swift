@@ -5,7 +5,8 @@ import XCTest
 /// Scopes, windows, stacked caps, groups, priority, the clock, explanations.
 final class ScopeTests: XCTestCase {
     func testSessionAndVersionScopes() throws {
-        let (engine, _) = try makeEngine("""
+        let (engine, _) = try makeEngine(
+            """
             scenario PerSession < on launch; min_events 2 per session >
             scenario WhatsNew < max_exec 1 per version >
             """)
@@ -54,7 +55,8 @@ final class ScopeTests: XCTestCase {
     }
 
     func testGroupSharesOneBudget() throws {
-        let (engine, clock) = try makeEngine("""
+        let (engine, clock) = try makeEngine(
+            """
             group Prompts < max_exec 1 within 1d; between 12h > {
                 scenario Rate < >
                 scenario Share < >
@@ -64,8 +66,9 @@ final class ScopeTests: XCTestCase {
         XCTAssertTrue(engine.tryToExecute("Rate"))
         XCTAssertFalse(engine.tryToExecute("Share"), "one prompt a day across the group")
         XCTAssertTrue(engine.tryToExecute("Free"), "not in the group")
-        XCTAssertEqual(engine.explain("Share").failing.map(\.description),
-                       ["group Prompts: max_exec 1 within 1d: 1 so far", "group Prompts: between 12h: 12h left"])
+        XCTAssertEqual(
+            engine.explain("Share").failing.map(\.description),
+            ["group Prompts: max_exec 1 within 1d: 1 so far", "group Prompts: between 12h: 12h left"])
         clock.advance(by: .day)
         XCTAssertTrue(engine.tryToExecute("Share"))
         XCTAssertTrue(try engine.check("executions(Prompts) == 2 and executions(Share) == 1"))
@@ -74,7 +77,8 @@ final class ScopeTests: XCTestCase {
     }
 
     func testPriorityPicksTheHighestEligible() throws {
-        let (engine, _) = try makeEngine("""
+        let (engine, _) = try makeEngine(
+            """
             scenario Low < priority 1 >
             scenario High < priority 10; max_exec 1 >
             scenario Blocked < priority 99; min_events 1 >
@@ -108,11 +112,15 @@ final class ScopeTests: XCTestCase {
     }
 
     func testExplainGivesNumbersAndEarliestTime() throws {
-        let (engine, clock) = try makeEngine("scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")
+        let (engine, clock) = try makeEngine(
+            "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")
         var explanation = engine.explain("AskToSubscribe")
-        XCTAssertEqual(explanation.clauses.map(\.description), [
-            "min_events 5: 0 so far", "since_first 7d: no event yet", "max_exec 4: 0 so far", "between 2d: never executed",
-        ])
+        XCTAssertEqual(
+            explanation.clauses.map(\.description),
+            [
+                "min_events 5: 0 so far", "since_first 7d: no event yet", "max_exec 4: 0 so far",
+                "between 2d: never executed",
+            ])
         XCTAssertNil(explanation.earliest, "no first event: waiting alone cannot pass")
         let start = clock.now()
         for _ in 0..<5 { engine.trigger("AskToSubscribe") }

@@ -128,7 +128,15 @@ final class ManualBox<T: Sendable>: @unchecked Sendable {
     private var stored: T
     init(_ value: T) { stored = value }
     var value: T {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        set {
+            lock.lock()
+            stored = newValue
+            lock.unlock()
+        }
     }
 }

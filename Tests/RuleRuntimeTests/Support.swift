@@ -6,8 +6,10 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
 
 /// An engine over `source` with a manual clock at a fixed start and an in-memory store.
-func makeEngine(_ source: String, store: RuleStore = InMemoryStore(),
-                file: StaticString = #filePath, line: UInt = #line) throws -> (RuleEngine, ManualClock) {
+func makeEngine(
+    _ source: String, store: RuleStore = InMemoryStore(),
+    file: StaticString = #filePath, line: UInt = #line
+) throws -> (RuleEngine, ManualClock) {
     let clock = ManualClock()
     return (try RuleEngine(source: source, store: store, clock: clock), clock)
 }

@@ -61,10 +61,12 @@ final class WaitForItBehaviourTests: XCTestCase {
     func testExecutionIsRecordedOnlyWhenTrueAndEventsAreNeverReset() throws {
         let (engine, _) = try makeEngine("scenario S < min_events 1; max_exec 2 >")
         XCTAssertFalse(engine.tryToExecute("S"))
-        XCTAssertEqual(engine.explain("S").clauses.map(\.description), ["min_events 1: 0 so far", "max_exec 2: 0 so far"])
+        XCTAssertEqual(
+            engine.explain("S").clauses.map(\.description), ["min_events 1: 0 so far", "max_exec 2: 0 so far"])
         engine.trigger("S")
         XCTAssertTrue(engine.tryToExecute("S"))
-        XCTAssertEqual(engine.explain("S").clauses.map(\.description), ["min_events 1: 1 so far", "max_exec 2: 1 so far"])
+        XCTAssertEqual(
+            engine.explain("S").clauses.map(\.description), ["min_events 1: 1 so far", "max_exec 2: 1 so far"])
     }
 
     func testMixedConditions() throws {
@@ -81,7 +83,8 @@ final class WaitForItBehaviourTests: XCTestCase {
     }
 
     func testWhenWithParamsStoredAndLive() throws {
-        let (engine, _) = try makeEngine("""
+        let (engine, _) = try makeEngine(
+            """
             param ok: bool
             param level: int = 3
             param name: string = "x"
@@ -100,7 +103,8 @@ final class WaitForItBehaviourTests: XCTestCase {
     }
 
     func testResetForgetsExecutionsAndOldEventsButKeepsSharedStreams() throws {
-        let (engine, _) = try makeEngine("""
+        let (engine, _) = try makeEngine(
+            """
             scenario A < on launch; min_events 2; max_exec 1 >
             scenario B < on launch; min_events 2 >
             """)
@@ -135,7 +139,8 @@ final class WaitForItBehaviourTests: XCTestCase {
     func testInvalidRulesThrowWithDiagnostics() {
         XCTAssertThrowsError(try RuleEngine(source: "scenario S < min_event 5 >", path: "app.rules")) { error in
             guard case RuleEngineError.invalidRules(let diagnostics) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(diagnostics.first?.message, "unknown clause 'min_event'; did you mean 'min_events' or 'max_events'?")
+            XCTAssertEqual(
+                diagnostics.first?.message, "unknown clause 'min_event'; did you mean 'min_events' or 'max_events'?")
             XCTAssertTrue("\(error)".hasPrefix("app.rules:1:14: error: unknown clause"))
         }
     }

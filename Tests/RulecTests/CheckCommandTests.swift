@@ -54,8 +54,10 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testMisuseExits64WithUsage() throws {
-        for arguments in [["check"], ["check", "--bogus", "examples"], ["chek", "examples"], [],
-                          ["check", "no/such/path.rules"]] {
+        for arguments in [
+            ["check"], ["check", "--bogus", "examples"], ["chek", "examples"], [],
+            ["check", "no/such/path.rules"],
+        ] {
             let result = try RulecBinary.run(arguments)
             XCTAssertEqual(result.status, 64, "\(arguments)")
             XCTAssertTrue(result.stderr.hasPrefix("error: "), "\(arguments): \(result.stderr)")

@@ -15,15 +15,18 @@ final class SimulateCommandTests: XCTestCase {
             let stem = String(timeline.dropLast(".timeline".count))
             let result = try RulecBinary.run(["simulate", stem + ".rules", timeline])
             XCTAssertEqual(result.status, 0, timeline + result.stdout + result.stderr)
-            let expected = try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent(stem + ".expected"),
-                                      encoding: .utf8)
+            let expected = try String(
+                contentsOf: RulecBinary.packageRoot.appendingPathComponent(stem + ".expected"),
+                encoding: .utf8)
             XCTAssertEqual(result.stdout, expected, timeline)
         }
     }
 
     func testJSONLines() throws {
-        let result = try RulecBinary.run(["simulate", "--json", "examples/seeds/waitforit_share.rules",
-                                          "examples/seeds/waitforit_share.timeline"])
+        let result = try RulecBinary.run([
+            "simulate", "--json", "examples/seeds/waitforit_share.rules",
+            "examples/seeds/waitforit_share.timeline",
+        ])
         XCTAssertEqual(result.status, 0)
         let objects = try result.stdout.split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
@@ -42,12 +45,16 @@ final class SimulateCommandTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try rules.write(to: directory.appendingPathComponent("r.rules"), atomically: true, encoding: .utf8)
         try timeline.write(to: directory.appendingPathComponent("t.timeline"), atomically: true, encoding: .utf8)
-        return try RulecBinary.run(["simulate", directory.appendingPathComponent("r.rules").path,
-                                    directory.appendingPathComponent("t.timeline").path])
+        return try RulecBinary.run([
+            "simulate", directory.appendingPathComponent("r.rules").path,
+            directory.appendingPathComponent("t.timeline").path,
+        ])
     }
 
     func testBadTimelineLinesAreLocatedErrors() throws {
-        let result = try simulate("scenario Ask < max_exec 1 >\nparam n: int", """
+        let result = try simulate(
+            "scenario Ask < max_exec 1 >\nparam n: int",
+            """
             0 launch 1.0
             1x try Ask
             0 tri Ask
@@ -60,18 +67,22 @@ final class SimulateCommandTests: XCTestCase {
         let errors = result.stdout.split(separator: "\n").filter { $0.contains(": error: ") }.map {
             String($0.split(separator: "/").last!)
         }
-        XCTAssertEqual(errors, [
-            "t.timeline:2:1: error: invalid time '1x'; a time is an offset from the start such as '0', '90s' or '1d12h'",
-            "t.timeline:3:3: error: unknown step 'tri'; did you mean 'try'?",
-            "t.timeline:4:7: error: unknown scenario 'Aks'; did you mean 'Ask'?",
-            "t.timeline:5:9: error: 'many' is not an 'int'; param 'n' takes a whole number",
-            "t.timeline:6:20: error: unknown param 'n2'",
-            "t.timeline:7:9: error: expected an app version after 'launch'",
-        ])
+        XCTAssertEqual(
+            errors,
+            [
+                "t.timeline:2:1: error: invalid time '1x'; a time is an offset from the start such as '0', '90s' or '1d12h'",
+                "t.timeline:3:3: error: unknown step 'tri'; did you mean 'try'?",
+                "t.timeline:4:7: error: unknown scenario 'Aks'; did you mean 'Ask'?",
+                "t.timeline:5:9: error: 'many' is not an 'int'; param 'n' takes a whole number",
+                "t.timeline:6:20: error: unknown param 'n2'",
+                "t.timeline:7:9: error: expected an app version after 'launch'",
+            ])
     }
 
     func testTimeMayGoBackwards() throws {
-        let result = try simulate("scenario S < between 1d >", """
+        let result = try simulate(
+            "scenario S < between 1d >",
+            """
             10d try S
             0   try S      # the clock was set back
             11d try S

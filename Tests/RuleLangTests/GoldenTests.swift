@@ -10,7 +10,7 @@ final class GoldenTests: XCTestCase {
     private func sources(_ relative: String) throws -> [SourceFile] {
         let url = Self.root.appendingPathComponent(relative)
         var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+        _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
         let paths =
             isDirectory.boolValue
             ? try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".rules") }.sorted()

@@ -44,6 +44,14 @@ func format(_ ns: Double) -> String {
         : ns >= 1_000 ? String(format: "%.2f µs", ns / 1_000) : String(format: "%.0f ns", ns)
 }
 
+/// The process's resident set size (Linux), for the memory line.
+func residentBytes() -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
 func triggerLoop(_ path: String, _ stream: String) -> Never {
     do {
         let engine = try RuleEngine(source: card, store: FileStore(url: URL(fileURLWithPath: path)))
@@ -125,6 +133,19 @@ func runBenchmarks() throws {
     print(
         "stored bytes: 10 triggers \(small), 1,000,000 triggers \(large) (ratio \(String(format: "%.2f", Double(large) / Double(small))))"
     )
+    if let before = residentBytes() {
+        let store = InMemoryStore()
+        let engine = try RuleEngine(source: rules, store: store)
+        for stream in 0..<10_000 {
+            for _ in 0..<3 { engine.trigger("m\(stream)") }
+        }
+        if let after = residentBytes() {
+            let stored = try store.load().values.reduce(0) { $0 + $1.count }
+            print(
+                "memory: 10,000 streams: resident +\((after - before) / 1024) KiB (engine and store), encoded \(stored / 1024) KiB"
+            )
+        }
+    }
     print(String(repeating: "-", count: 64))
     print(
         String(

@@ -85,17 +85,6 @@ struct EngineState {
         body(&writer)
         return writer.bytes
     }
-
-    /// Every entry, for a full snapshot.
-    func allChanges() -> [StoreChange] {
-        var changes = [EngineState.change(meta: meta)]
-        changes += streams.map { EngineState.change(stream: $0.key, $0.value) }
-        changes += scenarios.map { EngineState.change(scenario: $0.key, $0.value) }
-        changes += groups.map { EngineState.change(group: $0.key, $0.value) }
-        changes += params.map { EngineState.change(param: $0.key, $0.value) }
-        changes += todos.map { EngineState.change(todo: $0.key, $0.value) }
-        return changes
-    }
 }
 
 // MARK: - Entry encodings

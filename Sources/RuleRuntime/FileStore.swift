@@ -59,7 +59,12 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     public let path: String
     public let options: Options
     /// What `load` found and repaired, if anything; nil when the file was sound.
-    public private(set) var recoveryReport: String?
+    public var recoveryReport: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return report
+    }
+    private var report: String?
 
     private let lock = NSLock()
     private var fd: Int32 = -1
@@ -172,7 +177,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         } else {
             try compactLocked()
         }
-        recoveryReport =
+        report =
             "state file '\(path)': \(damage.reason) at byte \(damage.offset); kept the \(offset) bytes before it; the original was copied to '\(kept)'"
     }
 

@@ -157,6 +157,18 @@ struct Checker {
                         notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 }
                 single[keyword] = clause
+                if case .on(let names) = clause.kind {
+                    var seenNames: [String: Name] = [:]
+                    for name in names {
+                        if let first = seenNames[name.text] {
+                            warning(
+                                .duplicateEvent, Message.duplicateEvent(name.text), file, name.range,
+                                notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                        } else {
+                            seenNames[name.text] = name
+                        }
+                    }
+                }
             case .minEvents(let n, let scope):
                 checkWindow(n, scope, file)
                 minimums[scope.kind] = minimums[scope.kind].map { max($0, clause, by: value) } ?? clause

@@ -6,6 +6,7 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case comparisonOutsideParentheses = "comparison-outside-parentheses"
     case duplicateClause = "duplicate-clause"
     case duplicateDeclaration = "duplicate-declaration"
+    case duplicateEvent = "duplicate-event"
     case duplicateSingleClause = "duplicate-single-clause"
     case expectedToken = "expected-token"
     case expressionTooLong = "expression-too-long"
@@ -48,6 +49,7 @@ enum Message {
     }
     static func duplicateClause(_ clause: String) -> String { "duplicate clause '\(clause)'" }
     static func duplicateDeclaration(_ kind: String, _ name: String) -> String { "duplicate \(kind) '\(name)'" }
+    static func duplicateEvent(_ name: String) -> String { "event '\(name)' is named twice in 'on'" }
     static func duplicateSingleClause(_ clause: String) -> String { "more than one '\(clause)' clause" }
     static func expected(_ what: String, found: String) -> String { "expected \(what), found \(found)" }
     static func fileTooLarge(_ size: Int) -> String {

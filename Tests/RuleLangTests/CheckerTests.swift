@@ -53,6 +53,7 @@ final class CheckerTests: XCTestCase {
             ("scenario A < max_exec 0 >", ["1:14: warning: 'max_exec 0' means the scenario never runs"]),
             ("scenario A < between 1d; between 24h >", ["1:26: warning: duplicate clause 'between 1d'"]),
             ("scenario A < priority 1; priority 2 >", ["1:26: error: more than one 'priority' clause"]),
+            ("scenario A < on a, b, a >", ["1:23: warning: event 'a' is named twice in 'on'"]),
             (
                 "scenario A < max_exec 20000 within 1d >",
                 ["1:23: error: threshold 20000 is too large for a 'within' window; the limit is 10000"]

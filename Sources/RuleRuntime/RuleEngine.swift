@@ -172,14 +172,15 @@ public final class RuleEngine: @unchecked Sendable {
             changes.reserveCapacity(listeners.count + 1)
             for index in listeners {
                 let scenario = rules.scenarios[index]
+                // Taken out of the table so its arrays are uniquely referenced (no copy on append).
                 // A scenario seen for the first time starts from the streams' history.
-                var view = scenarioState(index)
+                var view = state.scenarios.removeValue(forKey: scenario.name) ?? scenarioState(index)
                 view.events.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
                 state.scenarios[scenario.name] = view
                 changes.append(EngineState.change(scenario: scenario.name, view))
             }
         }
-        var tally = state.streams[name] ?? Tally()
+        var tally = state.streams.removeValue(forKey: name) ?? Tally()
         tally.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
         state.streams[name] = tally
         changes.append(EngineState.change(stream: name, tally))
@@ -252,13 +253,13 @@ public final class RuleEngine: @unchecked Sendable {
     func recordExecution(_ index: Int, at time: Double) -> [StoreChange] {
         let meta = state.meta
         let scenario = rules.scenarios[index]
-        var view = scenarioState(index)
+        var view = state.scenarios.removeValue(forKey: scenario.name) ?? scenarioState(index)
         view.executions.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
         state.scenarios[scenario.name] = view
         var changes = [EngineState.change(scenario: scenario.name, view)]
         if let group = scenario.group {
             let groupName = rules.groups[group].name
-            var tally = state.groups[groupName] ?? Tally()
+            var tally = state.groups.removeValue(forKey: groupName) ?? Tally()
             tally.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
             state.groups[groupName] = tally
             changes.append(EngineState.change(group: groupName, tally))

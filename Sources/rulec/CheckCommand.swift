@@ -3,7 +3,7 @@ import RuleLang
 
 /// `rulec check FILE|DIR ... [--warnings-as-errors] [--json]`
 enum CheckCommand {
-    static let usage = "Usage: rulec check [--warnings-as-errors] [--json] FILE|DIR ..."
+    static let usage = "Usage: rulec check [--warnings-as-errors] [--json] [--stamp FILE] FILE|DIR ..."
     static let help = """
         rulec check: check .rules files as one program.
 
@@ -18,6 +18,7 @@ enum CheckCommand {
         Options:
           --warnings-as-errors   report warnings as errors (and exit 1 on them)
           --json                 print one JSON object per diagnostic, one per line
+          --stamp FILE           when there is no error, write FILE (for build systems)
           -h, --help             show this help
 
         Exit status: 0 no errors, 1 any error, 64 wrong usage.
@@ -28,23 +29,33 @@ enum CheckCommand {
         var json = false
         var warningsAsErrors = false
         var onlyPaths = false
+        var stamp: String?
+        var expectStamp = false
         for argument in arguments {
+            if expectStamp {
+                stamp = argument
+                expectStamp = false
+                continue
+            }
             if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
                 paths.append(argument)
                 continue
             }
             switch argument {
             case "--": onlyPaths = true
+            case "--stamp": expectStamp = true
             case "--json": json = true
             case "--warnings-as-errors": warningsAsErrors = true
             case "-h", "--help":
                 print(help)
                 return ExitCode.ok
             default:
-                let suggestion = RuleLangSuggest.closest(argument, ["--json", "--warnings-as-errors", "--help"])
+                let suggestion = RuleLangSuggest.closest(
+                    argument, ["--json", "--warnings-as-errors", "--stamp", "--help"])
                 return CLI.misuse("unknown option '\(argument)'\(suggestion)", usage: usage)
             }
         }
+        if expectStamp { return CLI.misuse("'--stamp' needs a FILE", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to check", usage: usage) }
         guard let files = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
         if files.isEmpty {
@@ -71,7 +82,12 @@ enum CheckCommand {
             let warnings = diagnostics.filter { $0.severity == .warning }.count
             CLI.printError(summary(files: files.count, errors: errors, warnings: warnings))
         }
-        return diagnostics.hasErrors || !unreadable.isEmpty ? ExitCode.failure : ExitCode.ok
+        if diagnostics.hasErrors || !unreadable.isEmpty { return ExitCode.failure }
+        if let stamp, !FileManager.default.createFile(atPath: stamp, contents: Data()) {
+            CLI.printError("error: cannot write stamp file '\(stamp)'")
+            return ExitCode.failure
+        }
+        return ExitCode.ok
     }
 
     static func summary(files: Int, errors: Int, warnings: Int) -> String {

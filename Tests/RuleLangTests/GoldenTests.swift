@@ -42,7 +42,10 @@ final class GoldenTests: XCTestCase {
         let enumerator = FileManager.default.enumerator(atPath: Self.root.appendingPathComponent("examples").path)!
         var files: [String] = []
         while let entry = enumerator.nextObject() as? String {
-            if entry.hasPrefix("invalid") { continue }
+            // As `rulec check` does: skip invalid/ and hidden entries such as a build folder.
+            if entry.hasPrefix("invalid") || entry.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                continue
+            }
             if entry.hasSuffix(".rules") { files.append("examples/" + entry) }
         }
         XCTAssertGreaterThanOrEqual(files.count, 11)

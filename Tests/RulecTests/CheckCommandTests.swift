@@ -53,6 +53,17 @@ final class CheckCommandTests: XCTestCase {
         XCTAssertTrue(strict.stdout.contains(":1:18: error: 'max_exec 0'"), strict.stdout)
     }
 
+    func testStampIsWrittenOnlyWhenThereIsNoError() throws {
+        let stamp = FileManager.default.temporaryDirectory.appendingPathComponent("stamp-\(UUID())")
+        let failed = try RulecBinary.run(["check", "--stamp", stamp.path, "examples/invalid/unknown_clause.rules"])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stamp.path))
+        let passed = try RulecBinary.run(["check", "--stamp", stamp.path, "examples/app.rules"])
+        XCTAssertEqual(passed.status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: stamp.path))
+        XCTAssertEqual(try RulecBinary.run(["check", "examples", "--stamp"]).status, 64)
+    }
+
     func testMisuseExits64WithUsage() throws {
         for arguments in [
             ["check"], ["check", "--bogus", "examples"], ["chek", "examples"], [],

@@ -8,7 +8,9 @@ final class SimulateCommandTests: XCTestCase {
         var timelines: [String] = []
         let enumerator = FileManager.default.enumerator(atPath: root.path)!
         while let entry = enumerator.nextObject() as? String {
-            if entry.hasSuffix(".timeline") { timelines.append("examples/" + entry) }
+            if entry.hasSuffix(".timeline") && !entry.hasPrefix("PluginApp/.build") {
+                timelines.append("examples/" + entry)
+            }
         }
         XCTAssertGreaterThanOrEqual(timelines.count, 11, "the ten seed scenarios and app.timeline")
         for timeline in timelines.sorted() {

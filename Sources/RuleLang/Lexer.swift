@@ -10,6 +10,10 @@ struct Lexer {
         self.bytes = file.bytes
         self.position = range?.lowerBound ?? 0
         self.end = range?.upperBound ?? file.bytes.count
+        // A UTF-8 byte order mark at the start of a file is not content.
+        if position == 0 && end >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
+            position = 3
+        }
     }
 
     /// Every token up to and including `.eof`.

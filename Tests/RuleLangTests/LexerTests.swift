@@ -68,6 +68,11 @@ final class LexerTests: XCTestCase {
         XCTAssertEqual(sink.diagnostics.map(\.message), ["invalid UTF-8 byte 0xFF"])
     }
 
+    func testLeadingByteOrderMarkIsSkipped() {
+        let file = SourceFile(path: "t", bytes: [0xEF, 0xBB, 0xBF] + Array("scenario A < >".utf8))
+        XCTAssertTrue(RuleCompiler.check([file]).diagnostics.isEmpty)
+    }
+
     func testColumnsCountCharactersNotBytes() {
         let file = SourceFile(path: "t", text: "# é\n\"été\" @")
         let offset = Array(file.bytes).lastIndex(of: UInt8(ascii: "@"))!

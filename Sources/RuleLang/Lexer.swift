@@ -11,9 +11,7 @@ struct Lexer {
         self.position = range?.lowerBound ?? 0
         self.end = range?.upperBound ?? file.bytes.count
         // A UTF-8 byte order mark at the start of a file is not content.
-        if position == 0 && end >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
-            position = 3
-        }
+        if position == 0 { position = min(file.contentStart, end) }
     }
 
     /// Every token up to and including `.eof`.

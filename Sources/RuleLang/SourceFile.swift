@@ -42,6 +42,11 @@ public final class SourceFile: Sendable {
         self.init(path: path, bytes: Array(text.utf8))
     }
 
+    /// Where the text starts: after a UTF-8 byte order mark, if the file has one.
+    public var contentStart: Int {
+        bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+    }
+
     /// The text of `range`, with invalid UTF-8 replaced by U+FFFD.
     public func text(_ range: SourceRange) -> String {
         let clamped = range.clamped(to: 0..<bytes.count)
@@ -63,13 +68,14 @@ public final class SourceFile: Sendable {
     public func location(of offset: Int) -> SourceLocation {
         let offset = min(max(offset, 0), bytes.count)
         let index = lineIndex(of: offset)
-        let prefix = bytes[lineStarts[index]..<offset]
+        let start = index == 0 ? min(contentStart, offset) : lineStarts[index]
+        let prefix = bytes[start..<offset]
         return SourceLocation(line: index + 1, column: String(decoding: prefix, as: UTF8.self).count + 1)
     }
 
     /// The byte range of 1-based `line`, without its line terminator.
     public func lineRange(_ line: Int) -> SourceRange {
-        let start = lineStarts[line - 1]
+        let start = line == 1 ? contentStart : lineStarts[line - 1]
         var end = line < lineStarts.count ? lineStarts[line] - 1 : bytes.count
         if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         return start..<max(start, end)

@@ -71,6 +71,11 @@ final class LexerTests: XCTestCase {
     func testLeadingByteOrderMarkIsSkipped() {
         let file = SourceFile(path: "t", bytes: [0xEF, 0xBB, 0xBF] + Array("scenario A < >".utf8))
         XCTAssertTrue(RuleCompiler.check([file]).diagnostics.isEmpty)
+        let bad = SourceFile(path: "t", bytes: [0xEF, 0xBB, 0xBF] + Array("scenario A < bogus 1 >".utf8))
+        let diagnostic = RuleCompiler.check([bad]).diagnostics[0]
+        XCTAssertEqual(diagnostic.location, SourceLocation(line: 1, column: 14), "columns ignore the mark")
+        let rendered = DiagnosticRenderer().render(diagnostic)
+        XCTAssertTrue(rendered.contains(" 1 | scenario A < bogus 1 >\n   |              ^~~~~"), rendered)
     }
 
     func testColumnsCountCharactersNotBytes() {

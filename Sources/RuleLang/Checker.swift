@@ -115,6 +115,8 @@ struct Checker {
         }
         if actual == declared { return }
         if actual == .int && declared == .duration, case .integer(let seconds) = value.kind {
+            // As in clauses, a bare 0 is a duration; any other number needs a unit.
+            if seconds == 0 { return }
             let fix = DurationText.format(seconds)
             error(
                 .bareDuration, Message.bareDuration(file.text(value.range), fix), file, value.range,
@@ -129,8 +131,9 @@ struct Checker {
     private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
         var seen: [String: Clause] = [:]
         var single: [String: Clause] = [:]
-        var minimums: [ScopeKind: Clause] = [:]
-        var maximums: [ScopeKind: Clause] = [:]
+        // The strictest min_events and max_events of each scope.
+        var minimums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
+        var maximums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
         for clause in clauses {
             let text = Printer.clause(clause.kind)
             let keyword = clause.kind.keyword
@@ -171,10 +174,10 @@ struct Checker {
                 }
             case .minEvents(let n, let scope):
                 checkWindow(n, scope, file)
-                minimums[scope.kind] = minimums[scope.kind].map { max($0, clause, by: value) } ?? clause
+                if n.value > minimums[scope.kind]?.value ?? .min { minimums[scope.kind] = (n.value, clause) }
             case .maxEvents(let n, let scope):
                 checkWindow(n, scope, file)
-                maximums[scope.kind] = maximums[scope.kind].map { min($0, clause, by: value) } ?? clause
+                if n.value < maximums[scope.kind]?.value ?? .max { maximums[scope.kind] = (n.value, clause) }
             case .maxExec(let n, let scope):
                 checkWindow(n, scope, file)
                 if n.value == 0 { warning(.neverRuns, Message.neverRuns, file, clause.range) }
@@ -187,24 +190,15 @@ struct Checker {
             }
         }
         for (scope, low) in minimums {
-            guard let high = maximums[scope], value(low) > value(high) else { continue }
-            let scopeText = scope == .install ? "per install" : Printer.scope(scope)
+            guard let high = maximums[scope], low.value > high.value else { continue }
             error(
                 .impossibleScenario,
-                Message.impossible(Printer.clause(low.kind), Printer.clause(high.kind), scopeText), file, low.range,
-                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.range))])
+                Message.impossible(
+                    Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope)),
+                file, low.clause.range,
+                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.clause.range))])
         }
     }
-
-    private func value(_ clause: Clause) -> Int64 {
-        switch clause.kind {
-        case .minEvents(let n, _), .maxEvents(let n, _), .maxExec(let n, _): return n.value
-        default: return 0
-        }
-    }
-
-    private func max(_ a: Clause, _ b: Clause, by key: (Clause) -> Int64) -> Clause { key(b) > key(a) ? b : a }
-    private func min(_ a: Clause, _ b: Clause, by key: (Clause) -> Int64) -> Clause { key(b) < key(a) ? b : a }
 
     private mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
         if case .within = scope.kind, n.value > Limits.maxWindowedThreshold {

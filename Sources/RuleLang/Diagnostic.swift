@@ -1,9 +1,6 @@
 /// How serious a diagnostic is.
-public enum Severity: String, Sendable, Equatable, Comparable, Codable {
+public enum Severity: String, Sendable, Equatable, Codable {
     case note, warning, error
-
-    private var rank: Int { self == .note ? 0 : self == .warning ? 1 : 2 }
-    public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
 }
 
 /// A place in a file: the file and a byte range in it.
@@ -72,7 +69,7 @@ extension Array where Element == Diagnostic {
     /// True when any diagnostic is an error.
     public var hasErrors: Bool { contains { $0.severity == .error } }
 
-    /// Sorted by file path, then position, then severity (errors first); stable otherwise.
+    /// Sorted by file path, then start position; diagnostics at the same place keep their order.
     public func sortedByPosition() -> [Diagnostic] {
         enumerated().sorted { a, b in
             let x = a.element
@@ -115,12 +112,5 @@ struct DiagnosticSink {
         notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
     ) {
         add(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
-    }
-
-    mutating func warning(
-        _ id: DiagnosticID, _ message: String, _ range: SourceRange,
-        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
-    ) {
-        add(Diagnostic(id, .warning, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
     }
 }

@@ -79,11 +79,7 @@ enum Message {
     static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
     static func tooManyErrors(_ limit: Int) -> String { "too many errors (more than \(limit)); stopping here" }
     static func unknown(_ kind: String, _ name: String, _ suggestions: [String]) -> String {
-        var text = "unknown \(kind) '\(name)'"
-        if !suggestions.isEmpty {
-            text += "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
-        }
-        return text
+        Suggestions.unknown(kind, name, suggestions: suggestions)
     }
     static func windowThresholdTooLarge(_ value: Int64) -> String {
         "threshold \(value) is too large for a 'within' window; the limit is \(Limits.maxWindowedThreshold)"

@@ -1,5 +1,20 @@
 /// "Did you mean" suggestions by edit distance.
 public enum Suggestions {
+    /// `unknown KIND 'NAME'`, then `; did you mean 'A' or 'B'?` for the closest of
+    /// `candidates`: the one wording of every "unknown" message, in rules, timelines and the CLI.
+    public static func unknown(_ kind: String, _ name: String, among candidates: [String], limit: Int = 2) -> String {
+        unknown(kind, name, suggestions: closest(to: name, in: candidates, limit: limit))
+    }
+
+    /// `unknown KIND 'NAME'` with already chosen suggestions.
+    public static func unknown(_ kind: String, _ name: String, suggestions: [String]) -> String {
+        var text = "unknown \(kind) '\(name)'"
+        if !suggestions.isEmpty {
+            text += "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
+        }
+        return text
+    }
+
     /// Up to `limit` candidates whose distance to `name` is at most about half its length, closest first.
     public static func closest(to name: String, in candidates: [String], limit: Int = 2) -> [String] {
         let threshold = max(1, (name.count + 1) / 2)

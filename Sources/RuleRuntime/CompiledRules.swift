@@ -103,7 +103,7 @@ struct CompiledRules: Sendable {
             paramTypes[param.name.text] = type
             var value = ParamValue.zero(type)
             switch param.defaultValue?.kind {
-            case .integer(let n)?: value = .int(n)
+            case .integer(let n)?: value = type == .duration ? .duration(Double(n)) : .int(n)  // `= 0`
             case .duration(let seconds)?: value = .duration(Double(seconds))
             case .string(let text)?: value = .string(text)
             case .bool(let flag)?: value = .bool(flag)

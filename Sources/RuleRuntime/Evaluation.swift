@@ -56,27 +56,18 @@ extension RuleEngine {
                 return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
             }
             let time = now
-            let scenario = rules.scenarios[index]
-            let view = scenarioState(index)
             var clauses: [ClauseExplanation] = []
             var earliest: Double? = time
-            func add(_ check: CompiledCheck, _ events: Tally, _ executions: Tally, _ group: String?) {
+            _ = forEachCheck(index) { check, events, executions, group in
                 let result = assess(check, events: events, executions: executions, now: time, detailed: true)
                 clauses.append(
-                    ClauseExplanation(
-                        clause: check.text, group: group, passes: result.passes,
-                        detail: result.detail))
+                    ClauseExplanation(clause: check.text, group: group, passes: result.passes, detail: result.detail))
                 switch result.readyAt {
                 case .now: break
                 case .at(let when): earliest = earliest.map { max($0, when) }
                 case .never: earliest = nil
                 }
-            }
-            for check in scenario.checks { add(check, view.events, view.executions, nil) }
-            if let group = scenario.group {
-                let compiled = rules.groups[group]
-                let tally = state.groups[compiled.name] ?? Tally()
-                for check in compiled.checks { add(check, Tally(), tally, compiled.name) }
+                return true
             }
             return Explanation(
                 scenario: name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
@@ -86,21 +77,23 @@ extension RuleEngine {
 
     /// Whether scenario `index` and its group pass at `now`. Must run under the lock.
     func passes(_ index: Int, now time: Double) -> Bool {
+        forEachCheck(index) { check, events, executions, _ in
+            assess(check, events: events, executions: executions, now: time, detailed: false).passes
+        }
+    }
+
+    /// Calls `body` with each clause of scenario `index` and then each of its group's,
+    /// with the events and executions that clause reads and the group's name; stops at
+    /// the first `false` and returns whether it got to the end. Must run under the lock.
+    private func forEachCheck(_ index: Int, _ body: (CompiledCheck, Tally, Tally, String?) -> Bool) -> Bool {
         let scenario = rules.scenarios[index]
         let view = scenarioState(index)
-        for check in scenario.checks
-        where !assess(check, events: view.events, executions: view.executions, now: time, detailed: false).passes {
-            return false
-        }
-        if let group = scenario.group {
-            let compiled = rules.groups[group]
-            let tally = state.groups[compiled.name] ?? Tally()
-            let none = Tally()
-            for check in compiled.checks
-            where !assess(check, events: none, executions: tally, now: time, detailed: false).passes {
-                return false
-            }
-        }
+        for check in scenario.checks where !body(check, view.events, view.executions, nil) { return false }
+        guard let group = scenario.group else { return true }
+        let compiled = rules.groups[group]
+        let executions = state.groups[compiled.name] ?? Tally()
+        let noEvents = Tally()
+        for check in compiled.checks where !body(check, noEvents, executions, compiled.name) { return false }
         return true
     }
 
@@ -125,8 +118,7 @@ extension RuleEngine {
         _ check: CompiledCheck, events: Tally, executions: Tally, now time: Double,
         detailed: Bool
     ) -> Assessment {
-        let session = state.meta.sessionID
-        let version = state.meta.versionID
+        let meta = state.meta
         func age(_ t: Double) -> Double { max(0, time - t) }
         func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
             // The time at which enough of the counted times leave the window.
@@ -139,16 +131,16 @@ extension RuleEngine {
         }
         switch check.kind {
         case .minEvents(let n, let scope):
-            let count = events.count(scope, now: time, session: session, version: version)
+            let count = events.count(scope, now: time, in: meta)
             return Assessment(passes: count >= n, detail: detailed ? "\(count) so far" : "")
         case .maxEvents(let n, let scope):
-            let count = events.count(scope, now: time, session: session, version: version)
+            let count = events.count(scope, now: time, in: meta)
             let passes = count <= n
             return Assessment(
                 passes: passes, detail: detailed ? "\(count) so far" : "",
                 readyAt: passes ? .now : windowReady(events, scope, allowed: n))
         case .maxExec(let n, let scope):
-            let count = executions.count(scope, now: time, session: session, version: version)
+            let count = executions.count(scope, now: time, in: meta)
             let passes = count < n
             return Assessment(
                 passes: passes, detail: detailed ? "\(count) so far" : "",
@@ -226,16 +218,12 @@ extension RuleEngine {
     }
 
     private func call(_ function: String, _ name: String, _ scope: CountScope, now time: Double) -> ParamValue {
-        let session = state.meta.sessionID
-        let version = state.meta.versionID
         switch function {
         case "count":
-            return .int(state.streams[name]?.count(scope, now: time, session: session, version: version) ?? 0)
+            return .int(streamCount(name, scope, now: time))
         case "executions":
-            if let index = rules.scenarioIndex[name] {
-                return .int(scenarioState(index).executions.count(scope, now: time, session: session, version: version))
-            }
-            return .int(state.groups[name]?.count(scope, now: time, session: session, version: version) ?? 0)
+            let tally = rules.scenarioIndex[name].map { scenarioState($0).executions } ?? state.groups[name]
+            return .int(tally?.count(scope, now: time, in: state.meta) ?? 0)
         case "since_first":
             // No event yet: 0s, so `since_first(x) >= D` is false, like the clause.
             guard let first = state.streams[name]?.first else { return .duration(0) }

@@ -162,7 +162,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             offset = start + length
         }
         fileLength = offset
-        liveBytes = entries.reduce(0) { $0 + $1.key.utf8.count + $1.value.count + 8 }
+        liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
         guard let damage else { return }
         if !damage.torn && options.recovery == .strict {
             throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
@@ -223,6 +223,28 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
+        let record = FileStore.record(changes)
+        do {
+            try writeFully(record)
+        } catch {
+            // Never leave half a record behind a later one.
+            _ = ftruncate(fd, off_t(fileLength))
+            throw error
+        }
+        if options.syncEveryWrite { try sync(fd) }
+        fileLength += record.count
+        for change in changes {
+            liveBytes -= FileStore.entrySize(change.key, entries[change.key])
+            entries[change.key] = change.value
+            liveBytes += FileStore.entrySize(change.key, change.value)
+        }
+        if fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
+            try compactLocked()
+        }
+    }
+
+    /// One framed record: `[u32 length][u32 CRC-32][payload]`, the payload holding `changes`.
+    static func record(_ changes: [StoreChange]) -> [UInt8] {
         var payload = ByteWriter()
         payload.varint(UInt64(changes.count))
         for change in changes {
@@ -240,23 +262,12 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         record.u32(UInt32(payload.bytes.count))
         record.u32(CRC32.checksum(payload.bytes[...]))
         record.bytes += payload.bytes
-        do {
-            try writeFully(record.bytes)
-        } catch {
-            // Never leave half a record behind a later one.
-            _ = ftruncate(fd, off_t(fileLength))
-            throw error
-        }
-        if options.syncEveryWrite { try sync(fd) }
-        fileLength += record.bytes.count
-        for change in changes {
-            liveBytes -= entries[change.key].map { $0.count + change.key.utf8.count + 8 } ?? 0
-            entries[change.key] = change.value
-            liveBytes += change.value.map { $0.count + change.key.utf8.count + 8 } ?? 0
-        }
-        if fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
-            try compactLocked()
-        }
+        return record.bytes
+    }
+
+    /// About what an entry takes in a compacted file; deleted entries take nothing.
+    static func entrySize(_ key: String, _ value: [UInt8]?) -> Int {
+        value.map { key.utf8.count + $0.count + 8 } ?? 0
     }
 
     /// Rewrites the file as one record of the live entries.
@@ -268,24 +279,13 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
 
     private func compactLocked() throws {
-        var payload = ByteWriter()
-        payload.varint(UInt64(entries.count))
-        for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
-            payload.string(key)
-            payload.u8(1)
-            payload.varint(UInt64(value.count))
-            payload.bytes += value
-        }
-        var file = ByteWriter()
-        file.bytes = FileStore.header()
-        file.u32(UInt32(payload.bytes.count))
-        file.u32(CRC32.checksum(payload.bytes[...]))
-        file.bytes += payload.bytes
+        let live = entries.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
+        let file = FileStore.header() + FileStore.record(live)
         let temporary = path + ".tmp"
         let out = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard out >= 0 else { throw RuleStoreError.io(path: temporary, operation: "open", errno: errno) }
         do {
-            try FileStore.writeFully(out, file.bytes, path: temporary)
+            try FileStore.writeFully(out, file, path: temporary)
             try sync(out)
         } catch {
             close(out)
@@ -306,7 +306,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         _ = flock(reopened, LOCK_EX | LOCK_NB)
         close(fd)
         fd = reopened
-        fileLength = file.bytes.count
+        fileLength = file.count
     }
 
     // MARK: - POSIX helpers

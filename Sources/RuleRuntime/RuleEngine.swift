@@ -175,13 +175,13 @@ public final class RuleEngine: @unchecked Sendable {
                 // Taken out of the table so its arrays are uniquely referenced (no copy on append).
                 // A scenario seen for the first time starts from the streams' history.
                 var view = state.scenarios.removeValue(forKey: scenario.name) ?? scenarioState(index)
-                view.events.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
+                view.events.record(at: time, in: meta, keep: rules.keep)
                 state.scenarios[scenario.name] = view
                 changes.append(EngineState.change(scenario: scenario.name, view))
             }
         }
         var tally = state.streams.removeValue(forKey: name) ?? Tally()
-        tally.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
+        tally.record(at: time, in: meta, keep: rules.keep)
         state.streams[name] = tally
         changes.append(EngineState.change(stream: name, tally))
         return changes
@@ -193,10 +193,7 @@ public final class RuleEngine: @unchecked Sendable {
         if let stored = state.scenarios[scenario.name] { return stored }
         let tallies = scenario.streams.compactMap { state.streams[$0] }
         if tallies.isEmpty { return ScenarioState() }
-        return ScenarioState(
-            events: Tally.merged(
-                tallies, keep: rules.keep, session: state.meta.sessionID,
-                version: state.meta.versionID))
+        return ScenarioState(events: Tally.merged(tallies, keep: rules.keep, in: state.meta))
     }
 
     // MARK: - Executing
@@ -229,8 +226,9 @@ public final class RuleEngine: @unchecked Sendable {
         }
     }
 
-    /// Among `names` (default: every scenario), executes and returns the eligible
-    /// scenario with the highest `priority` (ties: declaration order); nil if none is eligible.
+    /// Among `names` (default: every scenario; unknown names are ignored), executes and
+    /// returns the eligible scenario with the highest `priority` (ties: declaration order);
+    /// nil if none is eligible.
     @discardableResult
     public func executeNext(among names: [String]? = nil) -> String? {
         locked {
@@ -254,13 +252,13 @@ public final class RuleEngine: @unchecked Sendable {
         let meta = state.meta
         let scenario = rules.scenarios[index]
         var view = state.scenarios.removeValue(forKey: scenario.name) ?? scenarioState(index)
-        view.executions.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
+        view.executions.record(at: time, in: meta, keep: rules.keep)
         state.scenarios[scenario.name] = view
         var changes = [EngineState.change(scenario: scenario.name, view)]
         if let group = scenario.group {
             let groupName = rules.groups[group].name
             var tally = state.groups.removeValue(forKey: groupName) ?? Tally()
-            tally.record(at: time, session: meta.sessionID, version: meta.versionID, keep: rules.keep)
+            tally.record(at: time, in: meta, keep: rules.keep)
             state.groups[groupName] = tally
             changes.append(EngineState.change(group: groupName, tally))
         }
@@ -343,12 +341,12 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Events recorded on stream `name` in `scope`.
     public func count(_ name: String, scope: CountScope = .install) -> Int {
-        locked {
-            Int(
-                state.streams[name]?.count(
-                    scope, now: now, session: state.meta.sessionID,
-                    version: state.meta.versionID) ?? 0)
-        }
+        locked { Int(streamCount(name, scope, now: now)) }
+    }
+
+    /// Events on stream `name` in `scope`. Must run under the lock.
+    func streamCount(_ name: String, _ scope: CountScope, now time: Double) -> Int64 {
+        state.streams[name]?.count(scope, now: time, in: state.meta) ?? 0
     }
 
     /// The checked program the engine runs.

@@ -16,7 +16,10 @@ struct Tally: Equatable, Sendable {
 
     var isEmpty: Bool { total == 0 }
 
-    mutating func record(at time: Double, session: Int64, version: Int64, keep: Int) {
+    /// Records one time in the session and version of `meta`, keeping at most `keep` recent times.
+    mutating func record(at time: Double, in meta: SessionMeta, keep: Int) {
+        let session = meta.sessionID
+        let version = meta.versionID
         total += 1
         first = Swift.min(first ?? time, time)
         last = Swift.max(last ?? time, time)
@@ -43,11 +46,11 @@ struct Tally: Equatable, Sendable {
 
     /// How many are counted in `scope` at `now`. A window of D counts times whose
     /// age (never negative) is less than D; past the retention it is a lower bound.
-    func count(_ scope: CountScope, now: Double, session: Int64, version: Int64) -> Int64 {
+    func count(_ scope: CountScope, now: Double, in meta: SessionMeta) -> Int64 {
         switch scope {
         case .install: return total
-        case .session: return sessionID == session ? sessionCount : 0
-        case .version: return versionID == version ? versionCount : 0
+        case .session: return sessionID == meta.sessionID ? sessionCount : 0
+        case .version: return versionID == meta.versionID ? versionCount : 0
         case .within(let window): return Int64(recent.count - firstIndex(inWindow: window, now: now))
         }
     }
@@ -65,7 +68,9 @@ struct Tally: Equatable, Sendable {
     }
 
     /// The union of several tallies (a scenario that counts several streams).
-    static func merged(_ tallies: [Tally], keep: Int, session: Int64, version: Int64) -> Tally {
+    static func merged(_ tallies: [Tally], keep: Int, in meta: SessionMeta) -> Tally {
+        let session = meta.sessionID
+        let version = meta.versionID
         var result = Tally()
         for tally in tallies where !tally.isEmpty {
             result.total += tally.total

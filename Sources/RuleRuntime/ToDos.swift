@@ -34,12 +34,8 @@ extension RuleEngine {
             var expires: Double?
             if case .until(let seconds)? = scope {
                 expires = time + seconds
-            } else if let countScope = scope?.doneScope {
-                let done =
-                    state.streams[tag]?.count(
-                        countScope, now: time, session: state.meta.sessionID,
-                        version: state.meta.versionID) ?? 0
-                if done > 0 { return false }
+            } else if let countScope = scope?.doneScope, streamCount(tag, countScope, now: time) > 0 {
+                return false
             }
             let item = ToDoItem(created: time, expires: expires, info: info)
             state.todos[tag] = item

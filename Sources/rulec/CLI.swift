@@ -57,6 +57,32 @@ enum CLI {
         return SourceFile(path: path, bytes: [UInt8](data))
     }
 
+    /// The `.rules` files named by `paths`; nil, after printing why, when a path does
+    /// not exist or there is no rules file at all (both are misuse: exit 64).
+    static func ruleFiles(_ paths: [String], usage: String) -> [String]? {
+        guard let files = collectRuleFiles(paths) else { return nil }
+        if files.isEmpty {
+            _ = misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage)
+            return nil
+        }
+        return files
+    }
+
+    /// Reads `paths`; prints `PATH: error: cannot read file` for each it cannot read.
+    static func readSources(_ paths: [String]) -> (sources: [SourceFile], unreadable: [String]) {
+        var sources: [SourceFile] = []
+        var unreadable: [String] = []
+        for path in paths {
+            if let source = readSource(path) {
+                sources.append(source)
+            } else {
+                printError("\(path): error: cannot read file")
+                unreadable.append(path)
+            }
+        }
+        return (sources, unreadable)
+    }
+
     /// A directory holding a file of this name is skipped when a parent directory is searched.
     static let skipMarker = ".rulecignore"
 
@@ -99,13 +125,5 @@ enum CLI {
             }
         }
         return files
-    }
-}
-
-enum RuleLangSuggest {
-    /// "; did you mean 'X'?" or nothing.
-    static func closest(_ word: String, _ candidates: [String]) -> String {
-        guard let best = Suggestions.closest(to: word, in: candidates, limit: 1).first else { return "" }
-        return "; did you mean '\(best)'?"
     }
 }

@@ -50,30 +50,20 @@ enum CheckCommand {
                 print(help)
                 return ExitCode.ok
             default:
-                let suggestion = RuleLangSuggest.closest(
-                    argument, ["--json", "--warnings-as-errors", "--stamp", "--help"])
-                return CLI.misuse("unknown option '\(argument)'\(suggestion)", usage: usage)
+                let options = ["--json", "--warnings-as-errors", "--stamp", "--help"]
+                return CLI.misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
             }
         }
         if expectStamp { return CLI.misuse("'--stamp' needs a FILE", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to check", usage: usage) }
-        guard let files = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
-        if files.isEmpty {
-            return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage)
-        }
-
-        var sources: [SourceFile] = []
-        var unreadable: [String] = []
-        for path in files {
-            if let source = CLI.readSource(path) { sources.append(source) } else { unreadable.append(path) }
-        }
+        guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
+        let (sources, unreadable) = CLI.readSources(files)
         var diagnostics = RuleCompiler.check(sources).diagnostics
         if warningsAsErrors {
             for index in diagnostics.indices where diagnostics[index].severity == .warning {
                 diagnostics[index].severity = .error
             }
         }
-        for path in unreadable { CLI.printError("\(path): error: cannot read file") }
         if json {
             for diagnostic in diagnostics { print(JSONDiagnostic.line(diagnostic)) }
         } else {

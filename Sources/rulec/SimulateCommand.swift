@@ -45,34 +45,22 @@ enum SimulateCommand {
                 return ExitCode.ok
             default:
                 if argument.hasPrefix("-") && argument != "-" {
-                    let suggestion = RuleLangSuggest.closest(argument, ["--json", "--help"])
-                    return CLI.misuse("unknown option '\(argument)'\(suggestion)", usage: usage)
+                    let message = Suggestions.unknown("option", argument, among: ["--json", "--help"], limit: 1)
+                    return CLI.misuse(message, usage: usage)
                 }
                 paths.append(argument)
             }
         }
         guard paths.count >= 2 else { return CLI.misuse("expected RULES and a TIMELINE", usage: usage) }
         let timelinePath = paths.removeLast()
-        guard let ruleFiles = CLI.collectRuleFiles(paths) else { return ExitCode.usage }
-        if ruleFiles.isEmpty {
-            return CLI.misuse("no .rules files found in \(paths.joined(separator: ", "))", usage: usage)
-        }
+        guard let ruleFiles = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         guard FileManager.default.fileExists(atPath: timelinePath) else {
             CLI.printError("error: no such file or directory: '\(timelinePath)'")
             return ExitCode.usage
         }
-        var sources: [SourceFile] = []
-        for path in ruleFiles {
-            guard let source = CLI.readSource(path) else {
-                CLI.printError("\(path): error: cannot read file")
-                return ExitCode.failure
-            }
-            sources.append(source)
-        }
-        guard let timeline = CLI.readSource(timelinePath) else {
-            CLI.printError("\(timelinePath): error: cannot read file")
-            return ExitCode.failure
-        }
+        let read = CLI.readSources(ruleFiles + [timelinePath])
+        guard read.unreadable.isEmpty, let timeline = read.sources.last else { return ExitCode.failure }
+        let sources = Array(read.sources.dropLast())
         let renderer = DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal && !json)
         let clock = ManualClock(start)
         let engine: RuleEngine
@@ -118,25 +106,20 @@ enum SimulateCommand {
         case .done(let name): engine.markDone(name)
         case .reset(let name): engine.reset(name)
         case .todo(let name, let until): engine.toDo(name, scope: until.map { .until(TimeInterval($0)) })
-        case .set(let name, let text, _):
-            guard let type = engine.program.params.first(where: { $0.name.text == name })?.type,
-                let parsed = TimelineValue.parse(text, as: type)
-            else { return nil }
-            let value: ParamValue
-            switch parsed.kind {
-            case .bool: value = .bool(parsed.bool)
-            case .int: value = .int(parsed.int)
-            case .duration: value = .duration(TimeInterval(parsed.seconds))
-            case .string: value = .string(parsed.string)
-            }
+        case .set(let name, let value):
+            // The parser checked the name and the value's type against the program.
             try? engine.set(name, to: value)
         case .tryScenario(let name):
-            let explanation = engine.explain(name)
-            let ran = engine.tryToExecute(name)
-            let output = Output(
-                time: time, seconds: step.offset, step: "try", name: name, result: ran ? "yes" : "no",
-                reason: ran ? nil : explanation.reason)
-            return line(output, ran ? "\(time) \(name) yes" : "\(time) \(name) no: \(explanation.reason)")
+            if engine.tryToExecute(name) {
+                return line(
+                    Output(time: time, seconds: step.offset, step: "try", name: name, result: "yes"),
+                    "\(time) \(name) yes")
+            }
+            // A 'no' changed nothing, so explaining now gives the reason of that answer.
+            let reason = engine.explain(name).reason
+            return line(
+                Output(time: time, seconds: step.offset, step: "try", name: name, result: "no", reason: reason),
+                "\(time) \(name) no: \(reason)")
         case .check(let expr, let text):
             let result = engine.check(expr) ? "true" : "false"
             return line(

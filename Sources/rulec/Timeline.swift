@@ -1,4 +1,6 @@
+import Foundation
 import RuleLang
+import RuleRuntime
 
 /// One step of a timeline.
 struct TimelineStep {
@@ -7,7 +9,7 @@ struct TimelineStep {
         case trigger(String)
         case done(String)
         case tryScenario(String)
-        case set(param: String, value: String, valueRange: SourceRange)
+        case set(param: String, value: ParamValue)
         case reset(String)
         case todo(String, until: Int64?)
         case check(Expr, text: String)
@@ -99,12 +101,12 @@ struct TimelineParser {
             guard let name = requireWord(&words, "a param name after 'set'", after: verb) else { return nil }
             guard let value = requireWord(&words, "a value after the param name", after: name) else { return nil }
             guard let param = program.params.first(where: { $0.name.text == name.text }) else {
-                let suggestions = Suggestions.closest(to: name.text, in: program.params.map(\.name.text))
-                error(.unknownName, "unknown param '\(name.text)'" + suggestionText(suggestions), name.range)
+                let message = Suggestions.unknown("param", name.text, among: program.params.map(\.name.text))
+                error(.unknownName, message, name.range)
                 return nil
             }
-            guard validValue(value, for: param) else { return nil }
-            return finish(&words, step(.set(param: name.text, value: value.text, valueRange: value.range)))
+            guard let parsed = parseValue(value, for: param) else { return nil }
+            return finish(&words, step(.set(param: name.text, value: parsed)))
         case "todo":
             guard let name = requireWord(&words, "a to-do name after 'todo'", after: verb) else { return nil }
             var until: Int64?
@@ -135,7 +137,7 @@ struct TimelineParser {
             let (expr, found) = RuleCompiler.checkExpression(file, range: rest, in: program)
             diagnostics += found
             if found.hasErrors { return nil }
-            return step(.check(expr, text: file.text(rest).trimmingSpaces()))
+            return step(.check(expr, text: file.text(rest)))
         case "next":
             var names: [String] = []
             while let name = words.next() {
@@ -144,14 +146,10 @@ struct TimelineParser {
             }
             return step(.next(names))
         default:
-            let suggestions = Suggestions.closest(to: verb.text, in: TimelineParser.verbs, limit: 1)
-            error(.unknownClause, "unknown step '\(verb.text)'" + suggestionText(suggestions), verb.range)
+            let message = Suggestions.unknown("step", verb.text, among: TimelineParser.verbs, limit: 1)
+            error(.unknownClause, message, verb.range)
             return nil
         }
-    }
-
-    private func suggestionText(_ suggestions: [String]) -> String {
-        suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
     }
 
     private mutating func requireWord(_ words: inout Words, _ what: String, after previous: Word) -> Word? {
@@ -163,8 +161,7 @@ struct TimelineParser {
     private mutating func requireScenario(_ name: Word, alsoAllowing extra: [String]) -> Bool {
         let names = program.scenarios.map(\.name) + extra
         if names.contains(name.text) { return true }
-        let suggestions = Suggestions.closest(to: name.text, in: names)
-        error(.unknownScenario, "unknown scenario '\(name.text)'" + suggestionText(suggestions), name.range)
+        error(.unknownScenario, Suggestions.unknown("scenario", name.text, among: names), name.range)
         return false
     }
 
@@ -176,9 +173,9 @@ struct TimelineParser {
         return step
     }
 
-    private mutating func validValue(_ value: Word, for param: ParamDecl) -> Bool {
-        guard let type = param.type else { return false }
-        if TimelineValue.parse(value.text, as: type) != nil { return true }
+    private mutating func parseValue(_ value: Word, for param: ParamDecl) -> ParamValue? {
+        guard let type = param.type else { return nil }
+        if let parsed = TimelineValue.parse(value.text, as: type) { return parsed }
         let example = [
             "bool": "true or false", "int": "a whole number", "string": "a word or a quoted string",
             "duration": "a duration such as 2d",
@@ -187,7 +184,7 @@ struct TimelineParser {
             .typeMismatch,
             "'\(value.text)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param.name.text)' takes \(example)",
             value.range)
-        return false
+        return nil
     }
 }
 
@@ -247,32 +244,20 @@ struct Words {
 
 enum TimelineValue {
     /// A `set` value as the param's type: `true`/`false`, an integer, a duration, or any word.
-    static func parse(_ text: String, as type: ValueType) -> (
-        kind: ValueType, bool: Bool, int: Int64, seconds: Int64, string: String
-    )? {
+    static func parse(_ text: String, as type: ValueType) -> ParamValue? {
         switch type {
         case .bool:
             guard text == "true" || text == "false" else { return nil }
-            return (.bool, text == "true", 0, 0, "")
+            return .bool(text == "true")
         case .int:
             let negative = text.hasPrefix("-")
             let digits = negative ? String(text.dropFirst()) : text
             guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let value = Int64(digits) else { return nil }
-            return (.int, false, negative ? -value : value, 0, "")
+            return .int(negative ? -value : value)
         case .duration:
-            guard let seconds = DurationText.seconds(text) else { return nil }
-            return (.duration, false, 0, seconds, "")
+            return DurationText.seconds(text).map { .duration(TimeInterval($0)) }
         case .string:
-            return (.string, false, 0, 0, text)
+            return .string(text)
         }
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        var text = Substring(self)
-        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
-        while text.last == " " || text.last == "\t" { text = text.dropLast() }
-        return String(text)
     }
 }

@@ -1,3 +1,5 @@
+import RuleLang
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -20,7 +22,6 @@ case "--version":
 case nil:
     status = CLI.misuse("missing command", usage: CLI.mainUsage)
 case let other?:
-    let suggestion = RuleLangSuggest.closest(other, CLI.commands)
-    status = CLI.misuse("unknown command '\(other)'\(suggestion)", usage: CLI.mainUsage)
+    status = CLI.misuse(Suggestions.unknown("command", other, among: CLI.commands, limit: 1), usage: CLI.mainUsage)
 }
 exit(status)

@@ -100,6 +100,9 @@ final class WaitForItBehaviourTests: XCTestCase {
         XCTAssertThrowsError(try engine.set("nope", to: true))
         XCTAssertThrowsError(try engine.provide("idle") { true })
         XCTAssertEqual(engine.value(of: "idle"), .duration(60))
+        let (zero, _) = try makeEngine("param cool: duration = 0\nscenario S < when cool == 0s >")
+        XCTAssertEqual(zero.value(of: "cool"), .duration(0), "a bare 0 default is a duration")
+        XCTAssertTrue(zero.canExecute("S"))
     }
 
     func testResetForgetsExecutionsAndOldEventsButKeepsSharedStreams() throws {

@@ -15,9 +15,11 @@ let package = Package(
         .target(name: "RuleRuntime", dependencies: ["RuleLang"]),
         .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime"]),
         .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime"]),
+        // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
+        .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
         .plugin(name: "RulesCheckPlugin", capability: .buildTool(), dependencies: ["rulec"]),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
-        .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rulebench"]),
+        .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture"]),
         .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang"]),
     ]
 )

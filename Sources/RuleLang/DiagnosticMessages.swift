@@ -20,6 +20,7 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case nameTooLong = "name-too-long"
     case nestingTooDeep = "nesting-too-deep"
     case neverRuns = "never-runs"
+    case storedValueIgnored = "stored-value-ignored"
     case tooManyClauses = "too-many-clauses"
     case tooManyDeclarations = "too-many-declarations"
     case tooManyErrors = "too-many-errors"

@@ -39,6 +39,10 @@ struct ByteWriter {
         bytes += utf8
     }
 
+    mutating func u64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xFF)) }
+    }
+
     mutating func u32(_ value: UInt32) {
         for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
     }
@@ -93,6 +97,29 @@ struct ByteReader {
         return Double(bitPattern: bits)
     }
 
+    mutating func u64() throws -> UInt64 {
+        guard end - position >= 8 else { throw DecodeError(description: "unexpected end of data") }
+        var value: UInt64 = 0
+        for k in 0..<8 { value |= UInt64(bytes[position + k]) << UInt64(8 * k) }
+        position += 8
+        return value
+    }
+
+    /// A stored time (seconds since 1970): any number but NaN.
+    mutating func time() throws -> Double {
+        let value = try double()
+        guard !value.isNaN else { throw DecodeError(description: "a stored time is not a number") }
+        return value
+    }
+
+    mutating func optionalTime() throws -> Double? {
+        switch try u8() {
+        case 0: return nil
+        case 1: return try time()
+        default: throw DecodeError(description: "bad optional flag")
+        }
+    }
+
     mutating func optionalDouble() throws -> Double? {
         switch try u8() {
         case 0: return nil
@@ -124,17 +151,47 @@ struct ByteReader {
     }
 }
 
-/// CRC-32 (IEEE), to detect torn and corrupt records.
+/// CRC-32 (IEEE), to detect torn and corrupt records; slicing-by-8, eight table lookups per 8 bytes.
 enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { n -> UInt32 in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
+    static let tables: [[UInt32]] = {
+        var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
+        for n in 0..<256 {
+            var c = UInt32(n)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            tables[0][n] = c
+        }
+        for n in 0..<256 {
+            for k in 1..<8 { tables[k][n] = (tables[k - 1][n] >> 8) ^ tables[0][Int(tables[k - 1][n] & 0xFF)] }
+        }
+        return tables
+    }()
+    static let flat: [UInt32] = tables.flatMap { $0 }
 
     static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBytes { checksum($0) }
+    }
+
+    static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        flat.withUnsafeBufferPointer { t in
+            var index = 0
+            let count = raw.count
+            while count - index >= 8 {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let low = UInt32(truncatingIfNeeded: word) ^ crc
+                let high = UInt32(truncatingIfNeeded: word >> 32)
+                crc =
+                    t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
+                    ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
+                    ^ t[3 * 256 + Int(high & 0xFF)] ^ t[2 * 256 + Int((high >> 8) & 0xFF)]
+                    ^ t[1 * 256 + Int((high >> 16) & 0xFF)] ^ t[Int(high >> 24)]
+                index += 8
+            }
+            while index < count {
+                crc = t[Int((crc ^ UInt32(raw[index])) & 0xFF)] ^ (crc >> 8)
+                index += 1
+            }
+        }
         return crc ^ 0xFFFF_FFFF
     }
 }

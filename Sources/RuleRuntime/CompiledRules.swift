@@ -23,12 +23,28 @@ struct CompiledScenario: Sendable {
     var checks: [CompiledCheck]
     var group: Int?
     var priority: Int64
+    /// Recent times kept in its view of events and of executions.
+    var eventKeep: Int
+    var executionKeep: Int
+    /// Identifies `streams` as a set; a stored view built from other streams is rebuilt.
+    var fingerprint: UInt64
+
+    /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
+    static func fingerprint(_ streams: [String]) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for name in streams.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            hash = (hash ^ 0xFF) &* 0x100_0000_01B3
+        }
+        return hash
+    }
 }
 
 struct CompiledGroup: Sendable {
     var name: String
     var checks: [CompiledCheck]
     var members: [Int]
+    var executionKeep: Int
 }
 
 /// A checked program turned into tables the engine evaluates quickly.
@@ -42,29 +58,37 @@ struct CompiledRules: Sendable {
     var paramDefaults: [String: ParamValue] = [:]
     /// Stream name to the scenarios that count it.
     var listeners: [String: [Int]] = [:]
-    /// Recent timestamps kept per tally: the API cap, or more when a windowed clause needs it.
-    var keep: Int
+    /// Recent timestamps kept per tally: the API cap (`recentLimit`), or more for a
+    /// tally that a windowed clause counts. Each tally keeps only what its own clauses need.
+    var recentLimit: Int
+    var streamKeep: [String: Int] = [:]
+
+    /// Recent times kept for stream `name`.
+    func keep(stream name: String) -> Int { streamKeep[name] ?? recentLimit }
 
     init(program: RuleProgram, recentLimit: Int) {
         self.program = program
-        self.keep = recentLimit
-        var keep = recentLimit
+        self.recentLimit = recentLimit
+        var eventNeeds = recentLimit
+        var executionNeeds = recentLimit
         func compile(_ clauses: [Clause]) -> [CompiledCheck] {
             var checks: [CompiledCheck] = []
             for clause in clauses {
                 let text = Printer.clause(clause.kind)
-                func needs(_ n: IntLiteral, _ scope: Scope) {
-                    if case .within = scope.kind { keep = max(keep, Int(n.value) + 1) }
+                func needs(_ n: IntLiteral, _ scope: Scope, _ keep: inout Int) {
+                    if case .within = scope.kind {
+                        keep = max(keep, Int(min(max(n.value, 0), Limits.maxWindowedThreshold)) + 1)
+                    }
                 }
                 switch clause.kind {
                 case .minEvents(let n, let scope):
-                    needs(n, scope)
+                    needs(n, scope, &eventNeeds)
                     checks.append(CompiledCheck(kind: .minEvents(n.value, CountScope(scope.kind)), text: text))
                 case .maxEvents(let n, let scope):
-                    needs(n, scope)
+                    needs(n, scope, &eventNeeds)
                     checks.append(CompiledCheck(kind: .maxEvents(n.value, CountScope(scope.kind)), text: text))
                 case .maxExec(let n, let scope):
-                    needs(n, scope)
+                    needs(n, scope, &executionNeeds)
                     checks.append(CompiledCheck(kind: .maxExec(n.value, CountScope(scope.kind)), text: text))
                 case .sinceFirst(let d): checks.append(CompiledCheck(kind: .sinceFirst(Double(d.seconds)), text: text))
                 case .sinceLast(let d): checks.append(CompiledCheck(kind: .sinceLast(Double(d.seconds)), text: text))
@@ -77,7 +101,10 @@ struct CompiledRules: Sendable {
         }
         for group in program.groups {
             groupIndex[group.name.text] = groups.count
-            groups.append(CompiledGroup(name: group.name.text, checks: compile(group.clauses), members: []))
+            executionNeeds = recentLimit
+            let checks = compile(group.clauses)
+            groups.append(
+                CompiledGroup(name: group.name.text, checks: checks, members: [], executionKeep: executionNeeds))
         }
         for info in program.scenarios {
             var streams = [info.name]
@@ -91,12 +118,18 @@ struct CompiledRules: Sendable {
             let index = scenarios.count
             let group = info.group.flatMap { [groupIndex] in groupIndex[$0] }
             scenarioIndex[info.name] = index
+            (eventNeeds, executionNeeds) = (recentLimit, recentLimit)
+            let checks = compile(info.decl.clauses)
             scenarios.append(
                 CompiledScenario(
-                    name: info.name, streams: streams, checks: compile(info.decl.clauses),
-                    group: group, priority: priority))
+                    name: info.name, streams: streams, checks: checks, group: group, priority: priority,
+                    eventKeep: eventNeeds, executionKeep: executionNeeds,
+                    fingerprint: CompiledScenario.fingerprint(streams)))
             if let group { groups[group].members.append(index) }
-            for stream in streams { listeners[stream, default: []].append(index) }
+            for stream in streams {
+                listeners[stream, default: []].append(index)
+                if eventNeeds > recentLimit { streamKeep[stream] = max(streamKeep[stream] ?? 0, eventNeeds) }
+            }
         }
         for param in program.params {
             guard let type = param.type else { continue }
@@ -111,6 +144,5 @@ struct CompiledRules: Sendable {
             }
             paramDefaults[param.name.text] = value
         }
-        self.keep = keep
     }
 }

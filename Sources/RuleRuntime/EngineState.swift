@@ -2,7 +2,10 @@
 ///
 /// Stores see only string keys and byte values: `e:NAME` a stream, `s:NAME` a
 /// scenario, `g:NAME` a group, `p:NAME` a param, `t:NAME` a to-do, `m:` the
-/// session and version. Every value starts with a format byte (now 1).
+/// session and version. Keys are split as bytes (the kind is the first byte), so a
+/// name holding any Unicode, a leading combining mark included, round-trips exactly.
+/// Every value starts with a format byte: 1, or 2 for a scenario view that records
+/// which streams it was built from.
 struct EngineState {
     var streams: [String: Tally] = [:]
     var scenarios: [String: ScenarioState] = [:]
@@ -12,6 +15,7 @@ struct EngineState {
     var meta = SessionMeta()
 
     static let format: UInt8 = 1
+    static let scenarioFormat: UInt8 = 2
     static let metaKey = "m:"
 
     init() {}
@@ -19,24 +23,29 @@ struct EngineState {
     /// Decodes stored entries. Keys of an unknown kind are ignored (written by a newer version).
     init(entries: [String: [UInt8]]) throws {
         for (key, value) in entries {
-            guard key.count >= 2 else { continue }
-            let name = String(key.dropFirst(2))
+            let utf8 = key.utf8
+            guard utf8.count >= 2, let kind = utf8.first, utf8.dropFirst().first == UInt8(ascii: ":") else {
+                continue
+            }
+            let name = String(decoding: utf8.dropFirst(2), as: UTF8.self)
             var reader = ByteReader(value)
             do {
                 let format = try reader.u8()
-                guard format == EngineState.format else {
+                let newest = kind == UInt8(ascii: "s") ? EngineState.scenarioFormat : EngineState.format
+                guard format >= 1 && format <= newest else {
                     throw DecodeError(
-                        description: "entry format \(format) is newer than this library (\(EngineState.format))")
+                        description: "entry format \(format) is not one this library reads (1...\(newest))")
                 }
-                switch key.prefix(2) {
-                case "e:": streams[name] = try Tally.decode(&reader)
-                case "s:":
-                    scenarios[name] = ScenarioState(
-                        events: try Tally.decode(&reader), executions: try Tally.decode(&reader))
-                case "g:": groups[name] = try Tally.decode(&reader)
-                case "p:": params[name] = try ParamValue.decode(&reader)
-                case "t:": todos[name] = try ToDoItem.decode(&reader)
-                case "m:": meta = try SessionMeta.decode(&reader)
+                switch kind {
+                case UInt8(ascii: "e"): streams[name] = try Tally.decode(&reader)
+                case UInt8(ascii: "s"):
+                    var view = ScenarioState(events: try Tally.decode(&reader), executions: try Tally.decode(&reader))
+                    if format >= 2 { view.streams = try reader.u64() }
+                    scenarios[name] = view
+                case UInt8(ascii: "g"): groups[name] = try Tally.decode(&reader)
+                case UInt8(ascii: "p"): params[name] = try ParamValue.decode(&reader)
+                case UInt8(ascii: "t"): todos[name] = try ToDoItem.decode(&reader)
+                case UInt8(ascii: "m"): meta = try SessionMeta.decode(&reader)
                 default: continue
                 }
             } catch let error as DecodeError {
@@ -55,9 +64,10 @@ struct EngineState {
         StoreChange(
             key: "s:" + name,
             value: state.map { s in
-                encode {
+                encode(format: scenarioFormat) {
                     s.events.encode(&$0)
                     s.executions.encode(&$0)
+                    $0.u64(s.streams ?? 0)
                 }
             })
     }
@@ -78,7 +88,7 @@ struct EngineState {
         StoreChange(key: metaKey, value: encode { meta.encode(&$0) })
     }
 
-    private static func encode(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
+    private static func encode(format: UInt8 = format, _ body: (inout ByteWriter) -> Void) -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes.reserveCapacity(64)
         writer.u8(format)
@@ -105,11 +115,14 @@ extension Tally {
     static func decode(_ r: inout ByteReader) throws -> Tally {
         var tally = Tally()
         tally.total = try r.int()
-        tally.first = try r.optionalDouble()
-        tally.last = try r.optionalDouble()
+        tally.first = try r.optionalTime()
+        tally.last = try r.optionalTime()
         let count = try r.count(max: 1 << 20)
         tally.recent.reserveCapacity(count)
-        for _ in 0..<count { tally.recent.append(try r.double()) }
+        for _ in 0..<count { tally.recent.append(try r.time()) }
+        guard zip(tally.recent, tally.recent.dropFirst()).allSatisfy({ $0 <= $1 }) else {
+            throw DecodeError(description: "recent times out of order")
+        }
         tally.sessionID = try r.int()
         tally.sessionCount = try r.int()
         tally.versionID = try r.int()
@@ -159,8 +172,8 @@ extension ToDoItem {
     }
 
     static func decode(_ r: inout ByteReader) throws -> ToDoItem {
-        let created = try r.double()
-        let expires = try r.optionalDouble()
+        let created = try r.time()
+        let expires = try r.optionalTime()
         var info: [String: String] = [:]
         for _ in 0..<(try r.count(max: 1 << 16)) {
             let key = try r.string()
@@ -189,8 +202,8 @@ extension SessionMeta {
         meta.sessionID = try r.int()
         meta.versionID = try r.int()
         meta.version = try r.u8() == 1 ? try r.string() : nil
-        meta.sessionStart = try r.optionalDouble()
-        meta.versionStart = try r.optionalDouble()
+        meta.sessionStart = try r.optionalTime()
+        meta.versionStart = try r.optionalTime()
         return meta
     }
 }

@@ -56,6 +56,7 @@ extension RuleEngine {
                 return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
             }
             let time = now
+            rebase(index, to: time)
             var clauses: [ClauseExplanation] = []
             var earliest: Double? = time
             _ = forEachCheck(index) { check, events, executions, group in
@@ -77,7 +78,8 @@ extension RuleEngine {
 
     /// Whether scenario `index` and its group pass at `now`. Must run under the lock.
     func passes(_ index: Int, now time: Double) -> Bool {
-        forEachCheck(index) { check, events, executions, _ in
+        rebase(index, to: time)
+        return forEachCheck(index) { check, events, executions, _ in
             assess(check, events: events, executions: executions, now: time, detailed: false).passes
         }
     }
@@ -124,6 +126,8 @@ extension RuleEngine {
             // The time at which enough of the counted times leave the window.
             // Other scopes are not time-based: they do not bound the earliest time.
             guard case .within(let window) = scope else { return .now }
+            // `max_exec 0 within D` allows nothing, however long one waits.
+            guard allowed >= 0 else { return .never }
             let first = tally.firstIndex(inWindow: window, now: time)
             let excess = Int64(tally.recent.count - first) - allowed
             guard excess > 0 else { return .now }

@@ -10,35 +10,42 @@ import Foundation
 
 /// An append-only state file: a header, then one checksummed record per engine call.
 ///
-/// Format (little-endian): the 8 bytes `RULESTAT`, a `u32` format version (1),
-/// then records `[u32 length][u32 CRC-32 of payload][payload]`. A payload is a
-/// varint count of changes, each a key string, a flag (1 = value, 0 = deleted)
-/// and the value's bytes. Replaying the records in order gives the state.
+/// Format (little-endian): the 8 bytes `RULESTAT`, a `u32` format version (2),
+/// then records `[u32 length][u32 CRC-32 of payload][u32 CRC-32 of the 8 bytes before]
+/// [payload]`. A payload is a varint count of changes, each a key string, a flag
+/// (1 = value, 0 = deleted) and the value's bytes. Replaying the records in order
+/// gives the state. Version 1 files (records without the header checksum) are
+/// read and rewritten as version 2 once they have loaded.
 ///
 /// Durability: every `apply` hands its record to the kernel with `write(2)`
 /// before returning, so it survives the process being killed at any moment
 /// after that (the kernel owns the page cache). It does not `fsync` on every
 /// call unless `syncEveryWrite` is set, so a power loss may lose the last
-/// seconds. Compaction writes a new file, `fsync`s it and renames it over the
-/// old one, so a crash during compaction leaves the old file or the new one.
+/// seconds. Compaction writes a new file, `fsync`s it, locks it and renames it
+/// over the old one, so a crash during compaction leaves the old file or the new one.
 ///
 /// Damage: a record cut short at the end of the file (the process died while
-/// writing it, so its call never returned) is dropped; the file before it is
-/// kept, and the original is first copied aside to `NAME.damaged-TIME`. A bad
-/// checksum or undecodable record elsewhere is corruption: with `.strict`
-/// (the default) `load` throws ``RuleStoreError/corrupt(path:offset:reason:keptAt:)``
+/// writing it, so its call never returned), or a tail of zero bytes after the
+/// last record (what a power loss can leave), is dropped when the engine first
+/// writes; the dropped bytes are copied aside to `NAME.damaged-TIME` when they
+/// are not all zero. A damaged record header or payload elsewhere is corruption:
+/// with `.strict` (the default) `load` throws ``RuleStoreError/corrupt(path:offset:reason:keptAt:)``
 /// and leaves the file untouched; with `.salvage` it keeps what precedes the
-/// damage, moves the damaged file aside and says so in ``recoveryReport``.
+/// damage, links the damaged file aside and says so in ``recoveryReport``.
+/// Nothing is rewritten before the engine has decoded every entry.
 public final class FileStore: RuleStore, @unchecked Sendable {
-    /// The format version this library writes and reads.
-    public static let formatVersion: UInt32 = 1
+    /// The format version this library writes.
+    public static let formatVersion: UInt32 = 2
+    /// The largest state file accepted, in bytes (256 MiB); a larger one is refused unread.
+    public static let maximumFileSize = 256 << 20
     static let magic: [UInt8] = Array("RULESTAT".utf8)
     static let headerSize = 12
+    static let recordHeaderSize = 12
 
     public enum Recovery: Sendable {
         /// Corruption throws; the file is left as it is.
         case strict
-        /// Corruption keeps the records before it; the damaged file is moved aside.
+        /// Corruption keeps the records before it; the damaged file is linked aside.
         case salvage
     }
 
@@ -56,6 +63,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         }
     }
 
+    /// The path as given.
     public let path: String
     public let options: Options
     /// What `load` found and repaired, if anything; nil when the file was sound.
@@ -67,14 +75,37 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     private var report: String?
 
     private let lock = NSLock()
+    let system: FileSystemCalls
     private var fd: Int32 = -1
+    /// The path with symbolic links resolved at open: compaction writes beside the real file.
+    private var realPath = ""
+    private var identity = FileIdentity(device: 0, inode: 0)
     private var entries: [String: [UInt8]] = [:]
     private var fileLength = 0
     private var liveBytes = 0
+    private var pending: Repair?
+    private var lastIdentityCheck: UInt64 = 0
+    private var scratch: [UInt8] = []
 
-    public init(url: URL, options: Options = Options()) {
+    /// What `load` found that the first write must repair.
+    private enum Repair {
+        /// Drop the bytes from `offset` on (a torn or zero-filled tail).
+        case truncate(offset: Int, reason: String, tail: [UInt8])
+        /// Link the damaged file aside and rewrite it from the loaded entries.
+        case salvage(offset: Int, reason: String)
+        /// A version 1 file: rewrite it in the current format.
+        case upgrade
+    }
+
+    /// A store at `url`. Missing parent directories are created when it is first opened.
+    public convenience init(url: URL, options: Options = Options()) {
+        self.init(url: url, options: options, system: .live)
+    }
+
+    init(url: URL, options: Options, system: FileSystemCalls) {
         self.path = url.path
         self.options = options
+        self.system = system
     }
 
     deinit {
@@ -90,31 +121,93 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         return entries
     }
 
+    /// Repairs what `load` found (a torn tail, a salvaged file, an old format);
+    /// the engine calls it once it has decoded every entry.
+    public func didLoad() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try openIfNeeded()
+        try repairIfNeeded()
+    }
+
     private func openIfNeeded() throws {
         if fd >= 0 { return }
-        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw RuleStoreError.io(path: directory, operation: "create the directory", errno: errno)
+            }
+        }
+        // Another process may compact (replace the file) between our open and our lock:
+        // the lock counts only when the locked file is still the one at the path.
+        var descriptor: Int32 = -1
+        for _ in 0..<16 {
+            descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                let code = errno
+                close(descriptor)
+                throw RuleStoreError.io(path: path, operation: "lock (is another process using it?)", errno: code)
+            }
+            if let opened = FileIdentity(descriptor: descriptor), opened == FileIdentity(path: path) { break }
             close(descriptor)
-            throw RuleStoreError.io(path: path, operation: "lock (is another process using it?)", errno: code)
+            descriptor = -1
+        }
+        guard descriptor >= 0 else {
+            throw RuleStoreError.io(path: path, operation: "lock (it keeps being replaced)", errno: EAGAIN)
         }
         fd = descriptor
         do {
-            let bytes = try readAll()
-            if bytes.isEmpty {
-                try writeFully(FileStore.header())
-                try sync(fd)
-                syncDirectory()
-                fileLength = FileStore.headerSize
-                return
-            }
-            try replay(bytes)
+            try loadOpenFile()
         } catch {
             close(fd)
             fd = -1
+            entries = [:]
             throw error
         }
+    }
+
+    private func loadOpenFile() throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw RuleStoreError.unusable(path: path, reason: "it is not a regular file")
+        }
+        identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        realPath = path.withCString { raw in
+            guard let resolved = realpath(raw, nil) else { return path }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        // We hold the lock: a temporary file left by a killed compaction is ours to remove.
+        unlink(realPath + ".tmp")
+        let size = Int(info.st_size)
+        if size == 0 {
+            try writeFully(FileStore.header())
+            try sync(fd)
+            try syncDirectory()
+            fileLength = FileStore.headerSize
+            return
+        }
+        guard size <= FileStore.maximumFileSize else {
+            throw RuleStoreError.unusable(
+                path: path, reason: "it is \(size) bytes; the limit is \(FileStore.maximumFileSize) bytes")
+        }
+        let head = try read(from: 0, count: min(size, FileStore.headerSize))
+        guard head.count == FileStore.headerSize, Array(head[0..<8]) == FileStore.magic else {
+            throw RuleStoreError.corrupt(
+                path: path, offset: 0, reason: "not a rules state file (bad header)", keptAt: nil)
+        }
+        var header = ByteReader(head, from: 8, to: 12)
+        let version = try header.u32()
+        guard version == 1 || version == 2 else {
+            throw RuleStoreError.unsupportedVersion(path: path, version: Int(version))
+        }
+        let bytes = try read(from: 0, count: size)
+        try replay(bytes, version: version)
     }
 
     static func header() -> [UInt8] {
@@ -124,27 +217,30 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         return writer.bytes
     }
 
-    private func replay(_ bytes: [UInt8]) throws {
-        guard bytes.count >= FileStore.headerSize, Array(bytes[0..<8]) == FileStore.magic else {
-            throw RuleStoreError.corrupt(
-                path: path, offset: 0, reason: "not a rules state file (bad header)", keptAt: nil)
-        }
-        var header = ByteReader(bytes, from: 8, to: 12)
-        let version = try header.u32()
-        guard version <= FileStore.formatVersion else {
-            throw RuleStoreError.unsupportedVersion(path: path, version: Int(version))
-        }
+    private func replay(_ bytes: [UInt8], version: UInt32) throws {
         var offset = FileStore.headerSize
         var damage: (offset: Int, reason: String, torn: Bool)?
+        let frame = version == 1 ? 8 : FileStore.recordHeaderSize
         while offset < bytes.count {
-            if bytes.count - offset < 8 {
+            let remaining = bytes.count - offset
+            if FileStore.isZero(bytes[offset...]) {
+                damage = (offset, "the file ends in \(remaining) zero bytes", true)
+                break
+            }
+            if remaining < frame {
                 damage = (offset, "a record header is cut short", true)
                 break
             }
-            var frame = ByteReader(bytes, from: offset, to: offset + 8)
-            let length = Int(try frame.u32())
-            let checksum = try frame.u32()
-            let start = offset + 8
+            var reader = ByteReader(bytes, from: offset, to: offset + frame)
+            let length = Int(try reader.u32())
+            let checksum = try reader.u32()
+            if version >= 2 {
+                guard try reader.u32() == CRC32.checksum(bytes[offset..<offset + 8]) else {
+                    damage = (offset, "a record header is damaged", false)
+                    break
+                }
+            }
+            let start = offset + frame
             if length > bytes.count - start {
                 damage = (offset, "the last record is cut short", true)
                 break
@@ -163,22 +259,32 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         }
         fileLength = offset
         liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
-        guard let damage else { return }
-        if !damage.torn && options.recovery == .strict {
+        guard let damage else {
+            if version < FileStore.formatVersion { pending = .upgrade }
+            return
+        }
+        if damage.torn {
+            let tail = FileStore.isZero(bytes[offset...]) ? [] : Array(bytes[offset...])
+            pending = .truncate(offset: offset, reason: damage.reason, tail: tail)
+            return
+        }
+        if options.recovery == .strict {
             throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
         }
-        let kept = try keepAside(bytes)
-        if damage.torn {
-            // Only a call that never returned can be cut short: drop its bytes.
-            guard ftruncate(fd, off_t(offset)) == 0 else {
-                throw RuleStoreError.io(path: path, operation: "truncate", errno: errno)
+        pending = .salvage(offset: damage.offset, reason: damage.reason)
+    }
+
+    static func isZero(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var index = 0
+            let words = raw.count / 8
+            while index < words {
+                if raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) != 0 { return false }
+                index += 1
             }
-            try sync(fd)
-        } else {
-            try compactLocked()
+            for k in words * 8..<raw.count where raw[k] != 0 { return false }
+            return true
         }
-        report =
-            "state file '\(path)': \(damage.reason) at byte \(damage.offset); kept the \(offset) bytes before it; the original was copied to '\(kept)'"
     }
 
     private func apply(payload bytes: [UInt8], from start: Int, to end: Int) throws {
@@ -201,17 +307,49 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         for (key, value) in decoded { entries[key] = value }
     }
 
-    /// Copies the damaged file to `PATH.damaged-SECONDS[-N]` and returns that path.
-    private func keepAside(_ bytes: [UInt8]) throws -> String {
+    /// Carries out what `load` found, once: truncates a torn tail (keeping the dropped
+    /// bytes aside when it can), or links a damaged file aside and rewrites it.
+    private func repairIfNeeded() throws {
+        guard let repair = pending else { return }
+        switch repair {
+        case .upgrade:
+            try compactLocked()
+        case .truncate(let offset, let reason, let tail):
+            var kept = "the dropped bytes were all zero"
+            if !tail.isEmpty {
+                let aside = asidePath()
+                if FileManager.default.createFile(atPath: aside, contents: Data(tail)) {
+                    kept = "the \(tail.count) dropped bytes were copied to '\(aside)'"
+                } else {
+                    kept =
+                        "the \(tail.count) dropped bytes could not be kept aside (\(String(cString: strerror(errno))))"
+                }
+            }
+            guard system.truncate(fd, off_t(offset)) == 0 else {
+                throw RuleStoreError.io(path: path, operation: "truncate", errno: errno)
+            }
+            try sync(fd)
+            report = "state file '\(path)': \(reason) at byte \(offset); kept the \(offset) bytes before it; \(kept)"
+        case .salvage(let offset, let reason):
+            let aside = asidePath()
+            guard link(realPath, aside) == 0 else {
+                throw RuleStoreError.io(path: aside, operation: "keep the damaged file aside at", errno: errno)
+            }
+            try compactLocked()
+            report =
+                "state file '\(path)': \(reason) at byte \(offset); kept the records before it; the damaged file was kept at '\(aside)'"
+        }
+        pending = nil
+    }
+
+    /// `PATH.damaged-SECONDS[-N]`, a name not in use.
+    private func asidePath() -> String {
         let stamp = Int(Date().timeIntervalSince1970)
-        var candidate = "\(path).damaged-\(stamp)"
+        var candidate = "\(realPath).damaged-\(stamp)"
         var suffix = 1
         while FileManager.default.fileExists(atPath: candidate) {
-            candidate = "\(path).damaged-\(stamp)-\(suffix)"
+            candidate = "\(realPath).damaged-\(stamp)-\(suffix)"
             suffix += 1
-        }
-        guard FileManager.default.createFile(atPath: candidate, contents: Data(bytes)) else {
-            throw RuleStoreError.io(path: candidate, operation: "keep the damaged file aside at", errno: errno)
         }
         return candidate
     }
@@ -223,46 +361,84 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
-        let record = FileStore.record(changes)
+        try repairIfNeeded()
+        // A cheap look, at most once a second, for the file deleted or replaced under us.
+        var replaced: RuleStoreError?
+        let clock = DispatchTime.now().uptimeNanoseconds
+        if clock &- lastIdentityCheck > 1_000_000_000 {
+            replaced = try recreateIfReplaced()
+        }
+        FileStore.encodeRecord(changes, into: &scratch)
         do {
-            try writeFully(record)
+            try writeFully(scratch)
         } catch {
             // Never leave half a record behind a later one.
-            _ = ftruncate(fd, off_t(fileLength))
+            _ = system.truncate(fd, off_t(fileLength))
             throw error
         }
         if options.syncEveryWrite { try sync(fd) }
-        fileLength += record.count
+        fileLength += scratch.count
         for change in changes {
             liveBytes -= FileStore.entrySize(change.key, entries[change.key])
             entries[change.key] = change.value
             liveBytes += FileStore.entrySize(change.key, change.value)
         }
         if fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
-            try compactLocked()
+            if let error = try recreateIfReplaced() { replaced = error } else { try compactLocked() }
         }
+        if let replaced { throw replaced }
     }
 
-    /// One framed record: `[u32 length][u32 CRC-32][payload]`, the payload holding `changes`.
-    static func record(_ changes: [StoreChange]) -> [UInt8] {
-        var payload = ByteWriter()
-        payload.varint(UInt64(changes.count))
+    /// Checks that the path still names the open file; when it does not (deleted or
+    /// replaced), writes the state from memory to a new file there and returns the report.
+    public func verify() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try openIfNeeded()
+        if let error = try recreateIfReplaced() { throw error }
+    }
+
+    private func recreateIfReplaced() throws -> RuleStoreError? {
+        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        if FileIdentity(path: realPath) == identity { return nil }
+        try compactLocked()
+        return .replaced(path: path)
+    }
+
+    /// One framed record, `[u32 length][u32 CRC-32][u32 header CRC-32][payload]`, in `buffer`.
+    static func encodeRecord(_ changes: [StoreChange], into buffer: inout [UInt8]) {
+        var writer = ByteWriter()
+        swap(&writer.bytes, &buffer)
+        writer.bytes.removeAll(keepingCapacity: true)
+        writer.bytes.append(contentsOf: repeatElement(0, count: recordHeaderSize))
+        writer.varint(UInt64(changes.count))
         for change in changes {
-            payload.string(change.key)
+            writer.string(change.key)
             if let value = change.value {
-                payload.u8(1)
-                payload.varint(UInt64(value.count))
-                payload.bytes += value
+                writer.u8(1)
+                writer.varint(UInt64(value.count))
+                writer.bytes += value
             } else {
-                payload.u8(0)
+                writer.u8(0)
             }
         }
-        var record = ByteWriter()
-        record.bytes.reserveCapacity(payload.bytes.count + 8)
-        record.u32(UInt32(payload.bytes.count))
-        record.u32(CRC32.checksum(payload.bytes[...]))
-        record.bytes += payload.bytes
-        return record.bytes
+        let length = UInt32(writer.bytes.count - recordHeaderSize)
+        let checksum = CRC32.checksum(writer.bytes[recordHeaderSize...])
+        writer.bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
+        let headerChecksum = CRC32.checksum(writer.bytes[0..<8])
+        writer.bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: headerChecksum.littleEndian, toByteOffset: 8, as: UInt32.self)
+        }
+        swap(&writer.bytes, &buffer)
+    }
+
+    static func record(_ changes: [StoreChange]) -> [UInt8] {
+        var buffer: [UInt8] = []
+        encodeRecord(changes, into: &buffer)
+        return buffer
     }
 
     /// About what an entry takes in a compacted file; deleted entries take nothing.
@@ -275,66 +451,71 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
+        try repairIfNeeded()
+        if let error = try recreateIfReplaced() { throw error }
         try compactLocked()
     }
 
+    /// Writes the live entries to `PATH.tmp`, syncs and locks it, renames it over the
+    /// file and only then lets go of the old file (and its lock).
     private func compactLocked() throws {
         let live = entries.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
         let file = FileStore.header() + FileStore.record(live)
-        let temporary = path + ".tmp"
-        let out = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let temporary = realPath + ".tmp"
+        let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         guard out >= 0 else { throw RuleStoreError.io(path: temporary, operation: "open", errno: errno) }
+        func fail(_ operation: String, _ code: Int32) -> RuleStoreError {
+            close(out)
+            unlink(temporary)
+            return RuleStoreError.io(path: temporary, operation: operation, errno: code)
+        }
+        guard flock(out, LOCK_EX | LOCK_NB) == 0 else { throw fail("lock", errno) }
         do {
-            try FileStore.writeFully(out, file, path: temporary)
-            try sync(out)
+            try FileStore.writeFully(out, file, path: temporary, system: system)
         } catch {
             close(out)
             unlink(temporary)
             throw error
         }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            close(out)
-            throw RuleStoreError.io(path: path, operation: "rename", errno: code)
-        }
-        syncDirectory()
-        // The lock moves with the new file's descriptor.
-        _ = flock(out, LOCK_EX | LOCK_NB)
-        close(out)
-        let reopened = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
-        guard reopened >= 0 else { throw RuleStoreError.io(path: path, operation: "reopen", errno: errno) }
-        _ = flock(reopened, LOCK_EX | LOCK_NB)
+        guard system.fsync(out) == 0 else { throw fail("fsync", errno) }
+        guard let newIdentity = FileIdentity(descriptor: out) else { throw fail("stat", errno) }
+        guard system.rename(temporary, realPath) == 0 else { throw fail("rename", errno) }
         close(fd)
-        fd = reopened
+        fd = out
+        identity = newIdentity
         fileLength = file.count
+        liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
+        try syncDirectory()
     }
 
     // MARK: - POSIX helpers
 
-    private func readAll() throws -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var offset: off_t = 0
-        while true {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+    private func read(from offset: Int, count: Int) throws -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = result.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done))
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw RuleStoreError.io(path: path, operation: "read", errno: errno)
             }
-            if n == 0 { return result }
-            result += buffer[0..<n]
-            offset += off_t(n)
+            if n == 0 { break }
+            done += n
         }
+        result.removeLast(count - done)
+        return result
     }
 
     private func writeFully(_ bytes: [UInt8]) throws {
-        try FileStore.writeFully(fd, bytes, path: path)
+        try FileStore.writeFully(fd, bytes, path: path, system: system)
     }
 
-    private static func writeFully(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    private static func writeFully(_ fd: Int32, _ bytes: [UInt8], path: String, system: FileSystemCalls) throws {
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            let n = bytes.withUnsafeBytes { system.write(fd, $0.baseAddress! + written, bytes.count - written) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw RuleStoreError.io(path: path, operation: "write", errno: errno)
@@ -344,15 +525,91 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
 
     private func sync(_ descriptor: Int32) throws {
-        guard fsync(descriptor) == 0 else { throw RuleStoreError.io(path: path, operation: "fsync", errno: errno) }
-    }
-
-    private func syncDirectory() {
-        let directory = (path as NSString).deletingLastPathComponent
-        let dfd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
-        if dfd >= 0 {
-            _ = fsync(dfd)
-            close(dfd)
+        guard system.fsync(descriptor) == 0 else {
+            throw RuleStoreError.io(path: path, operation: "fsync", errno: errno)
         }
     }
+
+    private func syncDirectory() throws {
+        let directory = (realPath as NSString).deletingLastPathComponent
+        guard system.syncDirectory(directory.isEmpty ? "." : directory) == 0 else {
+            throw RuleStoreError.io(path: directory, operation: "fsync the directory", errno: errno)
+        }
+    }
+}
+
+/// A file's device and inode: what tells "the same file" apart from "a file at the same path".
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_nlink > 0 else { return nil }
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+}
+
+/// The system calls through which FileStore changes files, replaceable so tests can
+/// make each one fail or stop in turn.
+struct FileSystemCalls: Sendable {
+    var write: @Sendable (Int32, UnsafeRawPointer, Int) -> Int
+    var fsync: @Sendable (Int32) -> Int32
+    var rename: @Sendable (String, String) -> Int32
+    var truncate: @Sendable (Int32, off_t) -> Int32
+    /// `fsync` of a directory, so a rename in it is durable.
+    var syncDirectory: @Sendable (String) -> Int32
+
+    static let live = FileSystemCalls(
+        write: { fd, bytes, count in
+            #if canImport(Glibc)
+                Glibc.write(fd, bytes, count)
+            #elseif canImport(Musl)
+                Musl.write(fd, bytes, count)
+            #else
+                Darwin.write(fd, bytes, count)
+            #endif
+        },
+        fsync: { fd in
+            #if canImport(Glibc)
+                Glibc.fsync(fd)
+            #elseif canImport(Musl)
+                Musl.fsync(fd)
+            #else
+                Darwin.fsync(fd)
+            #endif
+        },
+        rename: { from, to in
+            #if canImport(Glibc)
+                Glibc.rename(from, to)
+            #elseif canImport(Musl)
+                Musl.rename(from, to)
+            #else
+                Darwin.rename(from, to)
+            #endif
+        },
+        truncate: { fd, length in ftruncate(fd, length) },
+        syncDirectory: { directory in
+            let dfd = open(directory, O_RDONLY | O_CLOEXEC)
+            guard dfd >= 0 else { return -1 }
+            defer { close(dfd) }
+            #if canImport(Glibc)
+                return Glibc.fsync(dfd)
+            #elseif canImport(Musl)
+                return Musl.fsync(dfd)
+            #else
+                return Darwin.fsync(dfd)
+            #endif
+        })
 }

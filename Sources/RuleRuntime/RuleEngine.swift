@@ -52,8 +52,11 @@ public final class RuleEngine: @unchecked Sendable {
     var state: EngineState
     var providers: [String: @Sendable () -> ParamValue] = [:]
 
-    /// Warnings found in the rules (errors make the initializer throw).
-    public let warnings: [Diagnostic]
+    /// Warnings found in the rules (errors make the initializer throw), and about stored
+    /// state the rules no longer fit (a stored param value of another type, ignored).
+    public private(set) var warnings: [Diagnostic] = []
+    /// The last finite time read from the clock: a NaN or infinite reading is replaced by it.
+    private var lastTime: Double = 0
     private var failure: RuleStoreError?
     private var failureHandler: (@Sendable (RuleStoreError) -> Void)?
 
@@ -75,15 +78,51 @@ public final class RuleEngine: @unchecked Sendable {
     ) throws {
         let result = RuleCompiler.check(sources)
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
-        warnings = result.diagnostics
         rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
         self.clock = clock
         self.store = store
         do {
             state = try EngineState(entries: try store.load())
+            try store.didLoad()
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)
+        } catch {
+            throw RuleEngineError.store(.other(error))
         }
+        warnings = result.diagnostics + reconcileWithRules()  // written here only: safe to read unlocked
+    }
+
+    /// Fits stored state to rules that may have changed since it was written: a
+    /// scenario view built from other streams is rebuilt from its streams (executions
+    /// kept); a stored param value of another type than declared is ignored, with a warning.
+    private func reconcileWithRules() -> [Diagnostic] {
+        var changes: [StoreChange] = []
+        for (index, scenario) in rules.scenarios.enumerated() {
+            guard var view = state.scenarios[scenario.name], let built = view.streams,
+                built != scenario.fingerprint
+            else { continue }
+            view.events = mergedEvents(index)
+            view.streams = scenario.fingerprint
+            state.scenarios[scenario.name] = view
+            changes.append(EngineState.change(scenario: scenario.name, view))
+        }
+        if !changes.isEmpty { save(changes) }
+        var notes: [Diagnostic] = []
+        for file in rules.program.files {
+            for case .param(let param) in file.declarations {
+                guard let declared = rules.paramTypes[param.name.text], let stored = state.params[param.name.text],
+                    stored.type != declared
+                else { continue }
+                state.params[param.name.text] = nil
+                notes.append(
+                    Diagnostic(
+                        .storedValueIgnored,
+                        .warning,
+                        "the stored value of param '\(param.name.text)' is '\(stored.type.rawValue)' but the param is '\(declared.rawValue)'; the stored value is ignored",
+                        at: SourceSpan(file.source, param.name.range)))
+            }
+        }
+        return notes
     }
 
     /// Creates an engine from rule source text.
@@ -127,21 +166,38 @@ public final class RuleEngine: @unchecked Sendable {
             failure = error
             failureHandler?(error)
         } catch {
-            let wrapped = RuleStoreError.io(path: "\(type(of: store))", operation: "\(error)", errno: 0)
-            failure = wrapped
-            failureHandler?(wrapped)
+            failure = .other(error)
+            failureHandler?(.other(error))
         }
     }
 
-    var now: Double { clock.now().timeIntervalSince1970 }
+    /// The clock's time in seconds since 1970; a NaN or infinite reading counts as the last good one.
+    var now: Double {
+        let time = clock.now().timeIntervalSince1970
+        if time.isFinite {
+            lastTime = time
+            return time
+        }
+        return lastTime
+    }
 
     // MARK: - Sessions
 
     /// Begins a session; call once at app start. A version different from the
     /// previous session's begins a new `per version` scope. Before the first
     /// call, `per session` and `per version` count everything since the store began.
+    /// It also asks the store to check that its file is still in place (see ``lastStoreError``).
     public func startSession(version: String) {
         locked {
+            do {
+                try store.verify()
+            } catch let error as RuleStoreError {
+                failure = error
+                failureHandler?(error)
+            } catch {
+                failure = .other(error)
+                failureHandler?(.other(error))
+            }
             let time = now
             state.meta.sessionID += 1
             state.meta.sessionStart = time
@@ -174,26 +230,61 @@ public final class RuleEngine: @unchecked Sendable {
                 let scenario = rules.scenarios[index]
                 // Taken out of the table so its arrays are uniquely referenced (no copy on append).
                 // A scenario seen for the first time starts from the streams' history.
-                var view = state.scenarios.removeValue(forKey: scenario.name) ?? scenarioState(index)
-                view.events.record(at: time, in: meta, keep: rules.keep)
+                var view = state.scenarios.removeValue(forKey: scenario.name) ?? newView(index)
+                view.events.record(at: time, in: meta, keep: scenario.eventKeep)
                 state.scenarios[scenario.name] = view
                 changes.append(EngineState.change(scenario: scenario.name, view))
             }
         }
         var tally = state.streams.removeValue(forKey: name) ?? Tally()
-        tally.record(at: time, in: meta, keep: rules.keep)
+        tally.record(at: time, in: meta, keep: rules.keep(stream: name))
         state.streams[name] = tally
         changes.append(EngineState.change(stream: name, tally))
         return changes
     }
 
-    /// The scenario's stored view, or a new one merged from its streams.
+    /// The scenario's view: stored, or merged from its streams once and kept in memory
+    /// (a merged view equals what merging again would give, so it need not be stored).
     func scenarioState(_ index: Int) -> ScenarioState {
         let scenario = rules.scenarios[index]
-        if let stored = state.scenarios[scenario.name] { return stored }
+        if let view = state.scenarios[scenario.name] { return view }
+        let view = newView(index)
+        state.scenarios[scenario.name] = view
+        return view
+    }
+
+    /// A view for a scenario seen for the first time: its streams' history.
+    func newView(_ index: Int) -> ScenarioState {
+        ScenarioState(events: mergedEvents(index), streams: rules.scenarios[index].fingerprint)
+    }
+
+    func mergedEvents(_ index: Int) -> Tally {
+        let scenario = rules.scenarios[index]
         let tallies = scenario.streams.compactMap { state.streams[$0] }
-        if tallies.isEmpty { return ScenarioState() }
-        return ScenarioState(events: Tally.merged(tallies, keep: rules.keep, in: state.meta))
+        if tallies.isEmpty { return Tally() }
+        return Tally.merged(tallies, keep: scenario.eventKeep, in: state.meta)
+    }
+
+    /// Re-bases times recorded later than `time` (a clock that was ahead and has been
+    /// corrected) in what scenario `index` reads, and stores the change: the scenario
+    /// then waits its own cool-down from the correction, not until the wrong date.
+    func rebase(_ index: Int, to time: Double) {
+        let scenario = rules.scenarios[index]
+        var view = scenarioState(index)
+        var changes: [StoreChange] = []
+        let events = view.events.rebase(to: time)
+        if view.executions.rebase(to: time) || events {
+            state.scenarios[scenario.name] = view
+            changes.append(EngineState.change(scenario: scenario.name, view))
+        }
+        if let group = scenario.group {
+            let name = rules.groups[group].name
+            if var tally = state.groups[name], tally.rebase(to: time) {
+                state.groups[name] = tally
+                changes.append(EngineState.change(group: name, tally))
+            }
+        }
+        if !changes.isEmpty { save(changes) }
     }
 
     // MARK: - Executing
@@ -251,14 +342,14 @@ public final class RuleEngine: @unchecked Sendable {
     func recordExecution(_ index: Int, at time: Double) -> [StoreChange] {
         let meta = state.meta
         let scenario = rules.scenarios[index]
-        var view = state.scenarios.removeValue(forKey: scenario.name) ?? scenarioState(index)
-        view.executions.record(at: time, in: meta, keep: rules.keep)
+        var view = state.scenarios.removeValue(forKey: scenario.name) ?? newView(index)
+        view.executions.record(at: time, in: meta, keep: scenario.executionKeep)
         state.scenarios[scenario.name] = view
         var changes = [EngineState.change(scenario: scenario.name, view)]
         if let group = scenario.group {
             let groupName = rules.groups[group].name
             var tally = state.groups.removeValue(forKey: groupName) ?? Tally()
-            tally.record(at: time, in: meta, keep: rules.keep)
+            tally.record(at: time, in: meta, keep: rules.groups[group].executionKeep)
             state.groups[groupName] = tally
             changes.append(EngineState.change(group: groupName, tally))
         }
@@ -271,9 +362,10 @@ public final class RuleEngine: @unchecked Sendable {
     @discardableResult
     public func reset(_ name: String) -> Bool {
         locked {
-            if rules.scenarioIndex[name] != nil {
-                state.scenarios[name] = ScenarioState()
-                save([EngineState.change(scenario: name, ScenarioState())])
+            if let index = rules.scenarioIndex[name] {
+                let empty = ScenarioState(streams: rules.scenarios[index].fingerprint)
+                state.scenarios[name] = empty
+                save([EngineState.change(scenario: name, empty)])
                 return true
             }
             if rules.groupIndex[name] != nil {
@@ -341,7 +433,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Events recorded on stream `name` in `scope`.
     public func count(_ name: String, scope: CountScope = .install) -> Int {
-        locked { Int(streamCount(name, scope, now: now)) }
+        locked { Int(clamping: streamCount(name, scope, now: now)) }
     }
 
     /// Events on stream `name` in `scope`. Must run under the lock.

@@ -20,10 +20,28 @@ public protocol RuleStore: AnyObject, Sendable {
     func load() throws -> [String: [UInt8]]
     /// Writes the changes of one engine call, all or nothing where the store can.
     func apply(_ changes: [StoreChange]) throws
+    /// Called once the engine has decoded everything `load` returned: the store may
+    /// now repair what it found (a torn tail). Nothing is rewritten before this.
+    func didLoad() throws
+    /// Called by `startSession`: checks the storage is still where it was (a file not
+    /// deleted or replaced), repairs it from memory if not, and reports that by throwing.
+    func verify() throws
+}
+
+extension RuleStore {
+    public func didLoad() throws {}
+    public func verify() throws {}
 }
 
 /// Errors from stores and stored data.
 public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
+    /// The path cannot hold a state file (not a regular file, or larger than the limit); nothing was read.
+    case unusable(path: String, reason: String)
+    /// The state file was deleted or replaced while in use; it was written again from
+    /// memory, so nothing was lost. Reported so the app can find out who did it.
+    case replaced(path: String)
+    /// An error thrown by a custom store, kept as it was thrown.
+    case other(any Error)
     /// The file is damaged; `keptAt` is where the damaged file was kept aside, if it was moved.
     case corrupt(path: String, offset: Int, reason: String, keptAt: String?)
     /// The file was written by a newer format than this library reads.
@@ -45,6 +63,27 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
             return "stored entry '\(key)' cannot be decoded: \(reason)"
         case .io(let path, let operation, let code):
             return "\(operation) '\(path)' failed: \(String(cString: strerror(code)))"
+        case .unusable(let path, let reason):
+            return "state file '\(path)' cannot be used: \(reason)"
+        case .replaced(let path):
+            return "state file '\(path)' was deleted or replaced while in use; it was written again from memory"
+        case .other(let error):
+            return String(describing: error)
+        }
+    }
+
+    public static func == (a: RuleStoreError, b: RuleStoreError) -> Bool {
+        switch (a, b) {
+        case (.corrupt(let p, let o, let r, let k), .corrupt(let q, let o2, let r2, let k2)):
+            return p == q && o == o2 && r == r2 && k == k2
+        case (.unsupportedVersion(let p, let v), .unsupportedVersion(let q, let w)): return p == q && v == w
+        case (.undecodableEntry(let k, let r), .undecodableEntry(let k2, let r2)): return k == k2 && r == r2
+        case (.io(let p, let o, let e), .io(let q, let o2, let e2)): return p == q && o == o2 && e == e2
+        case (.unusable(let p, let r), .unusable(let q, let r2)): return p == q && r == r2
+        case (.replaced(let p), .replaced(let q)): return p == q
+        case (.other(let x), .other(let y)):
+            return type(of: x) == type(of: y) && String(describing: x) == String(describing: y)
+        default: return false
         }
     }
 }
@@ -72,10 +111,18 @@ public final class InMemoryStore: RuleStore, @unchecked Sendable {
 }
 
 /// Keeps each entry under its own key in `UserDefaults` (`PREFIX` + key), so a
-/// call writes only what it changed. Durability is UserDefaults' own.
+/// call writes only what it changed.
+///
+/// Only keys of the form `PREFIX` + a letter + `:` holding `Data` are the engine's;
+/// any other key under the prefix (an app's own `rules.enabled`) is ignored and
+/// never deleted. Durability: on Apple platforms UserDefaults persists by itself
+/// (it survives the app being killed a moment after the call, as UserDefaults
+/// does); elsewhere (Linux) every `apply` calls `synchronize()`, which rewrites the
+/// whole defaults file, so each call is on disk when it returns.
 public final class UserDefaultsStore: RuleStore, @unchecked Sendable {
     private let defaults: UserDefaults
     private let prefix: String
+    private let synchronizes: Bool
 
     /// - Parameters:
     ///   - defaults: where to store; `.standard` by default.
@@ -83,15 +130,38 @@ public final class UserDefaultsStore: RuleStore, @unchecked Sendable {
     public init(defaults: UserDefaults = .standard, prefix: String = "rules.") {
         self.defaults = defaults
         self.prefix = prefix
+        #if canImport(Darwin)
+            self.synchronizes = false
+        #else
+            self.synchronizes = true
+        #endif
+    }
+
+    /// - Parameter synchronize: call `synchronize()` after every write (the default off Apple platforms).
+    public init(defaults: UserDefaults = .standard, prefix: String = "rules.", synchronize: Bool) {
+        self.defaults = defaults
+        self.prefix = prefix
+        self.synchronizes = synchronize
+    }
+
+    /// The engine's key in `key`, if it is one: compared as bytes, never as Characters.
+    func engineKey(_ key: String) -> String? {
+        var bytes = key.utf8[...]
+        for byte in prefix.utf8 {
+            guard bytes.first == byte else { return nil }
+            bytes = bytes.dropFirst()
+        }
+        guard bytes.count >= 2, let kind = bytes.first, (kind | 0x20) >= 0x61, (kind | 0x20) <= 0x7A,
+            bytes[bytes.index(after: bytes.startIndex)] == UInt8(ascii: ":")
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public func load() throws -> [String: [UInt8]] {
         var entries: [String: [UInt8]] = [:]
-        for (key, value) in defaults.dictionaryRepresentation() where key.hasPrefix(prefix) {
-            guard let data = value as? Data else {
-                throw RuleStoreError.undecodableEntry(key: key, reason: "not data")
-            }
-            entries[String(key.dropFirst(prefix.count))] = [UInt8](data)
+        for (key, value) in defaults.dictionaryRepresentation() {
+            guard let name = engineKey(key), let data = value as? Data else { continue }
+            entries[name] = [UInt8](data)
         }
         return entries
     }
@@ -103,6 +173,9 @@ public final class UserDefaultsStore: RuleStore, @unchecked Sendable {
             } else {
                 defaults.removeObject(forKey: prefix + change.key)
             }
+        }
+        if synchronizes && !defaults.synchronize() {
+            throw RuleStoreError.io(path: "UserDefaults", operation: "synchronize", errno: EIO)
         }
     }
 }

@@ -20,19 +20,19 @@ struct Tally: Equatable, Sendable {
     mutating func record(at time: Double, in meta: SessionMeta, keep: Int) {
         let session = meta.sessionID
         let version = meta.versionID
-        total += 1
+        total.saturatingIncrement()
         first = Swift.min(first ?? time, time)
         last = Swift.max(last ?? time, time)
         if sessionID != session {
             sessionID = session
             sessionCount = 0
         }
-        sessionCount += 1
+        sessionCount.saturatingIncrement()
         if versionID != version {
             versionID = version
             versionCount = 0
         }
-        versionCount += 1
+        versionCount.saturatingIncrement()
         if let latest = recent.last, time < latest {
             // The clock went backwards: keep the list sorted.
             var index = recent.count
@@ -44,6 +44,19 @@ struct Tally: Equatable, Sendable {
         if recent.count > keep { recent.removeFirst(recent.count - keep) }
     }
 
+    /// Moves every recorded time later than `now` back to `now` (the clock was ahead
+    /// when it was recorded and has since been corrected); true if any moved.
+    mutating func rebase(to now: Double) -> Bool {
+        guard let latest = last, latest > now else { return false }
+        last = now
+        if let earliest = first, earliest > now { first = now }
+        for index in recent.indices.reversed() {
+            guard recent[index] > now else { break }
+            recent[index] = now
+        }
+        return true
+    }
+
     /// How many are counted in `scope` at `now`. A window of D counts times whose
     /// age (never negative) is less than D; past the retention it is a lower bound.
     func count(_ scope: CountScope, now: Double, in meta: SessionMeta) -> Int64 {
@@ -51,7 +64,10 @@ struct Tally: Equatable, Sendable {
         case .install: return total
         case .session: return sessionID == meta.sessionID ? sessionCount : 0
         case .version: return versionID == meta.versionID ? versionCount : 0
-        case .within(let window): return Int64(recent.count - firstIndex(inWindow: window, now: now))
+        case .within(let window):
+            // An empty (or NaN) window counts nothing.
+            guard window > 0 else { return 0 }
+            return Int64(recent.count - firstIndex(inWindow: window, now: now))
         }
     }
 
@@ -73,12 +89,16 @@ struct Tally: Equatable, Sendable {
         let version = meta.versionID
         var result = Tally()
         for tally in tallies where !tally.isEmpty {
-            result.total += tally.total
+            result.total = result.total.saturatingAdd(tally.total)
             result.first = Swift.min(result.first ?? .infinity, tally.first ?? .infinity)
             result.last = Swift.max(result.last ?? -.infinity, tally.last ?? -.infinity)
             result.recent += tally.recent
-            if tally.sessionID == session { result.sessionCount += tally.sessionCount }
-            if tally.versionID == version { result.versionCount += tally.versionCount }
+            if tally.sessionID == session {
+                result.sessionCount = result.sessionCount.saturatingAdd(tally.sessionCount)
+            }
+            if tally.versionID == version {
+                result.versionCount = result.versionCount.saturatingAdd(tally.versionCount)
+            }
         }
         result.sessionID = session
         result.versionID = version
@@ -92,6 +112,21 @@ struct Tally: Equatable, Sendable {
 struct ScenarioState: Equatable, Sendable {
     var events = Tally()
     var executions = Tally()
+    /// A fingerprint of the streams `events` was built from; nil when stored by a
+    /// version that did not record it.
+    var streams: UInt64?
+}
+
+extension Int64 {
+    /// Stored counts saturate: a damaged or hostile file can never make them trap.
+    mutating func saturatingIncrement() {
+        if self < .max { self += 1 }
+    }
+
+    func saturatingAdd(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
 }
 
 /// A pending to-do.

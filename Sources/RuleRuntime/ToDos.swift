@@ -33,7 +33,8 @@ extension RuleEngine {
             if pendingToDo(tag, now: time) != nil { return false }
             var expires: Double?
             if case .until(let seconds)? = scope {
-                expires = time + seconds
+                // A NaN duration is 0: the to-do is added already expired, never "forever".
+                expires = time + (seconds.isNaN ? 0 : seconds)
             } else if let countScope = scope?.doneScope, streamCount(tag, countScope, now: time) > 0 {
                 return false
             }
@@ -66,11 +67,10 @@ extension RuleEngine {
         locked {
             guard state.streams[tag] != nil else { return }
             var changes: [StoreChange] = []
-            // Scenarios counting this stream keep what they saw: store their views first.
-            for index in rules.listeners[tag] ?? [] where state.scenarios[rules.scenarios[index].name] == nil {
-                let view = scenarioState(index)
-                state.scenarios[rules.scenarios[index].name] = view
-                changes.append(EngineState.change(scenario: rules.scenarios[index].name, view))
+            // Scenarios counting this stream keep what they saw: store their views first
+            // (a view merged in memory only would be merged again, without this stream).
+            for index in rules.listeners[tag] ?? [] {
+                changes.append(EngineState.change(scenario: rules.scenarios[index].name, scenarioState(index)))
             }
             state.streams[tag] = nil
             changes.append(EngineState.change(stream: tag, nil))

@@ -41,8 +41,8 @@ public enum ParamValue: Equatable, Hashable, Sendable, CustomStringConvertible,
         case .int(let value): return String(value)
         case .string(let value): return Printer.string(value)
         case .duration(let seconds):
-            return seconds == seconds.rounded(.down) && abs(seconds) < 9e15
-                ? DurationText.format(Int64(seconds)) : "\(seconds)s"
+            guard seconds == seconds.rounded(.down) && abs(seconds) < 9e15 else { return "\(seconds)s" }
+            return seconds < 0 ? "-" + DurationText.format(Int64(-seconds)) : DurationText.format(Int64(seconds))
         }
     }
 }
@@ -55,7 +55,8 @@ public enum CountScope: Equatable, Hashable, Sendable {
     case version
     /// Since the current session began.
     case session
-    /// The last `seconds`, inclusive (Ecno's `.since`).
+    /// The last `seconds`: times less than `seconds` old (Ecno's `.since`). A window of 0,
+    /// a negative one or NaN counts nothing.
     case within(TimeInterval)
 
     /// Ecno's name for a sliding window.

@@ -13,8 +13,6 @@ import RuleRuntime
 // rulebench: the speed and size numbers quoted in the README.
 //
 //   swift run -c release rulebench               run every benchmark, print medians
-//   rulebench trigger-loop STATE_FILE STREAM     trigger forever, printing each acknowledged count
-//                                                (the SIGKILL durability test drives this)
 
 let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
 
@@ -50,22 +48,6 @@ func residentBytes() -> Int? {
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
-
-func triggerLoop(_ path: String, _ stream: String) -> Never {
-    do {
-        let engine = try RuleEngine(source: card, store: FileStore(url: URL(fileURLWithPath: path)))
-        var n = 0
-        while true {
-            engine.trigger(stream)
-            n += 1
-            let line = Array("\(n)\n".utf8)
-            _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        }
-    } catch {
-        FileHandle.standardError.write(Data("\(error)\n".utf8))
-        exit(1)
-    }
 }
 
 func runBenchmarks() throws {
@@ -168,9 +150,6 @@ func runBenchmarks() throws {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "trigger-loop", arguments.count == 3 {
-    triggerLoop(arguments[1], arguments[2])
-}
 do {
     try runBenchmarks()
 } catch {

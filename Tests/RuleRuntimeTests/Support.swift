@@ -26,3 +26,58 @@ func temporaryURL(_ name: String) -> URL {
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory.appendingPathComponent(name)
 }
+
+/// A child process of `rule-test-fixture`, its standard output read line by line.
+final class FixtureProcess {
+    let process = Process()
+    private let output: FileHandle
+    private var buffer = Data()
+
+    static var executable: URL {
+        var url = Bundle.main.bundleURL.appendingPathComponent("rule-test-fixture")
+        #if os(macOS)
+            for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+                url = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("rule-test-fixture")
+            }
+        #endif
+        return url
+    }
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = FixtureProcess.executable
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        output = pipe.fileHandleForReading
+        try process.run()
+    }
+
+    /// Reads the numbers the child prints until one reaches `target` (or the child stops);
+    /// returns the last one read.
+    func readCounts(until target: Int) -> Int {
+        var last = 0
+        while last < target {
+            let chunk = output.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            if let end = buffer.lastIndex(of: UInt8(ascii: "\n")) {
+                let lines = String(decoding: buffer[..<end], as: UTF8.self).split(separator: "\n")
+                last = lines.last.flatMap { Int($0) } ?? last
+                buffer.removeSubrange(...end)
+            }
+        }
+        return last
+    }
+
+    /// Everything the child prints until it exits.
+    func readToEnd() -> String {
+        let data = output.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: buffer + data, as: UTF8.self)
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}

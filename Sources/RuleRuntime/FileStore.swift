@@ -184,7 +184,18 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
         // We hold the lock: a temporary file left by a killed compaction is ours to remove.
         unlink(realPath + ".tmp")
-        let size = Int(info.st_size)
+        var size = Int(info.st_size)
+        if size < FileStore.headerSize {
+            // A process killed while writing the header of a new file: start it again.
+            let head = try read(from: 0, count: size)
+            let header = FileStore.header()
+            if head.isEmpty || head == Array(header[0..<size]) || FileStore.isZero(head[...]) {
+                guard system.truncate(fd, 0) == 0 else {
+                    throw RuleStoreError.io(path: path, operation: "truncate", errno: errno)
+                }
+                size = 0
+            }
+        }
         if size == 0 {
             try writeFully(FileStore.header())
             try sync(fd)

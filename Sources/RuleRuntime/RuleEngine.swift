@@ -57,6 +57,8 @@ public final class RuleEngine: @unchecked Sendable {
     public private(set) var warnings: [Diagnostic] = []
     /// The last finite time read from the clock: a NaN or infinite reading is replaced by it.
     private var lastTime: Double = 0
+    /// How many views were merged from streams (tests check it stays one per scenario).
+    var merges = 0
     private var failure: RuleStoreError?
     private var failureHandler: (@Sendable (RuleStoreError) -> Void)?
 
@@ -262,6 +264,7 @@ public final class RuleEngine: @unchecked Sendable {
         let scenario = rules.scenarios[index]
         let tallies = scenario.streams.compactMap { state.streams[$0] }
         if tallies.isEmpty { return Tally() }
+        merges += 1
         return Tally.merged(tallies, keep: scenario.eventKeep, in: state.meta)
     }
 

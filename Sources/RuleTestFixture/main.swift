@@ -14,6 +14,8 @@ import RuleRuntime
 //   rule-test-fixture trigger-loop STATE STREAM [COMPACTION_BYTES]
 //       triggers STREAM forever, printing the stream's count after each returned call
 //       (the SIGKILL tests kill it at random moments, compaction included)
+//   rule-test-fixture defaults-trigger SUITE N
+//       triggers 'S' N times through UserDefaultsStore and prints its count
 //   rule-test-fixture lock-loop STATE ROUNDS
 //       ROUNDS times: open the store (skipping a round when another process holds it),
 //       trigger 'x' 20 times, close; prints how many triggers were acknowledged
@@ -58,6 +60,15 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch (arguments.first, arguments.count) {
 case ("trigger-loop", 3), ("trigger-loop", 4):
     triggerLoop(arguments[1], arguments[2], compaction: arguments.count == 4 ? Int(arguments[3]) ?? 1 << 20 : 1 << 20)
+case ("defaults-trigger", 3):
+    // Triggers 'S' N times through a UserDefaultsStore of suite SUITE, prints the count and
+    // exits normally without calling synchronize().
+    guard let defaults = UserDefaults(suiteName: arguments[1]),
+        let engine = try? RuleEngine(source: card, store: UserDefaultsStore(defaults: defaults))
+    else { exit(1) }
+    for _ in 0..<(Int(arguments[2]) ?? 0) { engine.trigger("S") }
+    print(engine.count("S"))
+    exit(0)
 case ("lock-loop", 3):
     lockLoop(arguments[1], rounds: Int(arguments[2]) ?? 100)
 default:

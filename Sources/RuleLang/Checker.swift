@@ -6,9 +6,22 @@ struct Checker {
     private var paramTypes: [String: ValueType] = [:]
     private var scenarioNames: Set<String> = []
     private var groupNames: Set<String> = []
+    /// Suggestions left to look for: past the error cap nobody reads them.
+    private(set) var suggestionsLeft = Limits.maxErrorsPerFile
+    /// Candidate lists, built once.
+    private lazy var paramList = Array(paramTypes.keys)
+    private lazy var scenarioAndGroupList = Array(scenarioNames.union(groupNames))
+
+    /// Closest of `candidates` to `name`, while the budget lasts.
+    private mutating func suggest(_ name: String, _ candidates: [String]) -> [String] {
+        guard suggestionsLeft > 0 else { return [] }
+        suggestionsLeft -= 1
+        return Suggestions.closest(to: name, in: candidates)
+    }
 
     init(files: [RuleFile]) {
         self.files = files
+        self.suggestionsLeft = Limits.maxErrorsPerFile * max(1, files.count)
         self.program = RuleProgram(files: files, scenarios: [], groups: [], params: [])
     }
 
@@ -28,10 +41,16 @@ struct Checker {
         return diagnostics
     }
 
-    /// Type-checks a lone condition against this program's declarations.
-    mutating func checkStandalone(_ expr: Expr, _ file: SourceFile) -> [Diagnostic] {
+    /// Collects the declarations, for ``checkStandalone(_:_:)`` to use many times.
+    mutating func collectOnce() {
         collectDeclarations()
         diagnostics = []
+    }
+
+    /// Type-checks a lone condition against the declarations ``collectOnce()`` collected.
+    mutating func checkStandalone(_ expr: Expr, _ file: SourceFile) -> [Diagnostic] {
+        diagnostics = []
+        suggestionsLeft = Limits.maxErrorsPerFile
         if let type = typeOf(expr, file), type != .bool {
             error(.typeMismatch, Message.conditionNotBool(type), file, expr.range)
         }
@@ -219,7 +238,7 @@ struct Checker {
         case .parenthesized(let inner): return typeOf(inner, file)
         case .name(let name):
             if let type = paramTypes[name] { return type }
-            let suggestions = Suggestions.closest(to: name, in: Array(paramTypes.keys))
+            let suggestions = suggest(name, paramList)
             var notes: [DiagnosticNote] = []
             if scenarioNames.contains(name) {
                 notes.append(DiagnosticNote("'\(name)' is a scenario; use 'executions(\(name))' or 'count(\(name))'"))
@@ -286,7 +305,7 @@ struct Checker {
             if function.text == "executions" && !scenarioNames.contains(argument.text)
                 && !groupNames.contains(argument.text)
             {
-                let suggestions = Suggestions.closest(to: argument.text, in: Array(scenarioNames.union(groupNames)))
+                let suggestions = suggest(argument.text, scenarioAndGroupList)
                 error(
                     .unknownScenario, Message.unknown("scenario", argument.text, suggestions), file,
                     argument.range,

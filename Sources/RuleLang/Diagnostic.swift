@@ -81,6 +81,41 @@ extension Array where Element == Diagnostic {
     }
 }
 
+extension Array where Element == Diagnostic {
+    /// At most ``Limits/maxErrorsPerFile`` diagnostics of any severity per file (sorted input),
+    /// then one line saying how many more there were: an error if any of them is one, so a
+    /// file never looks clean because its errors came after its warnings.
+    func capped() -> [Diagnostic] {
+        var result: [Diagnostic] = []
+        var index = 0
+        while index < count {
+            let path = self[index].file.path
+            var end = index
+            while end < count && self[end].file.path == path { end += 1 }
+            let limit = Limits.maxErrorsPerFile + 1  // the parser's own "too many errors" line included
+            if end - index <= limit {
+                result += self[index..<end]
+            } else {
+                let kept = self[index..<index + Limits.maxErrorsPerFile]
+                let dropped = self[(index + Limits.maxErrorsPerFile)..<end]
+                result += kept
+                if dropped.first?.id != .tooManyErrors || dropped.count > 1 {
+                    let errors = dropped.contains { $0.severity == .error && $0.id != .tooManyErrors }
+                    let tail = dropped.first!
+                    result.append(
+                        Diagnostic(
+                            .tooManyErrors, errors ? .error : .warning,
+                            Message.tooManyDiagnostics(dropped.count, Limits.maxErrorsPerFile), at: tail.span))
+                } else {
+                    result += dropped
+                }
+            }
+            index = end
+        }
+        return result
+    }
+}
+
 /// Collects diagnostics for one file and caps how many errors it keeps.
 struct DiagnosticSink {
     let file: SourceFile

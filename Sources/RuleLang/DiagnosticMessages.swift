@@ -79,6 +79,9 @@ enum Message {
     static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"
     static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
     static func tooManyErrors(_ limit: Int) -> String { "too many errors (more than \(limit)); stopping here" }
+    static func tooManyDiagnostics(_ more: Int, _ limit: Int) -> String {
+        "\(more) more diagnostics not shown (at most \(limit) per file)"
+    }
     static func unknown(_ kind: String, _ name: String, _ suggestions: [String]) -> String {
         Suggestions.unknown(kind, name, suggestions: suggestions)
     }

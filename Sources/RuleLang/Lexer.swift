@@ -137,6 +137,23 @@ struct Lexer {
                 position += 2
                 continue
             }
+            if b >= 0x80 {
+                // Strings hold UTF-8 only: one error per run of invalid bytes.
+                let length = Lexer.validScalarLength(bytes, at: position, end: end)
+                if length == 0 {
+                    let run = position
+                    while position < end && bytes[position] >= 0x80
+                        && Lexer.validScalarLength(bytes, at: position, end: end) == 0
+                    {
+                        position += 1
+                    }
+                    sink.error(.invalidUTF8, Message.invalidUTF8(bytes[run]), run..<position)
+                    valid = false
+                    continue
+                }
+                position += length
+                continue
+            }
             position += 1
         }
         position = min(position, end)

@@ -68,7 +68,12 @@ extension Parser {
     mutating func parseEventName() -> Name? {
         if check(.string) {
             let token = advance()
-            return Name(Lexer.stringValue(file, token.range), token.range)
+            let name = Lexer.stringValue(file, token.range)
+            // A quoted name is a name: the same length limit as an identifier.
+            if name.utf8.count > Limits.maxNameLength {
+                sink.error(.nameTooLong, Message.nameTooLong(name.utf8.count), token.range)
+            }
+            return Name(name, token.range)
         }
         return parseName("an event name")
     }

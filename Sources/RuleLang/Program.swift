@@ -37,7 +37,7 @@ public enum RuleCompiler {
         }
         var checker = Checker(files: files)
         diagnostics += checker.run()
-        return CheckResult(program: checker.program, diagnostics: diagnostics.sortedByPosition())
+        return CheckResult(program: checker.program, diagnostics: diagnostics.sortedByPosition().capped())
     }
 
     /// Convenience: checks one text.
@@ -54,9 +54,25 @@ extension RuleCompiler {
         _ file: SourceFile, range: SourceRange,
         in program: RuleProgram
     ) -> (expr: Expr, diagnostics: [Diagnostic]) {
+        var checker = ExpressionChecker(program: program)
+        return checker.check(file, range: range)
+    }
+}
+
+/// Checks many lone conditions against one program, collecting its declarations once
+/// (a timeline's `check` lines, ``RuleEngine``'s `check(_:)`).
+public struct ExpressionChecker: Sendable {
+    private var checker: Checker
+
+    public init(program: RuleProgram) {
+        checker = Checker(files: program.files)
+        checker.collectOnce()
+    }
+
+    /// Parses and type-checks the bool expression in `range` of `file`; `<` and `>` compare without parentheses.
+    public mutating func check(_ file: SourceFile, range: SourceRange) -> (expr: Expr, diagnostics: [Diagnostic]) {
         let (expr, parseDiagnostics) = Parser.parseExpression(file, range: range)
         if parseDiagnostics.hasErrors { return (expr, parseDiagnostics) }
-        var checker = Checker(files: program.files)
         return (expr, parseDiagnostics + checker.checkStandalone(expr, file))
     }
 }

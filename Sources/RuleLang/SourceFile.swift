@@ -70,7 +70,10 @@ public final class SourceFile: Sendable {
         let index = lineIndex(of: offset)
         let start = index == 0 ? min(contentStart, offset) : lineStarts[index]
         let prefix = bytes[start..<offset]
-        return SourceLocation(line: index + 1, column: String(decoding: prefix, as: UTF8.self).count + 1)
+        // ASCII (the usual case) has one character per byte: no grapheme walk.
+        let ascii = prefix.withUnsafeBytes { raw in raw.allSatisfy { $0 < 0x80 } }
+        let column = ascii ? prefix.count : String(decoding: prefix, as: UTF8.self).count
+        return SourceLocation(line: index + 1, column: column + 1)
     }
 
     /// The byte range of 1-based `line`, without its line terminator.

@@ -15,12 +15,22 @@ public enum Suggestions {
         return text
     }
 
+    /// Most candidates compared with one name: past it, the ones closest in length are kept.
+    public static let maxCandidates = 1_000
+
     /// Up to `limit` candidates whose distance to `name` is at most about half its length, closest first.
+    /// Costs at most ``maxCandidates`` bounded edit distances, whatever the number of candidates.
     public static func closest(to name: String, in candidates: [String], limit: Int = 2) -> [String] {
         let threshold = max(1, (name.count + 1) / 2)
+        let length = name.utf8.count
+        // Bucket by length: a candidate whose length differs by more than the threshold cannot match.
+        var near = Set(candidates.lazy.filter { abs($0.utf8.count - length) <= threshold && $0 != name })
+        if near.count > maxCandidates {
+            near = Set(near.sorted { abs($0.utf8.count - length) < abs($1.utf8.count - length) }.prefix(maxCandidates))
+        }
         let source = Array(name.lowercased().utf8)
         var scored: [(String, Int)] = []
-        for candidate in Set(candidates) where candidate != name {
+        for candidate in near {
             let target = Array(candidate.lowercased().utf8)
             let distance = editDistance(source, target, cap: threshold)
             // A suggestion must keep something of both names: 'B' is no typo of 'A'.

@@ -51,6 +51,8 @@ public final class RuleEngine: @unchecked Sendable {
     let lock = NSLock()
     var state: EngineState
     var providers: [String: @Sendable () -> ParamValue] = [:]
+    /// The program's declarations, collected once for ``check(_:)-(String)``.
+    lazy var expressions = ExpressionChecker(program: rules.program)
 
     /// Warnings found in the rules (errors make the initializer throw), and about stored
     /// state the rules no longer fit (a stored param value of another type, ignored).
@@ -457,7 +459,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// against the current state. Here `<` and `>` need no parentheses.
     public func check(_ expression: String) throws -> Bool {
         let file = SourceFile(path: "<expression>", text: expression)
-        let (expr, diagnostics) = RuleCompiler.checkExpression(file, range: 0..<file.bytes.count, in: rules.program)
+        let (expr, diagnostics) = locked { expressions.check(file, range: 0..<file.bytes.count) }
         if diagnostics.hasErrors { throw RuleEngineError.invalidExpression(diagnostics) }
         return locked { evaluate(expr, now: now) == .bool(true) }
     }

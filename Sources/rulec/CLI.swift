@@ -87,9 +87,12 @@ enum CLI {
     static let skipMarker = ".rulecignore"
 
     /// The `.rules` files named by `paths`: files as given, directories searched recursively
-    /// (sorted; hidden entries and directories holding `.rulecignore` are skipped).
+    /// (sorted; hidden entries and directories holding `.rulecignore` are skipped). A directory
+    /// reached twice (through symbolic links, a cycle included) is searched once, and a file
+    /// reached by two paths (device and inode) is listed once, under the first path found.
     /// Returns nil after printing an error when a path does not exist.
     static func collectRuleFiles(_ paths: [String]) -> [String]? {
+        var search = DirectorySearch()
         var result: [String] = []
         let fm = FileManager.default
         for path in paths {
@@ -99,16 +102,28 @@ enum CLI {
                 return nil
             }
             if isDirectory.boolValue {
-                result += searchDirectory(path)
-            } else {
+                result += search.files(in: path)
+            } else if search.firstVisit(path) {
                 result.append(path)
             }
         }
-        var seen = Set<String>()
-        return result.filter { seen.insert($0).inserted }
+        return result
+    }
+}
+
+/// A recursive search that remembers the directories and files it has seen by identity.
+struct DirectorySearch {
+    private var seen = Set<[UInt64]>()
+
+    /// True the first time the file or directory at `path` (followed through links) is seen.
+    mutating func firstVisit(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return true }
+        return seen.insert([UInt64(info.st_dev), UInt64(info.st_ino)]).inserted
     }
 
-    private static func searchDirectory(_ directory: String) -> [String] {
+    mutating func files(in directory: String) -> [String] {
+        guard firstVisit(directory) else { return [] }
         let fm = FileManager.default
         guard let entries = try? fm.contentsOfDirectory(atPath: directory) else { return [] }
         var files: [String] = []
@@ -118,9 +133,9 @@ enum CLI {
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue {
-                if fm.fileExists(atPath: path + "/" + skipMarker) { continue }
-                files += searchDirectory(path)
-            } else if entry.hasSuffix(".rules") {
+                if fm.fileExists(atPath: path + "/" + CLI.skipMarker) { continue }
+                files += self.files(in: path)
+            } else if entry.hasSuffix(".rules") && firstVisit(path) {
                 files.append(path)
             }
         }

@@ -32,20 +32,41 @@ struct TimelineParser {
 
     static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "check", "next"]
 
+    /// The program's declarations, collected once for every `check` line.
+    var expressions: ExpressionChecker
+
     init(file: SourceFile, program: RuleProgram) {
         self.file = file
         self.program = program
+        self.expressions = ExpressionChecker(program: program)
     }
 
     mutating func parse() -> [TimelineStep] {
         var steps: [TimelineStep] = []
         for line in 1...file.lineStarts.count {
             let range = contentRange(file.lineRange(line))
+            if let open = unterminatedQuote(range) {
+                error(.unterminatedString, "unterminated string; add the closing '\"'", open..<range.upperBound)
+                continue
+            }
             var words = Words(file: file, range: range)
             guard let timeWord = words.next() else { continue }
             if let step = parseStep(timeWord, &words) { steps.append(step) }
         }
         return steps
+    }
+
+    /// Where a string that the line does not close opens, if one does.
+    private func unterminatedQuote(_ range: SourceRange) -> Int? {
+        var open: Int?
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let byte = file.bytes[index]
+            if byte == UInt8(ascii: "\"") { open = open == nil ? index : nil }
+            if byte == UInt8(ascii: "\\") && open != nil { index += 1 }
+            index += 1
+        }
+        return open
     }
 
     /// The line without its comment: `#` outside a string starts one.
@@ -134,7 +155,7 @@ struct TimelineParser {
                     .expectedToken, "expected a condition after 'check'", verb.range.upperBound..<verb.range.upperBound)
                 return nil
             }
-            let (expr, found) = RuleCompiler.checkExpression(file, range: rest, in: program)
+            let (expr, found) = expressions.check(file, range: rest)
             diagnostics += found
             if found.hasErrors { return nil }
             return step(.check(expr, text: file.text(rest)))
@@ -250,10 +271,12 @@ enum TimelineValue {
             guard text == "true" || text == "false" else { return nil }
             return .bool(text == "true")
         case .int:
-            let negative = text.hasPrefix("-")
-            let digits = negative ? String(text.dropFirst()) : text
-            guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let value = Int64(digits) else { return nil }
-            return .int(negative ? -value : value)
+            // ASCII digits with an optional '-': the whole Int64 range, its minimum included.
+            let digits = text.utf8.drop { $0 == UInt8(ascii: "-") && text.utf8.first == $0 }
+            guard text.utf8.count - digits.count <= 1, !digits.isEmpty,
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
+            return Int64(text).map { .int($0) }
         case .duration:
             return DurationText.seconds(text).map { .duration(TimeInterval($0)) }
         case .string:

@@ -1,5 +1,5 @@
 // libFuzzer harness: any bytes through the parser, checker and renderer.
-// Build and run with Fuzz/run.sh; not part of `swift build`.
+// Build and run with Fuzz/run.sh check; not part of `swift build`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCheck(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

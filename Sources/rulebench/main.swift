@@ -75,6 +75,25 @@ func runBenchmarks() throws {
     let tryNo = measure(batch: 100_000) { _ = warm.tryToExecute("AskToSubscribe") }
     print("tryToExecute (answers no), in-memory store   \(format(tryNo))")
 
+    // The worst accepted program (grammar.md, "Cost of a call"): a scenario counting 10,000
+    // streams with history, and a 'when' calling executions() 256 times (the operator limit
+    // allows 512 operators), evaluated with a 10,000-time window.
+    let worstStreams = (0..<10_000).map { "s\($0)" }
+    let history = InMemoryStore()
+    do {
+        let before = try RuleEngine(source: "scenario Other < >", store: history)
+        for name in worstStreams { before.markDone(name) }
+    }
+    let calls = Array(repeating: "executions(Wide) >= 0", count: 256).joined(separator: " and ")
+    let worst = try RuleEngine(
+        source: "scenario Wide < on \(worstStreams.joined(separator: ", ")); min_events 10000 within 1w >\n"
+            + "scenario Worst < when \(calls); max_exec 1 >", store: history)
+    let firstStart = nanoseconds()
+    _ = worst.canExecute("Worst")
+    let firstCall = Double(nanoseconds() - firstStart)
+    let worstTry = measure(rounds: 11, batch: 1_000) { _ = worst.canExecute("Worst") }
+    print("worst accepted program: first call (merges)  \(format(firstCall)); later calls \(format(worstTry))")
+
     let memoryTrigger = measure(batch: 20_000) { warm.trigger("AskToSubscribe") }
     print("trigger, in-memory store                      \(format(memoryTrigger))")
 

@@ -13,7 +13,8 @@ final class ConcurrencyTests: XCTestCase {
 
     func testEveryCallMixedOnEightThreadsKeepsExactTotals() throws {
         let url = temporaryURL("concurrent.state")
-        let engine = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(compactionThreshold: 8_192)))
+        let engine = try RuleEngine(
+            source: rules, store: FileStore(url: url, options: .init(compactionThreshold: 8_192)))
         // Phase 1: everything at once, clearAll and reset included (TSan looks for races here).
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for k in 0..<300 {

@@ -39,7 +39,7 @@ for target in "${targets[@]}"; do
     *) echo "unknown target '$target'; targets: check store timeline" >&2; exit 64 ;;
   esac
   # shellcheck disable=SC2086
-  swiftc "${flags[@]}" $files -o "$root/$target/fuzz-$target"
+  { swiftc "${flags[@]}" $files -o "$root/$target/fuzz-$target" 2>&1 || exit 1; } | { grep -v "Cannot export local symbol" || true; }
   (cd "$root/$target" && ./"fuzz-$target" -max_total_time="$seconds" -max_len=4096 -timeout=5 -rss_limit_mb=4096 \
     corpus 2>&1 | tail -n 3)
 done

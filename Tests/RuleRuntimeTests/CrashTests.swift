@@ -116,7 +116,8 @@ final class CrashTests: XCTestCase {
                             errno = EIO
                             return -1
                         }() : live.syncDirectory(d)
-                })
+                },
+                writeAside: live.writeAside)
         }
     }
 

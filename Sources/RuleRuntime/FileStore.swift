@@ -329,7 +329,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             var kept = "the dropped bytes were all zero"
             if !tail.isEmpty {
                 let aside = asidePath()
-                if FileManager.default.createFile(atPath: aside, contents: Data(tail)) {
+                if system.writeAside(aside, tail) {
                     kept = "the \(tail.count) dropped bytes were copied to '\(aside)'"
                 } else {
                     kept =
@@ -581,6 +581,8 @@ struct FileSystemCalls: Sendable {
     var truncate: @Sendable (Int32, off_t) -> Int32
     /// `fsync` of a directory, so a rename in it is durable.
     var syncDirectory: @Sendable (String) -> Int32
+    /// Writes a new file holding damaged bytes set aside; false (with `errno`) when it cannot.
+    var writeAside: @Sendable (String, [UInt8]) -> Bool
 
     static let live = FileSystemCalls(
         write: { fd, bytes, count in
@@ -622,5 +624,6 @@ struct FileSystemCalls: Sendable {
             #else
                 return Darwin.fsync(dfd)
             #endif
-        })
+        },
+        writeAside: { path, bytes in FileManager.default.createFile(atPath: path, contents: Data(bytes)) })
 }

@@ -74,6 +74,14 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
     private var report: String?
 
+    /// How many times the file has been compacted since it was opened.
+    public var compactions: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return compactionCount
+    }
+    private var compactionCount = 0
+
     private let lock = NSLock()
     let system: FileSystemCalls
     private var fd: Int32 = -1
@@ -493,6 +501,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         guard system.rename(temporary, realPath) == 0 else { throw fail("rename", errno) }
         close(fd)
         fd = out
+        compactionCount += 1
         identity = newIdentity
         fileLength = file.count
         liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }

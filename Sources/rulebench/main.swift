@@ -10,30 +10,60 @@ import RuleRuntime
     import Darwin
 #endif
 
-// rulebench: the speed and size numbers quoted in the README.
+// rulebench: the speed and size numbers quoted in the README, each beside the
+// baseline it is judged against, measured in the same run.
 //
-//   swift run -c release rulebench               run every benchmark, print medians
+//   swift run -c release rulebench             every benchmark, then one `key: value` line per goal
+//   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 
 let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
 
 func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-/// Median nanoseconds per operation over `rounds` rounds of `batch` operations.
-func measure(rounds: Int = 31, batch: Int, _ body: () -> Void) -> Double {
+/// A distribution of nanoseconds per operation.
+struct Samples {
+    var values: [Double]
+
+    init(_ values: [Double]) { self.values = values.sorted() }
+
+    func percentile(_ p: Double) -> Double {
+        values[min(values.count - 1, Int((Double(values.count) * p).rounded(.down)))]
+    }
+    var median: Double { percentile(0.5) }
+    var max: Double { values.last ?? 0 }
+
+    var summary: String {
+        "median \(format(median)), p99 \(format(percentile(0.99))), p99.9 \(format(percentile(0.999))), max \(format(max))"
+    }
+}
+
+/// Nanoseconds per operation over `rounds` rounds of `batch` operations.
+func measure(rounds: Int = 31, batch: Int, _ body: () -> Void) -> Samples {
     var samples: [Double] = []
     for _ in 0..<rounds {
         let start = nanoseconds()
         for _ in 0..<batch { body() }
         samples.append(Double(nanoseconds() - start) / Double(batch))
     }
-    samples.sort()
-    return samples[samples.count / 2]
+    return Samples(samples)
 }
 
+/// Each call timed on its own: for tails.
+func eachCall(_ count: Int, _ body: () -> Void) -> Samples {
+    var samples = [Double](repeating: 0, count: count)
+    for k in 0..<count {
+        let start = nanoseconds()
+        body()
+        samples[k] = Double(nanoseconds() - start)
+    }
+    return Samples(samples)
+}
+
+let benchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("rulebench-\(getpid())")
+
 func temporaryPath(_ name: String) -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rulebench-\(getpid())")
-    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory.appendingPathComponent(name)
+    try? FileManager.default.createDirectory(at: benchDirectory, withIntermediateDirectories: true)
+    return benchDirectory.appendingPathComponent(name)
 }
 
 func format(_ ns: Double) -> String {
@@ -42,7 +72,11 @@ func format(_ ns: Double) -> String {
         : ns >= 1_000 ? String(format: "%.2f µs", ns / 1_000) : String(format: "%.0f ns", ns)
 }
 
-/// The process's resident set size (Linux only), for the memory line.
+func line(_ label: String, _ value: String) {
+    print(label.padding(toLength: 46, withPad: " ", startingAt: 0) + value)
+}
+
+/// The process's resident set size (Linux only).
 func residentBytes() -> Int? {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
     let fields = text.split(separator: " ")
@@ -50,34 +84,221 @@ func residentBytes() -> Int? {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-func runBenchmarks() throws {
-    print("rulebench: medians of 31 rounds (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
-    print(String(repeating: "-", count: 64))
+/// The goals of issue 10, each judged at the end.
+struct Goal {
+    var key: String
+    var value: Double
+    var unit: String
+    var limit: Double
+    var atMost: Bool
 
-    // Memory first, while the process's heap is fresh: resident growth for 10,000 streams.
-    if let before = residentBytes() {
-        let store = InMemoryStore()
-        let engine = try RuleEngine(source: card, store: store)
-        for stream in 0..<10_000 {
-            for _ in 0..<3 { engine.trigger("m\(stream)") }
+    var passes: Bool { atMost ? value <= limit : value >= limit }
+    var text: String {
+        let shown = unit == "x" ? String(format: "%.2fx", value) : String(format: "%.0f", value)
+        let bound = unit == "x" ? String(format: "%.1fx", limit) : String(format: "%.0f", limit)
+        return "\(key): \(shown) (goal \(atMost ? "<=" : ">=") \(bound)) \(passes ? "PASS" : "FAIL")"
+    }
+}
+
+// MARK: - Memory, in a fresh process
+
+/// Resident bytes per stream for `streams` streams that a scenario counts, measured in a child process.
+func bytesPerStream(_ streams: Int) -> Double? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["memory", String(streams)]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return nil }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
+func memoryChild(_ streams: Int) throws -> Never {
+    let names = (0..<streams).map { "m\($0)" }
+    let source = "scenario Wide < on \(names.prefix(1_000).joined(separator: ", ")); min_events 3 >"
+    let store = FileStore(url: temporaryPath("memory-\(streams).state"))
+    let before = residentBytes() ?? 0
+    let engine = try RuleEngine(source: source, store: store)
+    for name in names {
+        for _ in 0..<3 { engine.trigger(name) }
+    }
+    let after = residentBytes() ?? 0
+    print(Double(after - before) / Double(streams))
+    try? FileManager.default.removeItem(at: benchDirectory)
+    exit(0)
+}
+
+// MARK: - Benchmarks
+
+func runBenchmarks() throws {
+    var goals: [Goal] = []
+    print("rulebench: \(ProcessInfo.processInfo.activeProcessorCount) cores; nanoseconds per call unless stated")
+    print(String(repeating: "-", count: 72))
+
+    for streams in [10_000, 100_000] {
+        if let bytes = bytesPerStream(streams) {
+            line("memory per stream, \(streams) streams", String(format: "%.0f B (fresh process)", bytes))
+            if streams == 100_000 {
+                goals.append(Goal(key: "bytes_per_stream_100k", value: bytes, unit: "B", limit: 150, atMost: true))
+            }
         }
-        if let after = residentBytes() {
-            let stored = try store.load().values.reduce(0) { $0 + $1.count }
-            print(
-                "memory: 10,000 streams: resident +\((after - before) / 1024) KiB (engine and store), encoded \(stored / 1024) KiB"
+    }
+
+    // The limit for a refused tryToExecute: a lock, a clock read and one string-keyed lookup.
+    let lock = NSLock()
+    let clock = SystemClock()
+    let table = Dictionary(uniqueKeysWithValues: (0..<50).map { ("Scenario\($0)", $0) } + [("AskToSubscribe", 50)])
+    var sink = 0.0
+    let limit = measure(batch: 100_000) {
+        lock.lock()
+        sink += clock.now().timeIntervalSince1970 + Double(table["AskToSubscribe"] ?? 0)
+        lock.unlock()
+    }
+    line("limit: lock + clock + one lookup", limit.summary)
+    let warm = try RuleEngine(source: card)
+    for _ in 0..<3 { warm.trigger("AskToSubscribe") }
+    let tryNo = measure(batch: 100_000) { _ = warm.tryToExecute("AskToSubscribe") }
+    line("tryToExecute (answers no), by name", tryNo.summary)
+    goals.append(Goal(key: "try_no_vs_limit", value: tryNo.median / limit.median, unit: "x", limit: 1.5, atMost: true))
+    goals.append(Goal(key: "try_handle_vs_limit", value: .infinity, unit: "x", limit: 1.0, atMost: true))
+
+    let memoryTrigger = measure(batch: 20_000) { warm.trigger("AskToSubscribe") }
+    line("trigger, in-memory store", memoryTrigger.summary)
+    goals.append(Goal(key: "trigger_memory_ns", value: memoryTrigger.median, unit: "ns", limit: 500, atMost: true))
+    let explain = measure(batch: 2_000) { _ = warm.explain("AskToSubscribe") }
+    line("explain", explain.summary)
+
+    // One write(2) of a record the size of a trigger's, the file store's limit.
+    let filePath = temporaryPath("trigger.state")
+    let fileStore = FileStore(url: filePath)
+    let fileEngine = try RuleEngine(source: card, store: fileStore)
+    fileEngine.trigger("AskToSubscribe")
+    let before = (try? FileManager.default.attributesOfItem(atPath: filePath.path)[.size] as? Int) ?? 0
+    fileEngine.trigger("AskToSubscribe")
+    let after = (try? FileManager.default.attributesOfItem(atPath: filePath.path)[.size] as? Int) ?? 0
+    let recordSize = max(1, after - before)
+    let rawPath = temporaryPath("raw")
+    let raw = open(rawPath.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    let record = [UInt8](repeating: 7, count: recordSize)
+    let rawWrite = measure(batch: 20_000) { _ = record.withUnsafeBytes { write(raw, $0.baseAddress, recordSize) } }
+    line("limit: one write(2) of \(recordSize) B", rawWrite.summary)
+    let fileTrigger = measure(batch: 20_000) { fileEngine.trigger("AskToSubscribe") }
+    line("trigger, file store", fileTrigger.summary)
+    goals.append(
+        Goal(
+            key: "trigger_file_vs_write", value: fileTrigger.median / rawWrite.median, unit: "x", limit: 2,
+            atMost: true))
+
+    // The tail: 1,000,000 triggers, each timed, against 1,000,000 raw writes.
+    let rawTail = eachCall(1_000_000) { _ = record.withUnsafeBytes { write(raw, $0.baseAddress, recordSize) } }
+    close(raw)
+    line("raw write(2), each of 1,000,000", rawTail.summary)
+    let tailPath = temporaryPath("tail.state")
+    let tailStore = FileStore(url: tailPath)
+    let tailEngine = try RuleEngine(source: card, store: tailStore)
+    let tail = eachCall(1_000_000) { tailEngine.trigger("AskToSubscribe") }
+    line("file trigger, each of 1,000,000", tail.summary + "; \(tailStore.compactions) compactions")
+    goals.append(Goal(key: "trigger_file_max_ms", value: tail.max / 1e6, unit: "ms", limit: 1, atMost: true))
+    goals.append(
+        Goal(
+            key: "trigger_file_p999_vs_write", value: tail.percentile(0.999) / rawTail.percentile(0.999), unit: "x",
+            limit: 2, atMost: true))
+    let syncedPath = temporaryPath("synced.state")
+    let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
+    line(
+        "trigger, file store, syncEveryWrite",
+        measure(rounds: 11, batch: 20) { synced.trigger("AskToSubscribe") }.summary)
+
+    // UserDefaultsStore with and without synchronize().
+    for synchronize in [false, true] {
+        let suite = "rulebench-\(getpid())-\(synchronize)"
+        if let defaults = UserDefaults(suiteName: suite) {
+            let engine = try RuleEngine(
+                source: card, store: UserDefaultsStore(defaults: defaults, synchronize: synchronize))
+            let samples = measure(rounds: 11, batch: synchronize ? 20 : 2_000) { engine.trigger("AskToSubscribe") }
+            line("trigger, UserDefaultsStore\(synchronize ? " + synchronize" : "")", samples.summary)
+            defaults.removePersistentDomain(forName: suite)
+        }
+    }
+
+    // Cold start at 1,000 and 100,000 streams that scenarios count, against reading the file.
+    var rules = ""
+    for k in 0..<50 {
+        rules +=
+            "scenario S\(k) < on launch, e\(k); min_events \(k % 7); since_first \(k)d; max_exec 4 within 7d; between 2d; when count(e\(k + 1) per session) >= 1 >\n"
+    }
+    for streams in [1_000, 100_000] {
+        let coldPath = temporaryPath("cold-\(streams).state")
+        let coldRules = rules + "scenario Wide < on \((0..<streams).map { "c\($0)" }.joined(separator: ", ")) >\n"
+        do {
+            let seed = try RuleEngine(source: coldRules, store: FileStore(url: coldPath))
+            for stream in 0..<streams { seed.trigger("c\(stream)") }
+        }
+        try FileStore(url: coldPath).compact()
+        let readFile = measure(rounds: 11, batch: 1) { _ = FileManager.default.contents(atPath: coldPath.path) }
+        let parsed = RuleCompiler.check(text: coldRules)
+        _ = parsed
+        let cold = measure(rounds: 11, batch: 1) {
+            _ = try? RuleEngine(source: coldRules, store: FileStore(url: coldPath))
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: coldPath.path)[.size] as? Int) ?? 0
+        line(
+            "cold start, \(streams) streams (\(size / 1024) KiB)",
+            "median \(format(cold.median)); reading the file \(format(readFile.median))")
+        if streams == 100_000 {
+            goals.append(
+                Goal(key: "cold_100k_vs_read", value: cold.median / readFile.median, unit: "x", limit: 10, atMost: true)
             )
         }
     }
-    // tryToExecute answering no on a warm engine with the card's scenario.
-    let warm = try RuleEngine(source: card)
-    for _ in 0..<3 { warm.trigger("AskToSubscribe") }
-    _ = warm.tryToExecute("AskToSubscribe")
-    let tryNo = measure(batch: 100_000) { _ = warm.tryToExecute("AskToSubscribe") }
-    print("tryToExecute (answers no), in-memory store   \(format(tryNo))")
 
-    // The worst accepted program (grammar.md, "Cost of a call"): a scenario counting 10,000
-    // streams with history, and a 'when' calling executions() 256 times (the operator limit
-    // allows 512 operators), evaluated with a 10,000-time window.
+    // The front end against JSONDecoder on the same 10,000 scenarios.
+    struct ClauseJSON: Codable {
+        var kind: String
+        var number: Int64?
+        var scope: String?
+        var seconds: Int64?
+    }
+    struct ScenarioJSON: Codable {
+        var name: String
+        var on: [String]
+        var clauses: [ClauseJSON]
+    }
+    var texts = ["", ""]  // two files: 10,000 scenarios are more than the 1 MiB file limit
+    var scenarios: [ScenarioJSON] = []
+    for k in 0..<10_000 {
+        texts[k % 2] +=
+            "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
+        scenarios.append(
+            ScenarioJSON(
+                name: "B\(k)", on: ["launch", "e\(k)"],
+                clauses: [
+                    ClauseJSON(kind: "min_events", number: Int64(k % 9), scope: "session"),
+                    ClauseJSON(kind: "since_first", seconds: 604_800),
+                    ClauseJSON(kind: "max_exec", number: 4, scope: "within", seconds: 604_800),
+                    ClauseJSON(kind: "between", seconds: 172_800),
+                ]))
+    }
+    let json = try JSONEncoder().encode(scenarios)
+    let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
+    guard !RuleCompiler.check(sources).hasErrors else { throw RuleEngineError.invalidRules([]) }
+    let decode = measure(rounds: 7, batch: 1) { _ = try? JSONDecoder().decode([ScenarioJSON].self, from: json) }
+    let check = measure(rounds: 7, batch: 1) { _ = RuleCompiler.check(sources) }
+    let build = measure(rounds: 7, batch: 1) { _ = try? RuleEngine(sources: sources) }
+    let bytes = sources.reduce(0) { $0 + $1.bytes.count }
+    line("JSONDecoder, 10,000 scenarios (\(json.count / 1024) KiB)", "median \(format(decode.median))")
+    line("parse + check, same (\(bytes / 1024) KiB)", "median \(format(check.median))")
+    line("engine from source, same", "median \(format(build.median))")
+    goals.append(
+        Goal(key: "check_vs_jsondecoder", value: decode.median / check.median, unit: "x", limit: 5, atMost: false))
+    goals.append(
+        Goal(
+            key: "engine_build_vs_check", value: (build.median - check.median) / check.median, unit: "x", limit: 1.5,
+            atMost: true))
+
+    // The worst accepted program (grammar.md, "Cost of a call").
     let worstStreams = (0..<10_000).map { "s\($0)" }
     let history = InMemoryStore()
     do {
@@ -92,83 +313,18 @@ func runBenchmarks() throws {
     _ = worst.canExecute("Worst")
     let firstCall = Double(nanoseconds() - firstStart)
     let worstTry = measure(rounds: 11, batch: 1_000) { _ = worst.canExecute("Worst") }
-    print("worst accepted program: first call (merges)  \(format(firstCall)); later calls \(format(worstTry))")
+    line("worst accepted program", "first call (merges) \(format(firstCall)); later: \(worstTry.summary)")
 
-    let memoryTrigger = measure(batch: 20_000) { warm.trigger("AskToSubscribe") }
-    print("trigger, in-memory store                      \(format(memoryTrigger))")
-
-    // trigger with the file store.
-    let filePath = temporaryPath("trigger.state")
-    let fileEngine = try RuleEngine(source: card, store: FileStore(url: filePath))
-    let fileTrigger = measure(batch: 2_000) { fileEngine.trigger("AskToSubscribe") }
-    print("trigger, file store (write(2), no fsync)      \(format(fileTrigger))")
-    let syncedPath = temporaryPath("synced.state")
-    let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
-    let syncedTrigger = measure(rounds: 11, batch: 20) { synced.trigger("AskToSubscribe") }
-    print("trigger, file store with syncEveryWrite       \(format(syncedTrigger))")
-
-    let explain = measure(batch: 2_000) { _ = warm.explain("AskToSubscribe") }
-    print("explain                                       \(format(explain))")
-
-    // Cold start: parse 50 scenarios and load a store of 1,000 streams.
-    var rules = ""
-    for k in 0..<50 {
-        rules +=
-            "scenario S\(k) < on launch, e\(k); min_events \(k % 7); since_first \(k)d; max_exec 4 within 7d; between 2d; when count(e\(k + 1) per session) >= 1 >\n"
-    }
-    let coldPath = temporaryPath("cold.state")
-    func seedColdStore() throws {
-        let seed = try RuleEngine(source: rules, store: FileStore(url: coldPath))
-        for stream in 0..<1_000 {
-            for _ in 0..<3 { seed.trigger("e\(stream)") }
-        }
-    }
-    try seedColdStore()  // the engine and its file lock are released on return
-    try FileStore(url: coldPath).compact()
-    var coldSamples: [Double] = []
-    for _ in 0..<31 {
-        let start = nanoseconds()
-        let engine = try RuleEngine(source: rules, store: FileStore(url: coldPath))
-        coldSamples.append(Double(nanoseconds() - start))
-        _ = engine.canExecute("S0")
-    }
-    coldSamples.sort()
-    let coldSize = (try? FileManager.default.attributesOfItem(atPath: coldPath.path)[.size] as? Int) ?? 0
-    print("cold start: 50 scenarios + 1,000 streams      \(format(coldSamples[15]))  (state file \(coldSize) bytes)")
-
-    // The front end on a file near the 1 MiB limit.
-    var big = ""
-    var k = 0
-    while big.utf8.count < 1_000_000 - 200 {
-        big += "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; "
-        big += "max_exec 4 within 7d; between 2d; when count(e\(k + 1)) >= 1 and not todo(\"x\") >\n"
-        k += 1
-    }
-    let bigFile = SourceFile(path: "big.rules", text: big)
-    let check = measure(rounds: 11, batch: 1) { _ = RuleCompiler.check([bigFile]) }
-    print("check a \(bigFile.bytes.count / 1024) KiB file (\(k) scenarios)      \(format(check))")
-
-    // Storage stays bounded: one stream triggered 10 times vs 1,000,000 times.
-    func storedBytes(_ triggers: Int) throws -> Int {
-        let store = InMemoryStore()
-        let engine = try RuleEngine(source: card, store: store)
-        for _ in 0..<triggers { engine.trigger("AskToSubscribe") }
-        return try store.load().values.reduce(0) { $0 + $1.count }
-    }
-    let small = try storedBytes(10)
-    let large = try storedBytes(1_000_000)
-    print(
-        "stored bytes: 10 triggers \(small), 1,000,000 triggers \(large) (ratio \(String(format: "%.2f", Double(large) / Double(small))))"
-    )
-    print(String(repeating: "-", count: 64))
-    print(
-        String(
-            format: "ratios: trigger file/memory %.1fx; tryToExecute no vs 1 µs budget %.2f",
-            fileTrigger / memoryTrigger, tryNo / 1_000))
-    try? FileManager.default.removeItem(at: filePath.deletingLastPathComponent())
+    print(String(repeating: "-", count: 72))
+    for goal in goals { print(goal.text) }
+    if sink == 42 { print() }
+    try? FileManager.default.removeItem(at: benchDirectory)
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "memory", arguments.count == 2, let streams = Int(arguments[1]) {
+    try memoryChild(streams)
+}
 do {
     try runBenchmarks()
 } catch {

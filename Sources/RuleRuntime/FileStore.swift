@@ -21,8 +21,9 @@ import Foundation
 /// before returning, so it survives the process being killed at any moment
 /// after that (the kernel owns the page cache). It does not `fsync` on every
 /// call unless `syncEveryWrite` is set, so a power loss may lose the last
-/// seconds. Compaction writes a new file, `fsync`s it, locks it and renames it
-/// over the old one, so a crash during compaction leaves the old file or the new one.
+/// seconds. Compaction runs on a background queue: it writes a new file, `fsync`s it,
+/// copies the records appended meanwhile, locks it and renames it over the old one,
+/// so a crash during compaction leaves the old file or the new one, each complete.
 ///
 /// Damage: a record cut short at the end of the file (the process died while
 /// writing it, so its call never returned), or a tail of zero bytes after the
@@ -92,6 +93,14 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     private var fileLength = 0
     private var liveBytes = 0
     private var pending: Repair?
+    /// Compactions run here, off the caller's path.
+    private let compactionQueue = DispatchQueue(label: "rules.FileStore.compaction", qos: .utility)
+    private var compacting = false
+    /// Changes whenever the open file changes, so a compaction of an older file is dropped.
+    private var generation = 0
+    /// A background compaction's failure, reported by the next `apply`.
+    private var backgroundError: RuleStoreError?
+    private static let compactionNumber = Counter()
     private var lastIdentityCheck: UInt64 = 0
     private var scratch: [UInt8] = []
 
@@ -154,10 +163,17 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         for _ in 0..<16 {
             descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
-            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            // A store of this process released a moment ago may still be finishing a
+            // compaction: wait up to 100 ms before calling the file taken.
+            var attempts = 0
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
-                close(descriptor)
-                throw RuleStoreError.io(path: path, operation: "lock (is another process using it?)", errno: code)
+                attempts += 1
+                guard code == EWOULDBLOCK && attempts < 100 else {
+                    close(descriptor)
+                    throw RuleStoreError.io(path: path, operation: "lock (is another process using it?)", errno: code)
+                }
+                usleep(1_000)
             }
             if let opened = FileIdentity(descriptor: descriptor), opened == FileIdentity(path: path) { break }
             close(descriptor)
@@ -190,8 +206,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             return String(cString: resolved)
         }
         lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
-        // We hold the lock: a temporary file left by a killed compaction is ours to remove.
-        unlink(realPath + ".tmp")
+        // We hold the lock: temporary files left by a killed compaction are ours to remove.
+        removeLeftoverCompactions()
         var size = Int(info.st_size)
         if size < FileStore.headerSize {
             // A process killed while writing the header of a new file: start it again.
@@ -402,8 +418,12 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             entries[change.key] = change.value
             liveBytes += FileStore.entrySize(change.key, change.value)
         }
-        if fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
-            if let error = try recreateIfReplaced() { replaced = error } else { try compactLocked() }
+        if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
+            if let error = try recreateIfReplaced() { replaced = error } else { startCompaction() }
+        }
+        if let error = backgroundError {
+            backgroundError = nil
+            replaced = replaced ?? error
         }
         if let replaced { throw replaced }
     }
@@ -475,6 +495,148 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         try compactLocked()
     }
 
+    // MARK: - Compaction
+
+    /// Starts compacting in the background: the live entries as they are now are written to
+    /// a new file (and synced) while appends go on to the old one; then, under the lock, the
+    /// records appended meanwhile are copied over, and the new file is locked and renamed
+    /// into place. A kill at any moment leaves the old file, complete, or the new one.
+    private func startCompaction() {
+        compacting = true
+        let snapshot = entries
+        let offset = fileLength
+        let startedIn = generation
+        let temporary = realPath + ".compacting-\(getpid())-\(FileStore.compactionNumber.next())"
+        let system = self.system
+        // Our own descriptor of the old file, to copy what is appended meanwhile without the lock.
+        let source = dup(fd)
+        let label = path
+        compactionQueue.async { [weak self] in
+            defer { if source >= 0 { close(source) } }
+            var failure: RuleStoreError? = source < 0 ? .io(path: label, operation: "dup", errno: errno) : nil
+            let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+            if failure != nil {
+            } else if out < 0 {
+                failure = .io(path: temporary, operation: "open", errno: errno)
+            } else if flock(out, LOCK_EX | LOCK_NB) != 0 {
+                failure = .io(path: temporary, operation: "lock", errno: errno)
+            } else {
+                let live = snapshot.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
+                do {
+                    try FileStore.writeFully(
+                        out, FileStore.header() + FileStore.record(live), path: temporary, system: system)
+                    if system.fsync(out) != 0 { failure = .io(path: temporary, operation: "fsync", errno: errno) }
+                } catch {
+                    failure = error as? RuleStoreError ?? .other(error)
+                }
+            }
+            // Copy what was appended meanwhile in rounds without the lock, until little is left
+            // for the switch to copy under it.
+            var copied = offset
+            while failure == nil, let end = self?.appendedLength(since: startedIn), end - copied > 16_384 {
+                do {
+                    var chunk = [UInt8](repeating: 0, count: end - copied)
+                    let n = chunk.withUnsafeMutableBytes { pread(source, $0.baseAddress, end - copied, off_t(copied)) }
+                    guard n == end - copied else {
+                        throw RuleStoreError.io(path: label, operation: "read", errno: errno)
+                    }
+                    try FileStore.writeFully(out, chunk, path: temporary, system: system)
+                    chunk.removeAll()
+                    copied = end
+                } catch {
+                    failure = error as? RuleStoreError ?? .other(error)
+                }
+            }
+            // Holds the store only while switching files: a store released meanwhile is gone
+            // (its lock with it), and its new file is removed.
+            guard
+                let directory = self?.finishCompaction(
+                    out, temporary, from: copied, startedIn: startedIn, failure: failure)
+            else {
+                if self == nil {
+                    if out >= 0 { close(out) }
+                    unlink(temporary)
+                }
+                return
+            }
+            // Without syncEveryWrite the rename need only survive the process, which it does at once.
+            _ = system.syncDirectory(directory)
+        }
+    }
+
+    /// The file's length, while it is still the file a compaction started from.
+    private func appendedLength(since startedIn: Int) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return startedIn == generation ? fileLength : nil
+    }
+
+    /// Waits until no compaction is running (tests). Never call it from the compaction queue.
+    func waitForCompaction() {
+        compactionQueue.sync {}
+    }
+
+    /// Under the lock: copies the records appended since the snapshot, renames the new file
+    /// into place and switches to it; or drops it when it failed or the file changed meanwhile.
+    /// Returns the directory to sync when the switch was made and is not synced yet.
+    private func finishCompaction(
+        _ out: Int32, _ temporary: String, from offset: Int, startedIn: Int, failure: RuleStoreError?
+    ) -> String? {
+        lock.lock()
+        compacting = false
+        func drop(_ error: RuleStoreError?) -> String? {
+            if out >= 0 { close(out) }
+            unlink(temporary)
+            if let error { backgroundError = error }
+            lock.unlock()
+            return nil
+        }
+        guard failure == nil, startedIn == generation, fd >= 0 else { return drop(failure) }
+        let copied: Int
+        do {
+            let appended = try read(from: offset, count: fileLength - offset)
+            try FileStore.writeFully(out, appended, path: temporary, system: system)
+            if options.syncEveryWrite && system.fsync(out) != 0 {
+                return drop(.io(path: temporary, operation: "fsync", errno: errno))
+            }
+            copied = appended.count
+        } catch {
+            return drop(error as? RuleStoreError ?? .other(error))
+        }
+        guard let newIdentity = FileIdentity(descriptor: out) else {
+            return drop(.io(path: temporary, operation: "stat", errno: errno))
+        }
+        let size = Int(lseek(out, 0, SEEK_END))
+        guard size >= copied, system.rename(temporary, realPath) == 0 else {
+            return drop(.io(path: temporary, operation: "rename", errno: errno))
+        }
+        close(fd)
+        fd = out
+        generation += 1
+        compactionCount += 1
+        identity = newIdentity
+        fileLength = size
+        let directory = (realPath as NSString).deletingLastPathComponent
+        if options.syncEveryWrite {
+            do { try syncDirectory() } catch { backgroundError = error as? RuleStoreError }
+            lock.unlock()
+            return nil
+        }
+        lock.unlock()
+        return directory.isEmpty ? "." : directory
+    }
+
+    /// Removes `PATH.tmp` and `PATH.compacting-*` left behind by a process that died compacting.
+    private func removeLeftoverCompactions() {
+        unlink(realPath + ".tmp")
+        let directory = (realPath as NSString).deletingLastPathComponent
+        let prefix = (realPath as NSString).lastPathComponent + ".compacting-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
+        where name.hasPrefix(prefix) {
+            unlink((directory as NSString).appendingPathComponent(name))
+        }
+    }
+
     /// Writes the live entries to `PATH.tmp`, syncs and locks it, renames it over the
     /// file and only then lets go of the old file (and its lock).
     private func compactLocked() throws {
@@ -501,10 +663,10 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         guard system.rename(temporary, realPath) == 0 else { throw fail("rename", errno) }
         close(fd)
         fd = out
+        generation += 1
         compactionCount += 1
         identity = newIdentity
         fileLength = file.count
-        liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
         try syncDirectory()
     }
 
@@ -555,6 +717,19 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         guard system.syncDirectory(directory.isEmpty ? "." : directory) == 0 else {
             throw RuleStoreError.io(path: directory, operation: "fsync the directory", errno: errno)
         }
+    }
+}
+
+/// A thread-safe counter, for unique temporary names.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
     }
 }
 

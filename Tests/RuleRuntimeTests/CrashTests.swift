@@ -14,17 +14,24 @@ final class CrashTests: XCTestCase {
         var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5EED)
         print("SIGKILL cycles seed: \(generator.seed)")
         var acknowledged = 0
+        var killedWhileCompacting = 0
         for cycle in 0..<200 {
             let child = try FixtureProcess(["trigger-loop", url.path, "x", "600"])
             acknowledged = max(
                 acknowledged, child.readCounts(until: acknowledged + Int.random(in: 1...40, using: &generator)))
             child.kill()
+            let siblings = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+            if siblings.contains(where: { $0.contains(".compacting-") }) { killedWhileCompacting += 1 }
             let store = FileStore(url: url)
             let engine = try RuleEngine(source: rules, store: store)
             XCTAssertGreaterThanOrEqual(engine.count("x"), acknowledged, "cycle \(cycle)")
             if engine.count("x") < acknowledged { return }
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: url.path + ".tmp"))
+        print("SIGKILL cycles: \(killedWhileCompacting) of 200 kills landed during a compaction")
+        XCTAssertGreaterThan(killedWhileCompacting, 0, "some kills land in a compaction")
+        let left = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+        XCTAssertFalse(left.contains { $0.contains(".compacting-") }, "leftovers are removed at open")
     }
 
     /// Two processes open, trigger and close the same file in a loop, compacting often;
@@ -158,6 +165,8 @@ final class CrashTests: XCTestCase {
             do {
                 try store.apply([change])
                 allowed[change.key] = [change.value!]
+                // Compactions run in the background: finish each so faults land in them deterministically.
+                store.waitForCompaction()
             } catch {
                 allowed[change.key]?.append(change.value!)
                 if faults.dead { break }

@@ -16,13 +16,7 @@ struct ByteWriter {
 
     mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
-    mutating func double(_ value: Double) {
-        var bits = value.bitPattern
-        for _ in 0..<8 {
-            bytes.append(UInt8(bits & 0xFF))
-            bits >>= 8
-        }
-    }
+    mutating func double(_ value: Double) { u64(value.bitPattern) }
 
     mutating func optionalDouble(_ value: Double?) {
         if let value {
@@ -39,12 +33,24 @@ struct ByteWriter {
         bytes += utf8
     }
 
+    /// Eight bytes, little-endian, appended at once.
     mutating func u64(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xFF)) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func u32(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Many times (seconds since 1970) at once.
+    mutating func doubles(_ values: [Double]) {
+        values.withUnsafeBytes { raw in
+            #if _endian(little)
+                bytes.append(contentsOf: raw)
+            #else
+                for value in values { u64(value.bitPattern) }
+            #endif
+        }
     }
 }
 
@@ -89,20 +95,13 @@ struct ByteReader {
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
     }
 
-    mutating func double() throws -> Double {
-        guard end - position >= 8 else { throw DecodeError(description: "unexpected end of data") }
-        var bits: UInt64 = 0
-        for k in 0..<8 { bits |= UInt64(bytes[position + k]) << UInt64(8 * k) }
-        position += 8
-        return Double(bitPattern: bits)
-    }
+    mutating func double() throws -> Double { Double(bitPattern: try u64()) }
 
     mutating func u64() throws -> UInt64 {
         guard end - position >= 8 else { throw DecodeError(description: "unexpected end of data") }
-        var value: UInt64 = 0
-        for k in 0..<8 { value |= UInt64(bytes[position + k]) << UInt64(8 * k) }
+        let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: UInt64.self) }
         position += 8
-        return value
+        return UInt64(littleEndian: value)
     }
 
     /// A stored time (seconds since 1970): any number but NaN.

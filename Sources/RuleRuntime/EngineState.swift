@@ -57,14 +57,14 @@ struct EngineState {
     // MARK: - Changes
 
     static func change(stream name: String, _ tally: Tally?) -> StoreChange {
-        StoreChange(key: "e:" + name, value: tally.map { t in encode { t.encode(&$0) } })
+        StoreChange(key: "e:" + name, value: tally.map { t in encode(capacity: t.encodedSize) { t.encode(&$0) } })
     }
 
     static func change(scenario name: String, _ state: ScenarioState?) -> StoreChange {
         StoreChange(
             key: "s:" + name,
             value: state.map { s in
-                encode(format: scenarioFormat) {
+                encode(format: scenarioFormat, capacity: s.events.encodedSize + s.executions.encodedSize + 8) {
                     s.events.encode(&$0)
                     s.executions.encode(&$0)
                     $0.u64(s.streams ?? 0)
@@ -88,9 +88,11 @@ struct EngineState {
         StoreChange(key: metaKey, value: encode { meta.encode(&$0) })
     }
 
-    private static func encode(format: UInt8 = format, _ body: (inout ByteWriter) -> Void) -> [UInt8] {
+    private static func encode(format: UInt8 = format, capacity: Int = 64, _ body: (inout ByteWriter) -> Void)
+        -> [UInt8]
+    {
         var writer = ByteWriter()
-        writer.bytes.reserveCapacity(64)
+        writer.bytes.reserveCapacity(capacity + 1)
         writer.u8(format)
         body(&writer)
         return writer.bytes
@@ -100,12 +102,15 @@ struct EngineState {
 // MARK: - Entry encodings
 
 extension Tally {
+    /// At most the bytes `encode` writes.
+    var encodedSize: Int { 8 * recent.count + 80 }
+
     func encode(_ w: inout ByteWriter) {
         w.int(total)
         w.optionalDouble(first)
         w.optionalDouble(last)
         w.varint(UInt64(recent.count))
-        for time in recent { w.double(time) }
+        w.doubles(recent)
         w.int(sessionID)
         w.int(sessionCount)
         w.int(versionID)

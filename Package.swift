@@ -7,19 +7,22 @@ let package = Package(
     products: [
         .library(name: "RuleLang", targets: ["RuleLang"]),
         .library(name: "RuleRuntime", targets: ["RuleRuntime"]),
+        .library(name: "RuleTimeline", targets: ["RuleTimeline"]),
         .executable(name: "rulec", targets: ["rulec"]),
         .plugin(name: "RulesCheckPlugin", targets: ["RulesCheckPlugin"]),
     ],
     targets: [
         .target(name: "RuleLang"),
         .target(name: "RuleRuntime", dependencies: ["RuleLang"]),
-        .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime"]),
+        // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
+        .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
+        .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime", "RuleTimeline"]),
         .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime"]),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
         .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
         .plugin(name: "RulesCheckPlugin", capability: .buildTool(), dependencies: ["rulec"]),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
         .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture"]),
-        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang"]),
+        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleTimeline"]),
     ]
 )

@@ -34,7 +34,7 @@ for target in "${targets[@]}"; do
       files=$(sources store Sources/RuleLang/*.swift Sources/RuleRuntime/*.swift Fuzz/FuzzStore.swift) ;;
     timeline)
       cp examples/*.timeline examples/seeds/*.timeline "$root/$target/corpus/" 2>/dev/null || true
-      files=$(sources timeline Sources/RuleLang/*.swift Sources/RuleRuntime/*.swift Sources/rulec/Timeline.swift \
+      files=$(sources timeline Sources/RuleLang/*.swift Sources/RuleRuntime/*.swift Sources/RuleTimeline/Timeline.swift \
         Fuzz/FuzzTimeline.swift) ;;
     *) echo "unknown target '$target'; targets: check store timeline" >&2; exit 64 ;;
   esac

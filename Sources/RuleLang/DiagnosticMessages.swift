@@ -16,6 +16,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case invalidCharacter = "invalid-character"
     case invalidDuration = "invalid-duration"
     case invalidEscape = "invalid-escape"
+    /// A timeline line's time is not an offset such as `0`, `90s` or `1d12h`.
+    case invalidTime = "invalid-time"
     case invalidUTF8 = "invalid-utf8"
     case nameTooLong = "name-too-long"
     case nestingTooDeep = "nesting-too-deep"
@@ -30,6 +32,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case unknownName = "unknown-name"
     case unknownScenario = "unknown-scenario"
     case unknownScope = "unknown-scope"
+    /// A timeline line's step is not one of the timeline format's verbs.
+    case unknownStep = "unknown-step"
     case unknownType = "unknown-type"
     case unterminatedString = "unterminated-string"
     case windowThresholdTooLarge = "window-threshold-too-large"

@@ -1,6 +1,7 @@
 import Foundation
 import RuleLang
 import RuleRuntime
+import RuleTimeline
 
 /// `rulec simulate RULES... TIMELINE [--json]`
 enum SimulateCommand {
@@ -32,7 +33,7 @@ enum SimulateCommand {
         """
 
     /// The simulation starts at 2026-01-01T00:00:00Z.
-    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+    static let start = TimelineRunner.start
 
     static func run(_ arguments: [String]) -> Int32 {
         var json = false
@@ -79,58 +80,7 @@ enum SimulateCommand {
             print(renderer.render(parser.diagnostics.sortedByPosition()), terminator: "")
             return ExitCode.failure
         }
-        for step in steps {
-            clock.set(start.addingTimeInterval(TimeInterval(step.offset)))
-            if let line = perform(step, engine, json: json) { print(line) }
-        }
+        for line in TimelineRunner.run(steps, on: engine, clock: clock, json: json) { print(line) }
         return ExitCode.ok
-    }
-
-    struct Output: Encodable {
-        var time: String
-        var seconds: Int64
-        var step: String
-        var name: String?
-        var condition: String?
-        var result: String
-        var reason: String?
-    }
-
-    /// Runs one step; returns its output line, if it prints one.
-    static func perform(_ step: TimelineStep, _ engine: RuleEngine, json: Bool) -> String? {
-        func line(_ output: Output, _ plain: String) -> String { json ? JSONLine.encode(output) : plain }
-        let time = step.timeText
-        switch step.action {
-        case .launch(let version): engine.startSession(version: version)
-        case .trigger(let name): engine.trigger(name)
-        case .done(let name): engine.markDone(name)
-        case .reset(let name): engine.reset(name)
-        case .todo(let name, let until): engine.toDo(name, scope: until.map { .until(TimeInterval($0)) })
-        case .set(let name, let value):
-            // The parser checked the name and the value's type against the program.
-            try? engine.set(name, to: value)
-        case .tryScenario(let name):
-            if engine.tryToExecute(name) {
-                return line(
-                    Output(time: time, seconds: step.offset, step: "try", name: name, result: "yes"),
-                    "\(time) \(name) yes")
-            }
-            // A 'no' changed nothing, so explaining now gives the reason of that answer.
-            let reason = engine.explain(name).reason
-            return line(
-                Output(time: time, seconds: step.offset, step: "try", name: name, result: "no", reason: reason),
-                "\(time) \(name) no: \(reason)")
-        case .check(let expr, let text):
-            let result = engine.check(expr) ? "true" : "false"
-            return line(
-                Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
-                "\(time) check \(result)")
-        case .next(let names):
-            let chosen = engine.executeNext(among: names.isEmpty ? nil : names)
-            return line(
-                Output(time: time, seconds: step.offset, step: "next", name: chosen, result: chosen ?? "none"),
-                "\(time) next \(chosen ?? "none")")
-        }
-        return nil
     }
 }

@@ -147,7 +147,9 @@ final class PersistenceTests: XCTestCase {
         XCTAssertThrowsError(try reopen(newer, ManualClock())) { error in
             guard case RuleEngineError.store(.unsupportedVersion(_, 9)) = error else { return XCTFail("\(error)") }
         }
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededGenerator(
+            seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? UInt64.random(in: 1...(1 << 40)))
+        print("random state files seed: \(rng.seed) (replay with RULES_SEED)")
         for _ in 0..<200 {
             let random = temporaryURL("random")
             var bytes = FileStore.header()

@@ -1,7 +1,7 @@
 import RuleLang
 import XCTest
 
-@testable import rulec
+@testable import RuleTimeline
 
 /// Random and adversarial timelines: the timeline parser always returns, with diagnostics.
 final class TimelineFuzzTests: XCTestCase {

@@ -3,8 +3,9 @@ import RuleLang
 import RuleRuntime
 
 /// One step of a timeline.
-struct TimelineStep {
-    enum Action {
+public struct TimelineStep: Sendable {
+    /// What the step does, with its checked arguments.
+    public enum Action: Sendable {
         case launch(version: String)
         case trigger(String)
         case done(String)
@@ -17,31 +18,33 @@ struct TimelineStep {
     }
 
     /// The time field as written, echoed in the output.
-    var timeText: String
+    public var timeText: String
     /// Seconds from the start of the simulation.
-    var offset: Int64
-    var action: Action
+    public var offset: Int64
+    public var action: Action
 }
 
 /// Parses the timeline format of `grammar.md`: one step a line, `#` comments,
 /// `TIME VERB ARGUMENTS`. Names may be quoted when they hold spaces.
-struct TimelineParser {
-    let file: SourceFile
-    let program: RuleProgram
-    var diagnostics: [Diagnostic] = []
+public struct TimelineParser {
+    public let file: SourceFile
+    public let program: RuleProgram
+    /// Every problem found, located in `file`; steps with errors are left out.
+    public private(set) var diagnostics: [Diagnostic] = []
 
     static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "check", "next"]
 
     /// The program's declarations, collected once for every `check` line.
     var expressions: ExpressionChecker
 
-    init(file: SourceFile, program: RuleProgram) {
+    public init(file: SourceFile, program: RuleProgram) {
         self.file = file
         self.program = program
         self.expressions = ExpressionChecker(program: program)
     }
 
-    mutating func parse() -> [TimelineStep] {
+    /// The steps of the timeline, in order; problems go to ``diagnostics``.
+    public mutating func parse() -> [TimelineStep] {
         var steps: [TimelineStep] = []
         for line in 1...file.lineStarts.count {
             let range = contentRange(file.lineRange(line))
@@ -90,7 +93,7 @@ struct TimelineParser {
     private mutating func parseStep(_ timeWord: Word, _ words: inout Words) -> TimelineStep? {
         guard let offset = DurationText.seconds(timeWord.text) else {
             error(
-                .invalidDuration,
+                .invalidTime,
                 "invalid time '\(timeWord.text)'; a time is an offset from the start such as '0', '90s' or '1d12h'",
                 timeWord.range)
             return nil
@@ -168,7 +171,7 @@ struct TimelineParser {
             return step(.next(names))
         default:
             let message = Suggestions.unknown("step", verb.text, among: TimelineParser.verbs, limit: 1)
-            error(.unknownClause, message, verb.range)
+            error(.unknownStep, message, verb.range)
             return nil
         }
     }

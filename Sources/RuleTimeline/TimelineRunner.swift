@@ -1,0 +1,108 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+/// Replays timelines (the format of `grammar.md`, section 10) against an engine:
+/// `rulec simulate` uses it, and so can an app's own tests.
+///
+/// ```swift
+/// let lines = try TimelineRunner.replay(
+///     rules: [SourceFile(path: "app.rules", text: rules)],
+///     timeline: SourceFile(path: "launch.timeline", text: "0 trigger launch\n1d try Onboarding\n"))
+/// XCTAssertEqual(lines, ["1d Onboarding yes"])
+/// ```
+public enum TimelineRunner {
+    /// Why a replay could not start: the rules or the timeline have errors, located.
+    public struct Failure: Error, CustomStringConvertible {
+        public var diagnostics: [Diagnostic]
+        public var description: String { DiagnosticRenderer().render(diagnostics) }
+    }
+
+    /// The start of every simulation: 2026-01-01T00:00:00Z, offsets count from it.
+    public static let start = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// Checks `rules` together, parses `timeline` against them and runs every step on a
+    /// new engine (in-memory store, manual clock at ``start``); returns the output lines.
+    /// Throws ``Failure`` with the diagnostics when either has errors.
+    public static func replay(rules: [SourceFile], timeline: SourceFile, json: Bool = false) throws -> [String] {
+        let clock = ManualClock(start)
+        let engine: RuleEngine
+        do {
+            engine = try RuleEngine(sources: rules, store: InMemoryStore(), clock: clock)
+        } catch RuleEngineError.invalidRules(let diagnostics) {
+            throw Failure(diagnostics: diagnostics.filter { $0.severity == .error })
+        }
+        var parser = TimelineParser(file: timeline, program: engine.program)
+        let steps = parser.parse()
+        if parser.diagnostics.hasErrors { throw Failure(diagnostics: parser.diagnostics.sortedByPosition()) }
+        return run(steps, on: engine, clock: clock, json: json)
+    }
+
+    /// Runs `steps` in order, setting `clock` to ``start`` plus each step's offset first.
+    public static func run(_ steps: [TimelineStep], on engine: RuleEngine, clock: ManualClock, json: Bool = false)
+        -> [String]
+    {
+        var lines: [String] = []
+        for step in steps {
+            clock.set(start.addingTimeInterval(TimeInterval(step.offset)))
+            if let line = perform(step, engine, json: json) { lines.append(line) }
+        }
+        return lines
+    }
+
+    struct Output: Encodable {
+        var time: String
+        var seconds: Int64
+        var step: String
+        var name: String?
+        var condition: String?
+        var result: String
+        var reason: String?
+    }
+
+    /// One JSON object on one line, keys sorted.
+    static func encode<T: Encodable>(_ value: T) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Runs one step; returns its output line, if it prints one.
+    public static func perform(_ step: TimelineStep, _ engine: RuleEngine, json: Bool = false) -> String? {
+        func line(_ output: Output, _ plain: String) -> String { json ? encode(output) : plain }
+        let time = step.timeText
+        switch step.action {
+        case .launch(let version): engine.startSession(version: version)
+        case .trigger(let name): engine.trigger(name)
+        case .done(let name): engine.markDone(name)
+        case .reset(let name): engine.reset(name)
+        case .todo(let name, let until): engine.toDo(name, scope: until.map { .until(TimeInterval($0)) })
+        case .set(let name, let value):
+            // The parser checked the name and the value's type against the program.
+            try? engine.set(name, to: value)
+        case .tryScenario(let name):
+            if engine.tryToExecute(name) {
+                return line(
+                    Output(time: time, seconds: step.offset, step: "try", name: name, result: "yes"),
+                    "\(time) \(name) yes")
+            }
+            // A 'no' changed nothing, so explaining now gives the reason of that answer.
+            let reason = engine.explain(name).reason
+            return line(
+                Output(time: time, seconds: step.offset, step: "try", name: name, result: "no", reason: reason),
+                "\(time) \(name) no: \(reason)")
+        case .check(let expr, let text):
+            let result = engine.check(expr) ? "true" : "false"
+            return line(
+                Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
+                "\(time) check \(result)")
+        case .next(let names):
+            let chosen = engine.executeNext(among: names.isEmpty ? nil : names)
+            return line(
+                Output(time: time, seconds: step.offset, step: "next", name: chosen, result: chosen ?? "none"),
+                "\(time) next \(chosen ?? "none")")
+        }
+        return nil
+    }
+}

@@ -286,23 +286,18 @@ struct Checker {
             }
             return .bool
         case .call(let function, let argument, let scope):
-            let result: ValueType
-            switch function.text {
-            case "count", "executions": result = .int
-            case "since_first", "since_last": result = .duration
-            case "todo": result = .bool
-            default:
-                let suggestions = Suggestions.closest(to: function.text, in: Checker.functions)
+            guard let builtin = BuiltinFunction(rawValue: function.text) else {
+                let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
                 error(
                     .unknownFunction, Message.unknown("function", function.text, suggestions), file, function.range,
                     fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
                 return nil
             }
-            if let scope, result != .int {
+            if let scope, !builtin.takesScope {
                 error(.typeMismatch, Message.noScope(function.text), file, scope.range)
                 return nil
             }
-            if function.text == "executions" && !scenarioNames.contains(argument.text)
+            if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
                 && !groupNames.contains(argument.text)
             {
                 let suggestions = suggest(argument.text, scenarioAndGroupList)
@@ -312,9 +307,8 @@ struct Checker {
                     fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
                 return nil
             }
-            return result
+            return builtin.resultType
         }
     }
 
-    static let functions = ["count", "executions", "since_first", "since_last", "todo"]
 }

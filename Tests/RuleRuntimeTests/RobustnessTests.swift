@@ -268,7 +268,7 @@ final class RobustnessTests: XCTestCase {
         let source = "scenario Wide < on \(names.joined(separator: ", ")) >\nscenario S < when \(calls) >"
         let engine = try reopen(source, store, clock)
         for _ in 0..<100 { XCTAssertTrue(engine.canExecute("S")) }
-        XCTAssertEqual(engine.locked { engine.merges }, 1, "one merge, not one per call")
+        XCTAssertEqual(engine.locked { $0.merges }, 1, "one merge, not one per call")
         XCTAssertEqual(engine.explain("Wide").isKnown, true)
     }
 }

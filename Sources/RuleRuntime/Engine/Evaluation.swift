@@ -48,54 +48,55 @@ public struct Explanation: Sendable, CustomStringConvertible {
     }
 }
 
-extension RuleEngine {
-    /// Says, clause by clause, why scenario `name` would or would not run now.
-    public func explain(_ name: String) -> Explanation {
-        locked {
-            guard let index = rules.scenarioIndex[name] else {
-                return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
-            }
-            let time = now
-            rebase(index, to: time)
-            var clauses: [ClauseExplanation] = []
-            var earliest: Double? = time
-            _ = forEachCheck(index) { check, events, executions, group in
-                let result = assess(check, events: events, executions: executions, now: time, detailed: true)
-                clauses.append(
-                    ClauseExplanation(clause: check.text, group: group, passes: result.passes, detail: result.detail))
-                switch result.readyAt {
-                case .now: break
-                case .at(let when): earliest = earliest.map { max($0, when) }
-                case .never: earliest = nil
-                }
-                return true
-            }
-            return Explanation(
-                scenario: name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
-                clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })
-        }
-    }
-
-    /// Whether scenario `index` and its group pass at `now`. Must run under the lock.
-    func passes(_ index: Int, now time: Double) -> Bool {
+extension EngineCore {
+    /// Says, clause by clause, why scenario `index` would or would not run now.
+    mutating func explain(_ index: Int) -> Explanation {
+        let time = now()
         rebase(index, to: time)
-        return forEachCheck(index) { check, events, executions, _ in
-            assess(check, events: events, executions: executions, now: time, detailed: false).passes
+        let scenario = rules.scenarios[index]
+        let view = views[index]!
+        var clauses: [ClauseExplanation] = []
+        var earliest: Double? = time
+        func add(_ result: Assessment, _ text: String, _ group: String?) {
+            clauses.append(ClauseExplanation(clause: text, group: group, passes: result.passes, detail: result.detail))
+            switch result.readyAt {
+            case .now: break
+            case .at(let when): earliest = earliest.map { max($0, when) }
+            case .never: earliest = nil
+            }
         }
+        for (clause, text) in zip(scenario.clauses, scenario.texts) {
+            add(assess(clause, events: view.events, executions: view.executions, now: time, detailed: true), text, nil)
+        }
+        if let group = scenario.group {
+            let budget = budgets[group] ?? Tally()
+            for (clause, text) in zip(rules.groups[group].clauses, rules.groups[group].texts) {
+                add(
+                    assess(clause, events: Tally(), executions: budget, now: time, detailed: true), text,
+                    rules.groups[group].name)
+            }
+        }
+        return Explanation(
+            scenario: scenario.name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
+            clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })
     }
 
-    /// Calls `body` with each clause of scenario `index` and then each of its group's,
-    /// with the events and executions that clause reads and the group's name; stops at
-    /// the first `false` and returns whether it got to the end. Must run under the lock.
-    private func forEachCheck(_ index: Int, _ body: (CompiledCheck, Tally, Tally, String?) -> Bool) -> Bool {
+    /// Whether scenario `index` and its group pass at `time`; stops at the first clause that fails.
+    mutating func passes(_ index: Int, now time: Double) -> Bool {
+        rebase(index, to: time)
         let scenario = rules.scenarios[index]
-        let view = scenarioState(index)
-        for check in scenario.checks where !body(check, view.events, view.executions, nil) { return false }
+        let view = views[index]!
+        for clause in scenario.clauses
+        where !assess(clause, events: view.events, executions: view.executions, now: time, detailed: false).passes {
+            return false
+        }
         guard let group = scenario.group else { return true }
-        let compiled = rules.groups[group]
-        let executions = state.groups[compiled.name] ?? Tally()
-        let noEvents = Tally()
-        for check in compiled.checks where !body(check, noEvents, executions, compiled.name) { return false }
+        let budget = budgets[group] ?? Tally()
+        let none = Tally()
+        for clause in rules.groups[group].clauses
+        where !assess(clause, events: none, executions: budget, now: time, detailed: false).passes {
+            return false
+        }
         return true
     }
 
@@ -116,11 +117,10 @@ extension RuleEngine {
 
     /// Evaluates one clause. Ages are never negative: a time later than now
     /// (the clock went backwards) counts as just now.
-    func assess(
-        _ check: CompiledCheck, events: Tally, executions: Tally, now time: Double,
-        detailed: Bool
+    mutating func assess(
+        _ clause: CompiledClause, events: Tally, executions: Tally, now time: Double, detailed: Bool
     ) -> Assessment {
-        let meta = state.meta
+        let meta = self.meta
         func age(_ t: Double) -> Double { max(0, time - t) }
         func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
             // The time at which enough of the counted times leave the window.
@@ -133,7 +133,7 @@ extension RuleEngine {
             guard excess > 0 else { return .now }
             return .at(tally.recent[first + Int(excess) - 1] + window)
         }
-        switch check.kind {
+        switch clause {
         case .minEvents(let n, let scope):
             let count = events.count(scope, now: time, in: meta)
             return Assessment(passes: count >= n, detail: detailed ? "\(count) so far" : "")
@@ -160,8 +160,8 @@ extension RuleEngine {
         case .between(let d):
             guard let last = executions.last else { return Assessment(passes: true, detail: "never executed") }
             return since(age(last), d, last, "last", detailed)
-        case .when(let expr):
-            let passes = evaluate(expr, now: time) == .bool(true)
+        case .when(let condition):
+            let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
             return Assessment(passes: passes, detail: passes ? "true" : "false")
         }
     }
@@ -179,25 +179,33 @@ extension RuleEngine {
 
     // MARK: - Expressions
 
-    /// Evaluates a checked expression. Side-effect free; linear in its size.
-    func evaluate(_ expr: Expr, now time: Double) -> ParamValue {
-        switch expr.kind {
-        case .integer(let value): return .int(value)
-        case .duration(let seconds): return .duration(Double(seconds))
-        case .string(let text): return .string(text)
-        case .bool(let flag): return .bool(flag)
-        case .name(let name): return paramValue(name) ?? .bool(false)
-        case .parenthesized(let inner): return evaluate(inner, now: time)
-        case .unary(_, let operand): return .bool(evaluate(operand, now: time) != .bool(true))
-        case .binary(.and, let left, let right):
+    /// Evaluates a compiled expression. Side-effect free but for merging a view once; linear in its size.
+    mutating func evaluate(_ expr: CompiledExpr, now time: Double) -> ParamValue {
+        switch expr {
+        case .constant(let value): return value
+        case .param(let index): return value(index)
+        case .not(let operand): return .bool(evaluate(operand, now: time) != .bool(true))
+        case .and(let left, let right):
             return .bool(evaluate(left, now: time) == .bool(true) && evaluate(right, now: time) == .bool(true))
-        case .binary(.or, let left, let right):
+        case .or(let left, let right):
             return .bool(evaluate(left, now: time) == .bool(true) || evaluate(right, now: time) == .bool(true))
-        case .binary(let op, let left, let right):
+        case .compare(let op, let left, let right):
             return .bool(compare(op, evaluate(left, now: time), evaluate(right, now: time)))
-        case .call(let function, let argument, let scope):
-            return call(function.text, argument.text, scope.map { CountScope($0.kind) } ?? .install, now: time)
-        case .invalid: return .bool(false)
+        case .count(let slot, let scope): return .int(count(slot, scope, now: time))
+        case .scenarioExecutions(let index, let scope):
+            return .int(view(index).executions.count(scope, now: time, in: meta))
+        case .groupExecutions(let index, let scope):
+            return .int(budgets[index]?.count(scope, now: time, in: meta) ?? 0)
+        case .sinceFirst(let slot):
+            // No event yet: 0s, so `since_first(x) >= D` is false, like the clause.
+            guard let first = tallies[slot]?.first else { return .duration(0) }
+            return .duration(max(0, time - first))
+        case .sinceLast(let slot):
+            // No event yet: forever, so `since_last(x) >= D` is true, like the clause.
+            guard let last = tallies[slot]?.last else { return .duration(.infinity) }
+            return .duration(max(0, time - last))
+        case .todo(let name):
+            return .bool(pendingToDo(name, now: time) != nil)
         }
     }
 
@@ -208,7 +216,7 @@ extension RuleEngine {
         case (.duration(let x), .duration(let y)): order = x < y ? -1 : x > y ? 1 : 0
         case (.string(let x), .string(let y)): order = x < y ? -1 : x > y ? 1 : 0
         case (.bool(let x), .bool(let y)): order = x == y ? 0 : (x ? 1 : -1)
-        default: return false
+        default: return false  // the checker never lets two types meet
         }
         switch op {
         case .equal: return order == 0
@@ -217,29 +225,15 @@ extension RuleEngine {
         case .lessEqual: return order <= 0
         case .greater: return order > 0
         case .greaterEqual: return order >= 0
-        case .and, .or: return false
+        case .and, .or: return false  // lowered to .and / .or
         }
     }
 
-    private func call(_ function: String, _ name: String, _ scope: CountScope, now time: Double) -> ParamValue {
-        switch function {
-        case "count":
-            return .int(streamCount(name, scope, now: time))
-        case "executions":
-            let tally = rules.scenarioIndex[name].map { scenarioState($0).executions } ?? state.groups[name]
-            return .int(tally?.count(scope, now: time, in: state.meta) ?? 0)
-        case "since_first":
-            // No event yet: 0s, so `since_first(x) >= D` is false, like the clause.
-            guard let first = state.streams[name]?.first else { return .duration(0) }
-            return .duration(max(0, time - first))
-        case "since_last":
-            // No event yet: forever, so `since_last(x) >= D` is true, like the clause.
-            guard let last = state.streams[name]?.last else { return .duration(.infinity) }
-            return .duration(max(0, time - last))
-        case "todo":
-            return .bool(pendingToDo(name, now: time) != nil)
-        default:
-            return .bool(false)
-        }
+    /// Lowers an expression checked against the program, giving slots to streams it names.
+    mutating func lower(_ expr: Expr) -> CompiledExpr {
+        var table = streams
+        let lowered = CompiledRules.lower(expr, rules, slot: { table.slot($0) })
+        adopt(table)
+        return lowered
     }
 }

@@ -56,13 +56,13 @@ struct EngineState {
 
     // MARK: - Changes
 
-    static func change(stream name: String, _ tally: Tally?) -> StoreChange {
-        StoreChange(key: "e:" + name, value: tally.map { t in encode(capacity: t.encodedSize) { t.encode(&$0) } })
+    static func change(key: String, _ tally: Tally?) -> StoreChange {
+        StoreChange(key: key, value: tally.map { t in encode(capacity: t.encodedSize) { t.encode(&$0) } })
     }
 
-    static func change(scenario name: String, _ state: ScenarioState?) -> StoreChange {
+    static func change(key: String, _ state: ScenarioState?) -> StoreChange {
         StoreChange(
-            key: "s:" + name,
+            key: key,
             value: state.map { s in
                 encode(format: scenarioFormat, capacity: s.events.encodedSize + s.executions.encodedSize + 8) {
                     s.events.encode(&$0)
@@ -72,12 +72,8 @@ struct EngineState {
             })
     }
 
-    static func change(group name: String, _ tally: Tally?) -> StoreChange {
-        StoreChange(key: "g:" + name, value: tally.map { t in encode { t.encode(&$0) } })
-    }
-
-    static func change(param name: String, _ value: ParamValue?) -> StoreChange {
-        StoreChange(key: "p:" + name, value: value.map { v in encode { v.encode(&$0) } })
+    static func change(key: String, _ value: ParamValue?) -> StoreChange {
+        StoreChange(key: key, value: value.map { v in encode { v.encode(&$0) } })
     }
 
     static func change(todo name: String, _ item: ToDoItem?) -> StoreChange {

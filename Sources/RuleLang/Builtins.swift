@@ -1,0 +1,45 @@
+/// The language's built-in functions: one table for the checker, the printer and the
+/// runtime. A call is `NAME(ARGUMENT [scope])`.
+public enum BuiltinFunction: String, CaseIterable, Sendable {
+    case count
+    case executions
+    case sinceFirst = "since_first"
+    case sinceLast = "since_last"
+    case todo
+
+    /// What the argument names.
+    public enum Argument: Sendable {
+        /// An event stream (declared or not: any name is a stream).
+        case stream
+        /// A scenario or a group of the program.
+        case scenarioOrGroup
+        /// A to-do's name.
+        case todo
+    }
+
+    /// The function as written in source.
+    public var name: String { rawValue }
+
+    /// The type of the call's value.
+    public var resultType: ValueType {
+        switch self {
+        case .count, .executions: return .int
+        case .sinceFirst, .sinceLast: return .duration
+        case .todo: return .bool
+        }
+    }
+
+    public var argument: Argument {
+        switch self {
+        case .count, .sinceFirst, .sinceLast: return .stream
+        case .executions: return .scenarioOrGroup
+        case .todo: return .todo
+        }
+    }
+
+    /// True when the call takes a scope (`count(x per session)`).
+    public var takesScope: Bool { resultType == .int }
+
+    /// Every function's name, for suggestions.
+    public static let names = allCases.map(\.name)
+}

@@ -1,0 +1,251 @@
+import RuleLang
+
+/// One clause, lowered: numbers and scopes resolved; a `when` is an index into
+/// ``CompiledRules/conditions``. Copying one copies no reference.
+enum CompiledClause: Sendable {
+    case minEvents(Int64, CountScope)
+    case maxEvents(Int64, CountScope)
+    case maxExec(Int64, CountScope)
+    case sinceFirst(Double)
+    case sinceLast(Double)
+    case between(Double)
+    case when(Int)
+}
+
+/// A checked expression with every name resolved: params, scenarios and groups to their
+/// indices, streams to their slots, functions to ``BuiltinFunction``s.
+indirect enum CompiledExpr: Sendable {
+    case constant(ParamValue)
+    case param(Int)
+    case not(CompiledExpr)
+    case and(CompiledExpr, CompiledExpr)
+    case or(CompiledExpr, CompiledExpr)
+    case compare(BinaryOperator, CompiledExpr, CompiledExpr)
+    case count(slot: Int, CountScope)
+    case scenarioExecutions(Int, CountScope)
+    case groupExecutions(Int, CountScope)
+    case sinceFirst(slot: Int)
+    case sinceLast(slot: Int)
+    case todo(String)
+}
+
+struct CompiledScenario: Sendable {
+    var name: String
+    /// Its key in the store: `s:NAME`.
+    var key: String
+    /// The slots of the streams it counts: its `on` list, or its own name.
+    var streams: [Int]
+    var clauses: [CompiledClause]
+    /// Each clause's canonical text, for explanations.
+    var texts: [String]
+    var group: Int?
+    var priority: Int64
+    /// Recent times kept in its view of events and of executions.
+    var eventKeep: Int
+    var executionKeep: Int
+    /// Identifies its stream names as a set; a stored view built from other streams is rebuilt.
+    var fingerprint: UInt64
+
+    /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
+    static func fingerprint(_ streams: [String]) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for name in streams.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            hash = (hash ^ 0xFF) &* 0x100_0000_01B3
+        }
+        return hash
+    }
+}
+
+struct CompiledGroup: Sendable {
+    var name: String
+    /// Its key in the store: `g:NAME`.
+    var key: String
+    var clauses: [CompiledClause]
+    var texts: [String]
+    var members: [Int]
+    var executionKeep: Int
+}
+
+struct CompiledParam: Sendable {
+    var name: String
+    /// Its key in the store: `p:NAME`.
+    var key: String
+    var type: ValueType
+    /// Its default, or its type's zero.
+    var defaultValue: ParamValue
+}
+
+/// The streams the engine knows, by slot: those the rules name first, then any the app
+/// triggers. A slot never changes, so compiled rules and handles can hold it.
+struct StreamTable: Sendable {
+    var names: [String] = []
+    var index: [String: Int] = [:]
+
+    /// The slot of stream `name`, made if new.
+    mutating func slot(_ name: String) -> Int {
+        if let slot = index[name] { return slot }
+        index[name] = names.count
+        names.append(name)
+        return names.count - 1
+    }
+}
+
+/// A checked program lowered to tables indexed by number: the engine evaluates it
+/// without looking up a name.
+struct CompiledRules: Sendable {
+    var program: RuleProgram
+    var scenarios: [CompiledScenario] = []
+    var scenarioIndex: [String: Int] = [:]
+    var groups: [CompiledGroup] = []
+    var groupIndex: [String: Int] = [:]
+    var params: [CompiledParam] = []
+    var paramIndex: [String: Int] = [:]
+    var conditions: [CompiledExpr] = []
+    /// The streams the rules name; slot `i` of every engine is `streams.names[i]`.
+    var streams = StreamTable()
+    /// By slot: the scenarios counting the stream, and the recent times it keeps.
+    var listeners: [[Int]] = []
+    var streamKeep: [Int] = []
+    /// Recent timestamps kept per tally: the API cap, or more for a tally that a windowed
+    /// clause counts. Each tally keeps only what its own clauses need.
+    var recentLimit: Int
+
+    init(program: RuleProgram, recentLimit: Int) {
+        self.program = program
+        self.recentLimit = recentLimit
+        for param in program.params {
+            guard let type = param.type else { continue }
+            var value = ParamValue.zero(type)
+            switch param.defaultValue?.kind {
+            case .integer(let n)?: value = type == .duration ? .duration(Double(n)) : .int(n)  // `= 0`
+            case .duration(let seconds)?: value = .duration(Double(seconds))
+            case .string(let text)?: value = .string(text)
+            case .bool(let flag)?: value = .bool(flag)
+            default: break
+            }
+            paramIndex[param.name.text] = params.count
+            params.append(
+                CompiledParam(name: param.name.text, key: "p:" + param.name.text, type: type, defaultValue: value))
+        }
+        for group in program.groups {
+            groupIndex[group.name.text] = groups.count
+            groups.append(
+                CompiledGroup(
+                    name: group.name.text, key: "g:" + group.name.text, clauses: [], texts: [], members: [],
+                    executionKeep: recentLimit))
+        }
+        for info in program.scenarios {
+            scenarioIndex[info.name] = scenarios.count
+            scenarios.append(
+                CompiledScenario(
+                    name: info.name, key: "s:" + info.name, streams: [], clauses: [], texts: [],
+                    group: info.group.flatMap { groupIndex[$0] }, priority: 0, eventKeep: recentLimit,
+                    executionKeep: recentLimit, fingerprint: 0))
+        }
+        // Clauses after every name has its index: a `when` may name any scenario or group.
+        for (index, group) in program.groups.enumerated() {
+            var (events, executions) = (recentLimit, recentLimit)
+            (groups[index].clauses, groups[index].texts) = compile(group.clauses, &events, &executions)
+            groups[index].executionKeep = executions
+        }
+        for (index, info) in program.scenarios.enumerated() {
+            var names = [info.name]
+            for clause in info.decl.clauses {
+                if case .on(let list) = clause.kind { names = list.map(\.text) }
+                if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
+            }
+            var seen = Set<String>()
+            names = names.filter { seen.insert($0).inserted }
+            var (events, executions) = (recentLimit, recentLimit)
+            (scenarios[index].clauses, scenarios[index].texts) = compile(info.decl.clauses, &events, &executions)
+            scenarios[index].streams = names.map { streams.slot($0) }
+            scenarios[index].eventKeep = events
+            scenarios[index].executionKeep = executions
+            scenarios[index].fingerprint = CompiledScenario.fingerprint(names)
+            if let group = scenarios[index].group { groups[group].members.append(index) }
+        }
+        listeners = Array(repeating: [], count: streams.names.count)
+        streamKeep = Array(repeating: recentLimit, count: streams.names.count)
+        for (index, scenario) in scenarios.enumerated() {
+            for slot in scenario.streams {
+                listeners[slot].append(index)
+                streamKeep[slot] = max(streamKeep[slot], scenario.eventKeep)
+            }
+        }
+    }
+
+    /// Lowers clauses, raising `events` and `executions` to what windowed clauses need.
+    private mutating func compile(
+        _ clauses: [Clause], _ events: inout Int, _ executions: inout Int
+    ) -> ([CompiledClause], [String]) {
+        var compiled: [CompiledClause] = []
+        var texts: [String] = []
+        func needs(_ n: IntLiteral, _ scope: Scope, _ keep: inout Int) {
+            if case .within = scope.kind {
+                keep = max(keep, Int(min(max(n.value, 0), Limits.maxWindowedThreshold)) + 1)
+            }
+        }
+        for clause in clauses {
+            let lowered: CompiledClause
+            switch clause.kind {
+            case .minEvents(let n, let scope):
+                needs(n, scope, &events)
+                lowered = .minEvents(n.value, CountScope(scope.kind))
+            case .maxEvents(let n, let scope):
+                needs(n, scope, &events)
+                lowered = .maxEvents(n.value, CountScope(scope.kind))
+            case .maxExec(let n, let scope):
+                needs(n, scope, &executions)
+                lowered = .maxExec(n.value, CountScope(scope.kind))
+            case .sinceFirst(let d): lowered = .sinceFirst(Double(d.seconds))
+            case .sinceLast(let d): lowered = .sinceLast(Double(d.seconds))
+            case .between(let d): lowered = .between(Double(d.seconds))
+            case .when(let expr):
+                var table = streams
+                let condition = CompiledRules.lower(expr, self, slot: { table.slot($0) })
+                streams = table
+                conditions.append(condition)
+                lowered = .when(conditions.count - 1)
+            case .on, .priority: continue
+            }
+            compiled.append(lowered)
+            texts.append(Printer.clause(clause.kind))
+        }
+        return (compiled, texts)
+    }
+
+    /// Lowers an expression checked against `rules.program`; `slot` gives each stream's slot.
+    /// A name the checker would have refused (only possible for an unchecked expression) is `false`.
+    static func lower(_ expr: Expr, _ rules: CompiledRules, slot: (String) -> Int) -> CompiledExpr {
+        func lower(_ expr: Expr) -> CompiledExpr {
+            switch expr.kind {
+            case .integer(let value): return .constant(.int(value))
+            case .duration(let seconds): return .constant(.duration(Double(seconds)))
+            case .string(let text): return .constant(.string(text))
+            case .bool(let flag): return .constant(.bool(flag))
+            case .name(let name): return rules.paramIndex[name].map { .param($0) } ?? .constant(.bool(false))
+            case .parenthesized(let inner): return lower(inner)
+            case .unary(_, let operand): return .not(lower(operand))
+            case .binary(.and, let left, let right): return .and(lower(left), lower(right))
+            case .binary(.or, let left, let right): return .or(lower(left), lower(right))
+            case .binary(let op, let left, let right): return .compare(op, lower(left), lower(right))
+            case .call(let function, let argument, let scope):
+                let scope = scope.map { CountScope($0.kind) } ?? .install
+                switch BuiltinFunction(rawValue: function.text) {
+                case .count?: return .count(slot: slot(argument.text), scope)
+                case .executions?:
+                    if let index = rules.scenarioIndex[argument.text] { return .scenarioExecutions(index, scope) }
+                    if let index = rules.groupIndex[argument.text] { return .groupExecutions(index, scope) }
+                    return .constant(.int(0))
+                case .sinceFirst?: return .sinceFirst(slot: slot(argument.text))
+                case .sinceLast?: return .sinceLast(slot: slot(argument.text))
+                case .todo?: return .todo(argument.text)
+                case nil: return .constant(.bool(false))
+                }
+            case .invalid: return .constant(.bool(false))
+            }
+        }
+        return lower(expr)
+    }
+}

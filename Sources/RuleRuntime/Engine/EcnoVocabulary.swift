@@ -1,0 +1,141 @@
+import Foundation
+
+/// The Ecno / Once vocabulary, on the same state as scenarios: a tag is a stream.
+extension RuleEngine {
+    /// Records that task `tag` was done (an event on stream `tag`) and clears its to-do.
+    public func markDone(_ tag: String) {
+        locked { $0.markDone(tag) }
+    }
+
+    /// Whether `tag`'s count in `scope` satisfies `times` (default: done at least once).
+    /// A tag never done has count 0: `.lessThan(1)` and `.exactly(0)` are true for it.
+    public func beenDone(_ tag: String, scope: CountScope = .install, times: CountCheck = .moreThan(0)) -> Bool {
+        times.holds(count(tag, scope: scope))
+    }
+
+    /// When `tag` was last done: the latest time recorded, even if the clock went backwards since.
+    public func lastDone(_ tag: String) -> Date? {
+        locked { core in
+            core.streams.index[tag].flatMap { core.tallies[$0]?.last }.map { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
+    /// Adds a to-do for `tag` with an optional payload and returns true; or returns false
+    /// and changes nothing when a to-do for `tag` is already pending (its info is kept,
+    /// never overwritten) or, with `scope`, when `tag` was done within that scope.
+    /// `.until(D)` always adds (when none is pending) a to-do that expires D from now.
+    @discardableResult
+    public func toDo(_ tag: String, scope: ToDoScope? = nil, info: [String: String] = [:]) -> Bool {
+        locked { $0.toDo(tag, scope: scope, info: info) }
+    }
+
+    /// True while a to-do for `tag` is pending: until `markDone`, `clearToDo`, or its `until` expiry.
+    public func needToDo(_ tag: String) -> Bool {
+        locked { $0.pendingToDo(tag, now: $0.now()) != nil }
+    }
+
+    /// The payload of `tag`'s pending to-do; nil when none is pending.
+    public func info(forToDo tag: String) -> [String: String]? {
+        locked { $0.pendingToDo(tag, now: $0.now())?.info }
+    }
+
+    /// Forgets every time `tag` was done (stream `tag`). Scenarios keep their own counts:
+    /// use ``reset(_:)`` for those.
+    public func clearDone(_ tag: String) {
+        locked { $0.clearDone(tag) }
+    }
+
+    /// Removes `tag`'s to-do.
+    public func clearToDo(_ tag: String) {
+        locked { core in
+            if core.todos.removeValue(forKey: tag) != nil { core.save([EngineState.change(todo: tag, nil)]) }
+        }
+    }
+
+    /// Forgets every event, execution, group budget and to-do. Params and the
+    /// current session and version are kept.
+    public func clearAll() {
+        locked { $0.clearAll() }
+    }
+}
+
+extension EngineCore {
+    mutating func markDone(_ tag: String) {
+        let slot = slot(tag)
+        var changes = recordEvent(slot, at: now())
+        if todos.removeValue(forKey: tag) != nil { changes.append(EngineState.change(todo: tag, nil)) }
+        save(changes)
+    }
+
+    mutating func toDo(_ tag: String, scope: ToDoScope?, info: [String: String]) -> Bool {
+        let time = now()
+        if pendingToDo(tag, now: time) != nil { return false }
+        var expires: Double?
+        if case .until(let seconds)? = scope {
+            // A NaN duration is 0: the to-do is added already expired, never "forever".
+            expires = time + (seconds.isNaN ? 0 : seconds)
+        } else if let countScope = scope?.doneScope, count(streams.index[tag], countScope, now: time) > 0 {
+            return false
+        }
+        let item = ToDoItem(created: time, expires: expires, info: info)
+        todos[tag] = item
+        save([EngineState.change(todo: tag, item)])
+        return true
+    }
+
+    func pendingToDo(_ tag: String, now time: Double) -> ToDoItem? {
+        guard let item = todos[tag] else { return nil }
+        if let expires = item.expires, time >= expires { return nil }
+        return item
+    }
+
+    mutating func clearDone(_ tag: String) {
+        guard let slot = streams.index[tag], tallies[slot] != nil else { return }
+        var changes: [StoreChange] = []
+        // Scenarios counting this stream keep what they saw: store their views first
+        // (a view merged in memory only would be merged again, without this stream).
+        if slot < rules.listeners.count {
+            for index in rules.listeners[slot] {
+                changes.append(EngineState.change(key: rules.scenarios[index].key, view(index)))
+            }
+        }
+        tallies[slot] = nil
+        changes.append(EngineState.change(key: streamKeys[slot], nil as Tally?))
+        save(changes)
+    }
+
+    mutating func clearAll() {
+        var changes: [StoreChange] = []
+        for slot in tallies.indices where tallies[slot] != nil {
+            changes.append(EngineState.change(key: streamKeys[slot], nil as Tally?))
+        }
+        for index in views.indices where views[index] != nil {
+            changes.append(EngineState.change(key: rules.scenarios[index].key, nil as ScenarioState?))
+        }
+        for index in budgets.indices where budgets[index] != nil {
+            changes.append(EngineState.change(key: rules.groups[index].key, nil as Tally?))
+        }
+        changes += todos.keys.map { EngineState.change(todo: $0, nil) }
+        changes += orphans.sorted().map { StoreChange(key: $0, value: nil) }
+        tallies = Array(repeating: nil, count: tallies.count)
+        // Scenarios start empty, not merged again from cleared streams.
+        views = Array(repeating: nil, count: views.count)
+        budgets = Array(repeating: nil, count: budgets.count)
+        todos = [:]
+        orphans = []
+        save(changes)
+    }
+}
+
+extension ToDoScope {
+    /// The scope in which being done prevents a new to-do; nil for `.until`.
+    var doneScope: CountScope? {
+        switch self {
+        case .install: return .install
+        case .version: return .version
+        case .session: return .session
+        case .since(let seconds): return .within(seconds)
+        case .until: return nil
+        }
+    }
+}

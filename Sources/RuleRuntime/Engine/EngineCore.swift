@@ -1,0 +1,306 @@
+import Foundation
+import RuleLang
+
+/// Everything an engine call reads or changes, and every operation on it. Only
+/// ``RuleEngine`` holds one, and only inside its lock: whatever is in here runs locked.
+///
+/// State lives in arrays indexed as the compiled rules are: views by scenario, budgets
+/// by group, values by param, tallies by stream slot. A name is looked up once, at the
+/// API boundary.
+struct EngineCore {
+    let rules: CompiledRules
+    let clock: RuleClock
+    let store: RuleStore
+
+    /// Stream slots: the rules' streams first, then any the app names.
+    var streams: StreamTable
+    var tallies: [Tally?]
+    /// By slot: `e:NAME`, the stream's key in the store.
+    var streamKeys: [String]
+    /// By scenario: its view of events and its executions (nil until first needed).
+    var views: [ScenarioState?]
+    /// By group: its shared executions.
+    var budgets: [Tally?]
+    /// By param: the value set with `set`, and the provider registered with `provide`.
+    var stored: [ParamValue?]
+    var providers: [(@Sendable () -> ParamValue)?]
+    var todos: [String: ToDoItem]
+    var meta: SessionMeta
+    /// Stored scenarios and groups the rules no longer declare: kept, and forgotten by `clearAll`.
+    var orphans: Set<String> = []
+
+    var failure: RuleStoreError?
+    var failureHandler: (@Sendable (RuleStoreError) -> Void)?
+    /// The last finite clock reading: a NaN or infinite one is replaced by it.
+    var lastTime: Double = 0
+    /// How many views were merged from streams (tests check it stays one per scenario).
+    var merges = 0
+    /// The program's declarations, collected once for `check(String)`.
+    lazy var expressions = ExpressionChecker(program: rules.program)
+
+    /// Builds the state from stored entries; returns it with warnings about stored
+    /// values the rules no longer fit.
+    init(rules: CompiledRules, clock: RuleClock, store: RuleStore, stored state: EngineState) {
+        self.rules = rules
+        self.clock = clock
+        self.store = store
+        streams = rules.streams
+        tallies = Array(repeating: nil, count: streams.names.count)
+        tallies.reserveCapacity(streams.names.count + state.streams.count)
+        streamKeys = streams.names.map { "e:" + $0 }
+        views = Array(repeating: nil, count: rules.scenarios.count)
+        budgets = Array(repeating: nil, count: rules.groups.count)
+        self.stored = Array(repeating: nil, count: rules.params.count)
+        providers = Array(repeating: nil, count: rules.params.count)
+        todos = state.todos
+        meta = state.meta
+        for (name, tally) in state.streams { tallies[slot(name)] = tally }
+        for (name, view) in state.scenarios {
+            if let index = rules.scenarioIndex[name] { views[index] = view } else { orphans.insert("s:" + name) }
+        }
+        for (name, tally) in state.groups {
+            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert("g:" + name) }
+        }
+        for (name, value) in state.params {
+            if let index = rules.paramIndex[name] { self.stored[index] = value }
+        }
+    }
+
+    // MARK: - Time and saving
+
+    /// The clock's time in seconds since 1970; a NaN or infinite reading counts as the last good one.
+    mutating func now() -> Double {
+        let time = clock.now().timeIntervalSince1970
+        if time.isFinite {
+            lastTime = time
+            return time
+        }
+        return lastTime
+    }
+
+    /// Persists one call's changes; a failure is kept and reported, the change stays in memory.
+    mutating func save(_ changes: [StoreChange]) {
+        do {
+            try store.apply(changes)
+        } catch {
+            report(error)
+        }
+    }
+
+    mutating func report(_ error: Error) {
+        let error = error as? RuleStoreError ?? .other(error)
+        failure = error
+        failureHandler?(error)
+    }
+
+    // MARK: - Fitting stored state to the rules
+
+    /// Rebuilds views built from other streams than the scenario counts now (executions kept),
+    /// and ignores stored param values of another type than declared, with a warning each.
+    mutating func reconcile() -> [Diagnostic] {
+        var changes: [StoreChange] = []
+        for (index, scenario) in rules.scenarios.enumerated() {
+            guard var view = views[index], let built = view.streams, built != scenario.fingerprint else { continue }
+            view.events = mergedEvents(index)
+            view.streams = scenario.fingerprint
+            views[index] = view
+            changes.append(EngineState.change(key: scenario.key, view))
+        }
+        if !changes.isEmpty { save(changes) }
+        var warnings: [Diagnostic] = []
+        for file in rules.program.files {
+            for case .param(let param) in file.declarations {
+                guard let index = rules.paramIndex[param.name.text], let value = stored[index],
+                    value.type != rules.params[index].type
+                else { continue }
+                stored[index] = nil
+                warnings.append(
+                    Diagnostic(
+                        .storedValueIgnored, .warning,
+                        "the stored value of param '\(param.name.text)' is '\(value.type.rawValue)' but the param is '\(rules.params[index].type.rawValue)'; the stored value is ignored",
+                        at: SourceSpan(file.source, param.name.range)))
+            }
+        }
+        return warnings
+    }
+
+    // MARK: - Streams
+
+    /// The slot of stream `name`, made if new.
+    mutating func slot(_ name: String) -> Int {
+        if let slot = streams.index[name] { return slot }
+        let slot = streams.slot(name)
+        tallies.append(nil)
+        streamKeys.append("e:" + name)
+        return slot
+    }
+
+    /// Gives slots to the streams of `table` this engine does not have yet.
+    mutating func adopt(_ table: StreamTable) {
+        for name in table.names.dropFirst(streams.names.count) { _ = slot(name) }
+    }
+
+    /// Recent times kept for the stream in `slot`.
+    func keep(_ slot: Int) -> Int { slot < rules.streamKeep.count ? rules.streamKeep[slot] : rules.recentLimit }
+
+    func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
+        guard let slot else { return 0 }
+        return tallies[slot]?.count(scope, now: time, in: meta) ?? 0
+    }
+
+    // MARK: - Sessions
+
+    mutating func startSession(version: String) {
+        do { try store.verify() } catch { report(error) }
+        let time = now()
+        meta.sessionID += 1
+        meta.sessionStart = time
+        if meta.version != version {
+            meta.versionID += 1
+            meta.version = version
+            meta.versionStart = time
+        }
+        save([EngineState.change(meta: meta)])
+    }
+
+    // MARK: - Events
+
+    /// Records one event on the stream in `slot`, in every scenario counting it; returns the changes.
+    mutating func recordEvent(_ slot: Int, at time: Double) -> [StoreChange] {
+        var changes: [StoreChange] = []
+        if slot < rules.listeners.count {
+            let listeners = rules.listeners[slot]
+            changes.reserveCapacity(listeners.count + 1)
+            for index in listeners {
+                // A scenario seen for the first time starts from the streams' history.
+                if views[index] == nil { views[index] = newView(index) }
+                views[index]!.events.record(at: time, in: meta, keep: rules.scenarios[index].eventKeep)
+                changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
+            }
+        }
+        if tallies[slot] == nil { tallies[slot] = Tally() }
+        tallies[slot]!.record(at: time, in: meta, keep: keep(slot))
+        changes.append(EngineState.change(key: streamKeys[slot], tallies[slot]))
+        return changes
+    }
+
+    mutating func trigger(_ name: String) {
+        let slot = slot(name)
+        let time = now()
+        save(recordEvent(slot, at: time))
+    }
+
+    // MARK: - Views
+
+    /// Scenario `index`'s view, merged from its streams the first time and kept in memory
+    /// (a merged view equals what merging again would give, so it need not be stored).
+    mutating func view(_ index: Int) -> ScenarioState {
+        if let view = views[index] { return view }
+        let view = newView(index)
+        views[index] = view
+        return view
+    }
+
+    mutating func newView(_ index: Int) -> ScenarioState {
+        ScenarioState(events: mergedEvents(index), streams: rules.scenarios[index].fingerprint)
+    }
+
+    mutating func mergedEvents(_ index: Int) -> Tally {
+        let scenario = rules.scenarios[index]
+        let merged = scenario.streams.compactMap { tallies[$0] }
+        if merged.isEmpty { return Tally() }
+        merges += 1
+        return Tally.merged(merged, keep: scenario.eventKeep, in: meta)
+    }
+
+    /// Re-bases times recorded later than `time` (a clock that was ahead and has been
+    /// corrected) in what scenario `index` reads, and stores the change: the scenario
+    /// then waits its own cool-down from the correction, not until the wrong date.
+    mutating func rebase(_ index: Int, to time: Double) {
+        if views[index] == nil { views[index] = newView(index) }
+        var changes: [StoreChange] = []
+        let events = views[index]!.events.rebase(to: time)
+        if views[index]!.executions.rebase(to: time) || events {
+            changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
+        }
+        if let group = rules.scenarios[index].group, budgets[group]?.rebase(to: time) == true {
+            changes.append(EngineState.change(key: rules.groups[group].key, budgets[group]))
+        }
+        if !changes.isEmpty { save(changes) }
+    }
+
+    // MARK: - Executions
+
+    mutating func tryToExecute(_ index: Int) -> Bool {
+        let time = now()
+        guard passes(index, now: time) else { return false }
+        save(recordExecution(index, at: time))
+        return true
+    }
+
+    mutating func executeNext(among candidates: [Int]) -> Int? {
+        let time = now()
+        let ordered = candidates.sorted {
+            let (a, b) = (rules.scenarios[$0].priority, rules.scenarios[$1].priority)
+            return a != b ? a > b : $0 < $1
+        }
+        for index in ordered where passes(index, now: time) {
+            save(recordExecution(index, at: time))
+            return index
+        }
+        return nil
+    }
+
+    mutating func recordExecution(_ index: Int, at time: Double) -> [StoreChange] {
+        let scenario = rules.scenarios[index]
+        if views[index] == nil { views[index] = newView(index) }
+        views[index]!.executions.record(at: time, in: meta, keep: scenario.executionKeep)
+        var changes = [EngineState.change(key: scenario.key, views[index])]
+        if let group = scenario.group {
+            if budgets[group] == nil { budgets[group] = Tally() }
+            budgets[group]!.record(at: time, in: meta, keep: rules.groups[group].executionKeep)
+            changes.append(EngineState.change(key: rules.groups[group].key, budgets[group]))
+        }
+        return changes
+    }
+
+    mutating func reset(_ name: String) -> Bool {
+        if let index = rules.scenarioIndex[name] {
+            let empty = ScenarioState(streams: rules.scenarios[index].fingerprint)
+            views[index] = empty
+            save([EngineState.change(key: rules.scenarios[index].key, empty)])
+            return true
+        }
+        if let index = rules.groupIndex[name] {
+            budgets[index] = nil
+            save([EngineState.change(key: rules.groups[index].key, nil as Tally?)])
+            return true
+        }
+        return false
+    }
+
+    // MARK: - Params
+
+    func param(_ name: String, _ type: ValueType) throws -> Int {
+        guard let index = rules.paramIndex[name] else { throw RuleEngineError.unknownParam(name) }
+        let declared = rules.params[index].type
+        guard declared == type else { throw RuleEngineError.typeMismatch(param: name, declared: declared, given: type) }
+        return index
+    }
+
+    mutating func set(_ name: String, to value: ParamValue) throws {
+        let index = try param(name, value.type)
+        stored[index] = value
+        save([EngineState.change(key: rules.params[index].key, value)])
+    }
+
+    mutating func provide(_ name: String, _ type: ValueType, _ provider: @escaping @Sendable () -> ParamValue) throws {
+        providers[try param(name, type)] = provider
+    }
+
+    /// Param `index`'s value now: provider, else stored value, else default (its type's zero if none).
+    func value(_ index: Int) -> ParamValue {
+        if let provider = providers[index] { return provider() }
+        return stored[index] ?? rules.params[index].defaultValue
+    }
+}

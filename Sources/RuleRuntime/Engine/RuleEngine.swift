@@ -1,0 +1,260 @@
+import Foundation
+import RuleLang
+
+/// Why an engine could not be created or a call was refused.
+public enum RuleEngineError: Error, CustomStringConvertible {
+    /// The rules have errors; the diagnostics say where.
+    case invalidRules([Diagnostic])
+    /// A file could not be read.
+    case unreadable(path: String)
+    /// No `param` of that name is declared.
+    case unknownParam(String)
+    /// The value's type is not the param's declared type.
+    case typeMismatch(param: String, declared: ValueType, given: ValueType)
+    /// An expression given to ``RuleEngine/check(_:)`` has errors.
+    case invalidExpression([Diagnostic])
+    /// The store could not be read.
+    case store(RuleStoreError)
+
+    public var description: String {
+        switch self {
+        case .invalidRules(let diagnostics), .invalidExpression(let diagnostics):
+            return DiagnosticRenderer().render(diagnostics.filter { $0.severity == .error })
+        case .unreadable(let path): return "cannot read '\(path)'"
+        case .unknownParam(let name): return "unknown param '\(name)'"
+        case .typeMismatch(let name, let declared, let given):
+            return "param '\(name)' is '\(declared.rawValue)', not '\(given.rawValue)'"
+        case .store(let error): return error.description
+        }
+    }
+}
+
+/// Evaluates `.rules` scenarios against durable counters and timestamps.
+///
+/// Safe to call from any thread: every call runs under one lock, on the engine's
+/// ``EngineCore``. Provider closures and the store error handler run under that lock
+/// too, so they must not call the engine.
+public final class RuleEngine: @unchecked Sendable {
+    /// Tuning knobs; the defaults suit apps.
+    public struct Options: Sendable {
+        /// Recent timestamps kept per stream for window queries of the API and `when`
+        /// (`count(x within D)`, `beenDone(scope: .since(D))`); windowed clauses raise it as they need.
+        public var recentLimit = 16
+
+        public init(recentLimit: Int = 16) {
+            self.recentLimit = max(1, recentLimit)
+        }
+    }
+
+    private let lock = NSLock()
+    /// The state, reached only through ``locked(_:)``; allocated once, so calls pay no exclusivity check.
+    private let core: UnsafeMutablePointer<EngineCore>
+
+    /// Warnings found in the rules (errors make the initializer throw), and about stored
+    /// state the rules no longer fit (a stored param value of another type, ignored).
+    public let warnings: [Diagnostic]
+
+    /// The last error the store reported while saving, if any; the call's effect stays in memory.
+    public var lastStoreError: RuleStoreError? { locked { $0.failure } }
+
+    /// Called whenever the store fails to save a change. It runs under the engine's
+    /// lock: it must not call the engine.
+    public var storeErrorHandler: (@Sendable (RuleStoreError) -> Void)? {
+        get { locked { $0.failureHandler } }
+        set { locked { $0.failureHandler = newValue } }
+    }
+
+    /// Creates an engine from rule files checked together as one program.
+    /// Throws ``RuleEngineError/invalidRules(_:)`` when they have errors, or ``RuleEngineError/store(_:)``.
+    public init(
+        sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
+        options: Options = Options()
+    ) throws {
+        let result = RuleCompiler.check(sources)
+        if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
+        let rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
+        let state: EngineState
+        do {
+            state = try EngineState(entries: try store.load())
+            try store.didLoad()
+        } catch let error as RuleStoreError {
+            throw RuleEngineError.store(error)
+        } catch {
+            throw RuleEngineError.store(.other(error))
+        }
+        var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
+        warnings = result.diagnostics + built.reconcile()
+        core = .allocate(capacity: 1)
+        core.initialize(to: built)
+    }
+
+    deinit {
+        core.deinitialize(count: 1)
+        core.deallocate()
+    }
+
+    /// Creates an engine from rule source text.
+    public convenience init(
+        source: String, path: String = "<rules>", store: RuleStore = InMemoryStore(),
+        clock: RuleClock = SystemClock(), options: Options = Options()
+    ) throws {
+        try self.init(sources: [SourceFile(path: path, text: source)], store: store, clock: clock, options: options)
+    }
+
+    /// Creates an engine from a `.rules` file, e.g. one in the app's bundle.
+    public convenience init(
+        contentsOf url: URL, store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
+        options: Options = Options()
+    ) throws {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw RuleEngineError.unreadable(path: url.path)
+        }
+        try self.init(
+            sources: [SourceFile(path: url.path, bytes: [UInt8](data))], store: store, clock: clock,
+            options: options)
+    }
+
+    /// Runs `body` on the core under the lock: the only way in.
+    @inline(__always)
+    func locked<T>(_ body: (inout EngineCore) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&core.pointee)
+    }
+
+    /// The compiled rules (they never change, so reading them needs no lock).
+    var rules: CompiledRules { core.pointee.rules }
+
+    /// The names of every scenario, in declaration order.
+    public var scenarioNames: [String] { rules.scenarios.map(\.name) }
+
+    /// The checked program the engine runs.
+    public var program: RuleProgram { rules.program }
+
+    // MARK: - Sessions
+
+    /// Begins a session; call once at app start. A version different from the
+    /// previous session's begins a new `per version` scope. Before the first
+    /// call, `per session` and `per version` count everything since the store began.
+    /// It also asks the store to check that its file is still in place (see ``lastStoreError``).
+    public func startSession(version: String) {
+        locked { $0.startSession(version: version) }
+    }
+
+    /// The app version of the current session, if a session was started.
+    public var currentVersion: String? { locked { $0.meta.version } }
+
+    // MARK: - Events
+
+    /// Records one event on stream `name` (a scenario's own stream, or one named by `on`).
+    public func trigger(_ name: String) {
+        locked { $0.trigger(name) }
+    }
+
+    // MARK: - Executing
+
+    /// Evaluates scenario `name` (with its group's clauses); if it passes, records
+    /// one execution and returns true, else changes nothing and returns false.
+    /// An unknown name returns false (``explain(_:)`` says why).
+    @discardableResult
+    public func tryToExecute(_ name: String) -> Bool {
+        guard let index = rules.scenarioIndex[name] else { return false }
+        return locked { $0.tryToExecute(index) }
+    }
+
+    /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
+    /// after the lock is released, with the answer of ``tryToExecute(_:)``.
+    public func tryToExecute(_ name: String, completion: (Bool) -> Void) {
+        completion(tryToExecute(name))
+    }
+
+    /// True when scenario `name` would run now; records nothing.
+    public func canExecute(_ name: String) -> Bool {
+        guard let index = rules.scenarioIndex[name] else { return false }
+        return locked { $0.passes(index, now: $0.now()) }
+    }
+
+    /// Among `names` (default: every scenario; unknown names are ignored), executes and
+    /// returns the eligible scenario with the highest `priority` (ties: declaration order);
+    /// nil if none is eligible.
+    @discardableResult
+    public func executeNext(among names: [String]? = nil) -> String? {
+        let rules = self.rules
+        let candidates = names.map { $0.compactMap { rules.scenarioIndex[$0] } } ?? Array(rules.scenarios.indices)
+        return locked { $0.executeNext(among: candidates) }.map { rules.scenarios[$0].name }
+    }
+
+    /// Forgets scenario `name`'s executions and makes it count only events recorded
+    /// from now on. Shared streams are kept, so other scenarios and `count()` still
+    /// see them. A group's name resets the group's shared budget. Returns false for an unknown name.
+    @discardableResult
+    public func reset(_ name: String) -> Bool {
+        locked { $0.reset(name) }
+    }
+
+    /// Says, clause by clause, why scenario `name` would or would not run now.
+    public func explain(_ name: String) -> Explanation {
+        guard let index = rules.scenarioIndex[name] else {
+            return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+        }
+        return locked { $0.explain(index) }
+    }
+
+    // MARK: - Params
+
+    /// Stores a value for param `name`; it persists. Throws for an unknown name or a wrong type.
+    public func set(_ name: String, to value: ParamValue) throws {
+        try locked { try $0.set(name, to: value) }
+    }
+
+    /// Registers a live provider for param `name`, called at each evaluation; it
+    /// wins over a stored value. It runs under the engine's lock: it must not call the engine.
+    public func provide(_ name: String, _ provider: @escaping @Sendable () -> Bool) throws {
+        try locked { try $0.provide(name, .bool) { .bool(provider()) } }
+    }
+
+    public func provide(_ name: String, _ provider: @escaping @Sendable () -> Int) throws {
+        try locked { try $0.provide(name, .int) { .int(Int64(provider())) } }
+    }
+
+    public func provide(_ name: String, _ provider: @escaping @Sendable () -> String) throws {
+        try locked { try $0.provide(name, .string) { .string(provider()) } }
+    }
+
+    /// A duration param's provider, in seconds.
+    public func provide(_ name: String, _ provider: @escaping @Sendable () -> TimeInterval) throws {
+        try locked { try $0.provide(name, .duration) { .duration(provider()) } }
+    }
+
+    /// The value param `name` has now: provider, else stored value, else default, else its type's zero;
+    /// nil for an unknown name.
+    public func value(of name: String) -> ParamValue? {
+        guard let index = rules.paramIndex[name] else { return nil }
+        return locked { $0.value(index) }
+    }
+
+    // MARK: - Queries
+
+    /// Events recorded on stream `name` in `scope`.
+    public func count(_ name: String, scope: CountScope = .install) -> Int {
+        locked { Int(clamping: $0.count($0.streams.index[name], scope, now: $0.now())) }
+    }
+
+    /// Evaluates an expression already checked against ``program`` with
+    /// `RuleCompiler.checkExpression`; true when it is `true`.
+    public func check(_ expr: Expr) -> Bool {
+        locked { core in
+            let lowered = core.lower(expr)
+            return core.evaluate(lowered, now: core.now()) == .bool(true)
+        }
+    }
+
+    /// Evaluates a bool expression of the language (`count(share per session) >= 1`)
+    /// against the current state. Here `<` and `>` need no parentheses.
+    public func check(_ expression: String) throws -> Bool {
+        let file = SourceFile(path: "<expression>", text: expression)
+        let (expr, diagnostics) = locked { $0.expressions.check(file, range: 0..<file.bytes.count) }
+        if diagnostics.hasErrors { throw RuleEngineError.invalidExpression(diagnostics) }
+        return check(expr)
+    }
+}

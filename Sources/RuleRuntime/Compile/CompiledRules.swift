@@ -92,24 +92,25 @@ struct StreamTable: Sendable {
 }
 
 /// A checked program lowered to tables indexed by number: the engine evaluates it
-/// without looking up a name.
-struct CompiledRules: Sendable {
-    var program: RuleProgram
-    var scenarios: [CompiledScenario] = []
-    var scenarioIndex: [String: Int] = [:]
-    var groups: [CompiledGroup] = []
-    var groupIndex: [String: Int] = [:]
-    var params: [CompiledParam] = []
-    var paramIndex: [String: Int] = [:]
-    var conditions: [CompiledExpr] = []
+/// without looking up a name. Built once and never changed after `init` (a class, so
+/// reading it copies nothing).
+final class CompiledRules: @unchecked Sendable {
+    let program: RuleProgram
+    private(set) var scenarios: [CompiledScenario] = []
+    private(set) var scenarioIndex: [String: Int] = [:]
+    private(set) var groups: [CompiledGroup] = []
+    private(set) var groupIndex: [String: Int] = [:]
+    private(set) var params: [CompiledParam] = []
+    private(set) var paramIndex: [String: Int] = [:]
+    private(set) var conditions: [CompiledExpr] = []
     /// The streams the rules name; slot `i` of every engine is `streams.names[i]`.
-    var streams = StreamTable()
+    private(set) var streams = StreamTable()
     /// By slot: the scenarios counting the stream, and the recent times it keeps.
-    var listeners: [[Int]] = []
-    var streamKeep: [Int] = []
+    private(set) var listeners: [[Int]] = []
+    private(set) var streamKeep: [Int] = []
     /// Recent timestamps kept per tally: the API cap, or more for a tally that a windowed
     /// clause counts. Each tally keeps only what its own clauses need.
-    var recentLimit: Int
+    let recentLimit: Int
 
     init(program: RuleProgram, recentLimit: Int) {
         self.program = program
@@ -176,7 +177,7 @@ struct CompiledRules: Sendable {
     }
 
     /// Lowers clauses, raising `events` and `executions` to what windowed clauses need.
-    private mutating func compile(
+    private func compile(
         _ clauses: [Clause], _ events: inout Int, _ executions: inout Int
     ) -> ([CompiledClause], [String]) {
         var compiled: [CompiledClause] = []

@@ -84,13 +84,12 @@ extension EngineCore {
     /// Whether scenario `index` and its group pass at `time`; stops at the first clause that fails.
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         rebase(index, to: time)
-        let scenario = rules.scenarios[index]
         let view = views[index]!
-        for clause in scenario.clauses
+        for clause in rules.scenarios[index].clauses
         where !assess(clause, events: view.events, executions: view.executions, now: time, detailed: false).passes {
             return false
         }
-        guard let group = scenario.group else { return true }
+        guard let group = rules.scenarios[index].group else { return true }
         let budget = budgets[group] ?? Tally()
         let none = Tally()
         for clause in rules.groups[group].clauses

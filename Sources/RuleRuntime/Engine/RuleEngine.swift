@@ -82,6 +82,7 @@ public final class RuleEngine: @unchecked Sendable {
         } catch {
             throw RuleEngineError.store(.other(error))
         }
+        self.rules = rules
         var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
         warnings = result.diagnostics + built.reconcile()
         core = .allocate(capacity: 1)
@@ -122,8 +123,9 @@ public final class RuleEngine: @unchecked Sendable {
         return try body(&core.pointee)
     }
 
-    /// The compiled rules (they never change, so reading them needs no lock).
-    var rules: CompiledRules { core.pointee.rules }
+    /// The compiled rules, the same object the core holds: immutable, so read without the
+    /// lock (never through `core`, which another thread may be changing).
+    let rules: CompiledRules
 
     /// The names of every scenario, in declaration order.
     public var scenarioNames: [String] { rules.scenarios.map(\.name) }

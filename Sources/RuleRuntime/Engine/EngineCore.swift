@@ -45,9 +45,11 @@ struct EngineCore {
         self.clock = clock
         self.store = store
         streams = rules.streams
+        streams.index.reserveCapacity(streams.names.count + state.streams.count)
         tallies = Array(repeating: nil, count: streams.names.count)
         tallies.reserveCapacity(streams.names.count + state.streams.count)
         streamKeys = streams.names.map { "e:" + $0 }
+        streamKeys.reserveCapacity(streams.names.count + state.streams.count)
         views = Array(repeating: nil, count: rules.scenarios.count)
         budgets = Array(repeating: nil, count: rules.groups.count)
         self.stored = Array(repeating: nil, count: rules.params.count)

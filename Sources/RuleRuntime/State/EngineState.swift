@@ -22,6 +22,8 @@ struct EngineState {
 
     /// Decodes stored entries. Keys of an unknown kind are ignored (written by a newer version).
     init(entries: [String: [UInt8]]) throws {
+        // Most entries are streams: reserve once rather than grow.
+        streams.reserveCapacity(entries.count)
         for (key, value) in entries {
             let utf8 = key.utf8
             guard utf8.count >= 2, let kind = utf8.first, utf8.dropFirst().first == UInt8(ascii: ":") else {

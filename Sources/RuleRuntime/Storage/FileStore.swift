@@ -339,6 +339,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             }
         }
         guard reader.isAtEnd else { throw DecodeError(description: "trailing bytes") }
+        // A compacted file is one record of every entry: reserve for it at once.
+        entries.reserveCapacity(entries.count + decoded.count)
         for (key, value) in decoded { entries[key] = value }
     }
 

@@ -137,6 +137,15 @@ struct EngineCore {
         return slot
     }
 
+    /// The slot of `event`'s stream (made if new), remembered by the handle.
+    @inline(__always)
+    mutating func slot(_ event: Event, serial: UInt32) -> Int {
+        if let slot = event.cache.index(for: serial) { return slot }
+        let slot = slot(event.name)
+        event.cache.remember(slot, for: serial)
+        return slot
+    }
+
     /// Gives slots to the streams of `table` this engine does not have yet.
     mutating func adopt(_ table: StreamTable) {
         for name in table.names.dropFirst(streams.names.count) { _ = slot(name) }

@@ -126,6 +126,8 @@ public final class RuleEngine: @unchecked Sendable {
     /// The compiled rules, the same object the core holds: immutable, so read without the
     /// lock (never through `core`, which another thread may be changing).
     let rules: CompiledRules
+    /// Distinguishes this engine in handles' caches.
+    let serial = EngineSerial.next()
 
     /// The names of every scenario, in declaration order.
     public var scenarioNames: [String] { rules.scenarios.map(\.name) }
@@ -240,6 +242,89 @@ public final class RuleEngine: @unchecked Sendable {
     /// Events recorded on stream `name` in `scope`.
     public func count(_ name: String, scope: CountScope = .install) -> Int {
         locked { Int(clamping: $0.count($0.streams.index[name], scope, now: $0.now())) }
+    }
+
+    // MARK: - Handles
+
+    /// Scenario `handle`'s index: remembered by the handle after its first use here.
+    @inline(__always)
+    func index(of handle: Scenario) -> Int? {
+        if let index = handle.cache.index(for: serial) { return index }
+        guard let index = rules.scenarioIndex[handle.name] else { return nil }
+        handle.cache.remember(index, for: serial)
+        return index
+    }
+
+    /// Records one event on `event`'s stream, as ``trigger(_:)-(String)``; no name lookup after the first.
+    public func trigger(_ event: Event) {
+        locked { core in
+            let slot = core.slot(event, serial: serial)
+            core.save(core.recordEvent(slot, at: core.now()))
+        }
+    }
+
+    /// Ecno's `markDone` through a handle: an event on `event`'s stream, and its to-do cleared.
+    public func markDone(_ event: Event) {
+        markDone(event.name)
+    }
+
+    /// ``tryToExecute(_:)-(String)`` through a handle.
+    public func tryToExecute(_ scenario: Scenario) -> Bool {
+        guard let index = index(of: scenario) else { return false }
+        return locked { $0.tryToExecute(index) }
+    }
+
+    /// ``canExecute(_:)-(String)`` through a handle.
+    public func canExecute(_ scenario: Scenario) -> Bool {
+        guard let index = index(of: scenario) else { return false }
+        return locked { $0.passes(index, now: $0.now()) }
+    }
+
+    /// ``explain(_:)-(String)`` through a handle.
+    public func explain(_ scenario: Scenario) -> Explanation {
+        guard let index = index(of: scenario) else { return explain(scenario.name) }
+        return locked { $0.explain(index) }
+    }
+
+    /// ``reset(_:)-(String)`` through a handle (a scenario's or a group's name).
+    @discardableResult
+    public func reset(_ scenario: Scenario) -> Bool {
+        reset(scenario.name)
+    }
+
+    /// ``executeNext(among:)-(_)`` through handles: the scenario executed, or nil.
+    @discardableResult
+    public func executeNext(among scenarios: [Scenario]) -> Scenario? {
+        let candidates = scenarios.compactMap { index(of: $0) }
+        guard let chosen = locked({ $0.executeNext(among: candidates) }) else { return nil }
+        return scenarios.first { index(of: $0) == chosen }
+    }
+
+    /// Stores a value for `param`; it persists. Throws for a param the rules do not declare
+    /// with this type.
+    public func set<Value>(_ param: Param<Value>, to value: Value) throws {
+        try set(param.name, to: value.paramValue)
+    }
+
+    /// Registers a live provider for `param`, called at each evaluation, under the engine's lock.
+    public func provide<Value>(_ param: Param<Value>, _ provider: @escaping @Sendable () -> Value) throws {
+        try locked { try $0.provide(param.name, Value.valueType) { provider().paramValue } }
+    }
+
+    /// `param`'s value now: provider, else stored value, else default; `Value.zero` when the
+    /// rules do not declare it with this type.
+    public func value<Value>(of param: Param<Value>) -> Value {
+        let index: Int
+        if let remembered = param.cache.index(for: serial) {
+            index = remembered
+        } else {
+            guard let found = rules.paramIndex[param.name], rules.params[found].type == Value.valueType else {
+                return .zero
+            }
+            param.cache.remember(found, for: serial)
+            index = found
+        }
+        return locked { Value(paramValue: $0.value(index)) } ?? .zero
     }
 
     /// Evaluates an expression already checked against ``program`` with

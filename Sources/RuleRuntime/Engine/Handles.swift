@@ -1,0 +1,165 @@
+import Foundation
+import RuleLang
+
+#if canImport(Synchronization)
+    import Synchronization
+#endif
+
+/// A scenario (or group, for ``RuleEngine/reset(_:)-(Scenario)``) of the rules, by name.
+///
+/// A handle resolves its name to the engine's tables at its first use with an engine and
+/// remembers the result, so later calls through it look nothing up by name (on Linux, and
+/// on Apple platforms from macOS 15 / iOS 18; earlier systems look the name up each call).
+/// `rulec gen swift` writes one constant per scenario: `engine.tryToExecute(.askToSubscribe)`.
+public struct Scenario: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The name as written in the rules.
+    public let name: String
+    let cache = HandleCache()
+
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.init(name) }
+    public var description: String { name }
+
+    public static func == (a: Scenario, b: Scenario) -> Bool { a.name == b.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// An event stream, by name: one named by `on`, a scenario's own, or an Ecno tag.
+public struct Event: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let name: String
+    let cache = HandleCache()
+
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.init(name) }
+    public var description: String { name }
+
+    public static func == (a: Event, b: Event) -> Bool { a.name == b.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// A `param` of the rules, by name, typed by its Swift value: `Param<Bool>`, `Param<Int>`,
+/// `Param<String>`, or `Param<TimeInterval>` for a duration.
+public struct Param<Value: ParamValueConvertible>: Hashable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    public let name: String
+    let cache = HandleCache()
+
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.init(name) }
+    public var description: String { name }
+
+    public static func == (a: Param, b: Param) -> Bool { a.name == b.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// A Swift type that holds a param's value.
+public protocol ParamValueConvertible: Sendable {
+    /// The language type it holds.
+    static var valueType: ValueType { get }
+    /// The value as the engine stores it.
+    var paramValue: ParamValue { get }
+    /// The Swift value of a param value of ``valueType``.
+    init?(paramValue: ParamValue)
+    /// The value of a param the rules do not declare.
+    static var zero: Self { get }
+}
+
+extension Bool: ParamValueConvertible {
+    public static var valueType: ValueType { .bool }
+    public var paramValue: ParamValue { .bool(self) }
+    public init?(paramValue: ParamValue) {
+        guard case .bool(let value) = paramValue else { return nil }
+        self = value
+    }
+    public static var zero: Bool { false }
+}
+
+extension Int: ParamValueConvertible {
+    public static var valueType: ValueType { .int }
+    public var paramValue: ParamValue { .int(Int64(self)) }
+    /// A stored value outside `Int`'s range (32-bit platforms) is clamped.
+    public init?(paramValue: ParamValue) {
+        guard case .int(let value) = paramValue else { return nil }
+        self = Int(clamping: value)
+    }
+    public static var zero: Int { 0 }
+}
+
+extension String: ParamValueConvertible {
+    public static var valueType: ValueType { .string }
+    public var paramValue: ParamValue { .string(self) }
+    public init?(paramValue: ParamValue) {
+        guard case .string(let value) = paramValue else { return nil }
+        self = value
+    }
+    public static var zero: String { "" }
+}
+
+/// A duration, in seconds.
+extension Double: ParamValueConvertible {
+    public static var valueType: ValueType { .duration }
+    public var paramValue: ParamValue { .duration(self) }
+    public init?(paramValue: ParamValue) {
+        guard case .duration(let value) = paramValue else { return nil }
+        self = value
+    }
+    public static var zero: Double { 0 }
+}
+
+// MARK: - Resolution
+
+/// Where a handle remembers its index in the engine that used it last: the engine's
+/// serial number and the index, published together in one atomic word.
+final class HandleCache: @unchecked Sendable {
+    /// An ``AtomicWord`` where the system has atomics; nil before macOS 15 / iOS 18.
+    private let word: AnyObject?
+
+    init() {
+        #if canImport(Synchronization)
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+                word = AtomicWord()
+                return
+            }
+        #endif
+        word = nil
+    }
+
+    /// The index remembered for engine `serial`, if any.
+    @inline(__always)
+    func index(for serial: UInt32) -> Int? {
+        #if canImport(Synchronization)
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
+                let packed = unsafeDowncast(word, to: AtomicWord.self).value.load(ordering: .acquiring)
+                if packed >> 32 == UInt64(serial), packed & 0xFFFF_FFFF != 0 {
+                    return Int(packed & 0xFFFF_FFFF) - 1
+                }
+            }
+        #endif
+        return nil
+    }
+
+    /// Remembers `index` for engine `serial` (replacing what another engine left).
+    @inline(__always)
+    func remember(_ index: Int, for serial: UInt32) {
+        #if canImport(Synchronization)
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word, index < 0xFFFF_FFFF {
+                unsafeDowncast(word, to: AtomicWord.self).value.store(
+                    UInt64(serial) << 32 | UInt64(index + 1), ordering: .releasing)
+            }
+        #endif
+    }
+}
+
+#if canImport(Synchronization)
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
+    final class AtomicWord: Sendable {
+        let value = Atomic<UInt64>(0)
+    }
+#endif
+
+/// Engine serial numbers, so a handle never takes one engine's index for another's.
+enum EngineSerial {
+    private static let counter = Counter()
+    static func next() -> UInt32 { UInt32(truncatingIfNeeded: counter.next()) }
+}

@@ -113,10 +113,18 @@ public struct ParamDecl: Equatable, Hashable, Sendable {
     public var range: SourceRange
 }
 
+/// `event NAME, ...`: event streams the program names. Once a program declares one,
+/// every stream it names must be declared (or be a scenario's own).
+public struct EventDecl: Equatable, Hashable, Sendable {
+    public var names: [Name]
+    public var range: SourceRange
+}
+
 public enum Declaration: Equatable, Hashable, Sendable {
     case scenario(ScenarioDecl)
     case group(GroupDecl)
     case param(ParamDecl)
+    case event(EventDecl)
 }
 
 /// A parsed file: its source and declarations in order.

@@ -6,6 +6,10 @@ struct Checker {
     private var paramTypes: [String: ValueType] = [:]
     private var scenarioNames: Set<String> = []
     private var groupNames: Set<String> = []
+    /// Declared events and where each is first declared; empty when the program declares none.
+    private var declaredEvents: [String: SourceSpan] = [:]
+    private var usedEvents: Set<String> = []
+    private lazy var eventList = Array(declaredEvents.keys)
     /// Suggestions left to look for: past the error cap nobody reads them.
     private(set) var suggestionsLeft = Limits.maxErrorsPerFile
     /// Candidate lists, built once.
@@ -30,6 +34,7 @@ struct Checker {
         for file in files {
             for declaration in file.declarations {
                 switch declaration {
+                case .event: break
                 case .param(let param): checkParam(param, file.source)
                 case .scenario(let scenario): checkBody(scenario.clauses, inGroup: false, file.source)
                 case .group(let group):
@@ -38,7 +43,27 @@ struct Checker {
                 }
             }
         }
+        for (name, span) in declaredEvents.sorted(by: { $0.value.range.lowerBound < $1.value.range.lowerBound })
+        where !usedEvents.contains(name) {
+            warning(.unusedEvent, Message.unusedEvent(name), span.file, span.range)
+        }
         return diagnostics
+    }
+
+    /// Once the program declares events, `name` (a stream named by `on` or a function) must
+    /// be one of them or a scenario's own stream.
+    private mutating func checkStream(_ name: Name, _ file: SourceFile) {
+        guard !declaredEvents.isEmpty else { return }
+        usedEvents.insert(name.text)
+        if declaredEvents[name.text] != nil || scenarioNames.contains(name.text) { return }
+        let suggestions = suggest(name.text, eventList)
+        let replacement = suggestions.first.map(Printer.name)
+        error(
+            .unknownEvent, Message.unknown("event", name.text, suggestions), file, name.range,
+            notes: [
+                DiagnosticNote("this program declares its events; declare it with 'event \(Printer.name(name.text))'")
+            ],
+            fixIts: replacement.map { [FixIt(range: name.range, replacement: $0)] } ?? [])
     }
 
     /// Collects the declarations, for ``checkStandalone(_:_:)`` to use many times.
@@ -94,6 +119,18 @@ struct Checker {
         for file in files {
             for declaration in file.declarations {
                 switch declaration {
+                case .event(let event):
+                    for name in event.names {
+                        if let first = declaredEvents[name.text] {
+                            warning(
+                                .duplicateDeclaration, Message.duplicateEventDeclaration(name.text), file.source,
+                                name.range,
+                                notes: [DiagnosticNote("'\(name.text)' is first declared here", at: first)])
+                        } else {
+                            declaredEvents[name.text] = SourceSpan(file.source, name.range)
+                            program.events.append(name)
+                        }
+                    }
                 case .param(let param):
                     if claim(&firstParam, "param", param.name, file.source, &self) {
                         program.params.append(param)
@@ -182,6 +219,7 @@ struct Checker {
                 if case .on(let names) = clause.kind {
                     var seenNames: [String: Name] = [:]
                     for name in names {
+                        checkStream(name, file)
                         if let first = seenNames[name.text] {
                             warning(
                                 .duplicateEvent, Message.duplicateEvent(name.text), file, name.range,
@@ -297,6 +335,7 @@ struct Checker {
                 error(.typeMismatch, Message.noScope(function.text), file, scope.range)
                 return nil
             }
+            if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
             if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
                 && !groupNames.contains(argument.text)
             {

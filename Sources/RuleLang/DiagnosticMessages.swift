@@ -28,6 +28,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case tooManyErrors = "too-many-errors"
     case typeMismatch = "type-mismatch"
     case unknownClause = "unknown-clause"
+    /// A program that declares events names a stream it does not declare.
+    case unknownEvent = "unknown-event"
     case unknownFunction = "unknown-function"
     case unknownName = "unknown-name"
     case unknownScenario = "unknown-scenario"
@@ -36,6 +38,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case unknownStep = "unknown-step"
     case unknownType = "unknown-type"
     case unterminatedString = "unterminated-string"
+    /// A declared event no rule names.
+    case unusedEvent = "unused-event"
     case windowThresholdTooLarge = "window-threshold-too-large"
 }
 
@@ -82,6 +86,8 @@ enum Message {
     static let neverRuns = "'max_exec 0' means the scenario never runs"
     static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"
     static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
+    static func unusedEvent(_ name: String) -> String { "event '\(name)' is declared but never used" }
+    static func duplicateEventDeclaration(_ name: String) -> String { "event '\(name)' is declared twice" }
     static func tooManyErrors(_ limit: Int) -> String { "too many errors (more than \(limit)); stopping here" }
     static func tooManyDiagnostics(_ more: Int, _ limit: Int) -> String {
         "\(more) more diagnostics not shown (at most \(limit) per file)"

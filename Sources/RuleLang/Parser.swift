@@ -141,12 +141,38 @@ public struct Parser {
         case .kwScenario: return parseScenario().map(Declaration.scenario)
         case .kwGroup: return parseGroup().map(Declaration.group)
         case .kwParam: return parseParam().map(Declaration.param)
+        case .identifier where startsEventDeclaration: return parseEvent().map(Declaration.event)
         default:
-            error(expected: "'scenario', 'group' or 'param'")
+            error(expected: "'scenario', 'group', 'param' or 'event'")
             advance()
-            while !check(.eof) && !current.kind.startsDeclaration { advance() }
+            while !check(.eof) && !startsDeclaration { advance() }
             return nil
         }
+    }
+
+    /// `event` is a keyword only where a declaration starts, followed by a name: a stream
+    /// may still be called `event`.
+    var startsEventDeclaration: Bool {
+        guard current.kind == .identifier, text(current) == "event" else { return false }
+        let next = peek().kind
+        return next == .identifier || next == .string
+    }
+
+    /// True where a declaration starts.
+    var startsDeclaration: Bool { current.kind.startsDeclaration || startsEventDeclaration }
+
+    /// event = "event" eventName { "," eventName }
+    mutating func parseEvent() -> EventDecl? {
+        let start = advance().range.lowerBound
+        var names: [Name] = []
+        repeat {
+            guard let name = parseEventName() else {
+                synchronizeToDeclaration()
+                return nil
+            }
+            names.append(name)
+        } while match(.comma)
+        return EventDecl(names: names, range: start..<previous.range.upperBound)
     }
 
     /// name = IDENT
@@ -185,7 +211,7 @@ public struct Parser {
                 } else {
                     error(expected: "'scenario' or '}'")
                     advance()
-                    while !check(.eof) && !current.kind.startsDeclaration && !check(.rightBrace) { advance() }
+                    while !check(.eof) && !startsDeclaration && !check(.rightBrace) { advance() }
                 }
             }
             _ = expect(.rightBrace, "'}' to close group '\(name.text)'")
@@ -225,7 +251,7 @@ public struct Parser {
     }
 
     mutating func synchronizeToDeclaration() {
-        while !check(.eof) && !current.kind.startsDeclaration { advance() }
+        while !check(.eof) && !startsDeclaration { advance() }
     }
 
     /// body = "<" [ clause { ";" clause } [ ";" ] ] ">"
@@ -239,7 +265,7 @@ public struct Parser {
         var clauses: [Clause] = []
         var recovering = false
         while !check(.greater) && !sink.isFull {
-            if check(.eof) || check(.rightBrace) || check(.leftBrace) || current.kind.startsDeclaration {
+            if check(.eof) || check(.rightBrace) || check(.leftBrace) || startsDeclaration {
                 // After an error in this body the missing '>' is part of the same mistake.
                 if !recovering { error(expected: "'>' to close the body of \(owner)") }
                 return clauses

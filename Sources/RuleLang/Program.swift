@@ -14,6 +14,8 @@ public struct RuleProgram: Sendable {
     public var scenarios: [ScenarioInfo]
     public var groups: [GroupDecl]
     public var params: [ParamDecl]
+    /// Declared events, each once, in declaration order (empty when none is declared).
+    public var events: [Name] = []
 }
 
 /// The result of parsing and checking sources together.

@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "RuleRuntime", targets: ["RuleRuntime"]),
         .library(name: "RuleTimeline", targets: ["RuleTimeline"]),
         .executable(name: "rulec", targets: ["rulec"]),
-        .plugin(name: "RulesCheckPlugin", targets: ["RulesCheckPlugin"]),
+        .plugin(name: "RulesPlugin", targets: ["RulesPlugin"]),
     ],
     targets: [
         .target(name: "RuleLang"),
@@ -20,7 +20,7 @@ let package = Package(
         .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime"]),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
         .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
-        .plugin(name: "RulesCheckPlugin", capability: .buildTool(), dependencies: ["rulec"]),
+        .plugin(name: "RulesPlugin", capability: .buildTool(), dependencies: ["rulec"]),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
         .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture"]),
         .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleTimeline"]),

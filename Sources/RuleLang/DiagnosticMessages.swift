@@ -22,7 +22,11 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case nameTooLong = "name-too-long"
     case nestingTooDeep = "nesting-too-deep"
     case neverRuns = "never-runs"
+    /// `rulec gen swift`: a name with no letter or digit to make a Swift name from.
+    case noSwiftName = "no-swift-name"
     case storedValueIgnored = "stored-value-ignored"
+    /// `rulec gen swift`: two rule names that become one Swift name.
+    case swiftNameCollision = "swift-name-collision"
     case tooManyClauses = "too-many-clauses"
     case tooManyDeclarations = "too-many-declarations"
     case tooManyErrors = "too-many-errors"
@@ -86,6 +90,12 @@ enum Message {
     static let neverRuns = "'max_exec 0' means the scenario never runs"
     static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"
     static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
+    static func noSwiftName(_ name: String) -> String {
+        "'\(name)' has no letter or digit to make a Swift name from; rename it"
+    }
+    static func swiftNameCollision(_ a: String, _ b: String, _ swift: String) -> String {
+        "'\(a)' and '\(b)' both become the Swift name '\(swift)'; rename one of them"
+    }
     static func unusedEvent(_ name: String) -> String { "event '\(name)' is declared but never used" }
     static func duplicateEventDeclaration(_ name: String) -> String { "event '\(name)' is declared twice" }
     static func tooManyErrors(_ limit: Int) -> String { "too many errors (more than \(limit)); stopping here" }

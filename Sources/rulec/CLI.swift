@@ -20,8 +20,9 @@ enum ExitCode {
 
 enum CLI {
     static let version = "0.1.0"
-    static let commands = ["check", "simulate"]
-    static let mainUsage = "Usage: rulec <command> [options] ...   (commands: check, simulate; see 'rulec --help')"
+    static let commands = ["check", "simulate", "gen"]
+    static let mainUsage =
+        "Usage: rulec <command> [options] ...   (commands: check, simulate, gen; see 'rulec --help')"
     static let mainHelp = """
         rulec: the command-line tool for .rules files.
 
@@ -30,6 +31,7 @@ enum CLI {
         Commands:
           check FILE|DIR ...            check rules; print diagnostics; exit 1 on any error
           simulate RULES... TIMELINE    replay a timeline against the rules with a simulated clock
+          gen swift FILE|DIR ...        write Swift constants for the rules' names (checks first)
 
         Run 'rulec <command> --help' for a command's options.
         Exit status: 0 success, 1 errors in the input, 64 wrong usage.
@@ -49,6 +51,12 @@ enum CLI {
     static var stdoutIsColorTerminal: Bool {
         let env = ProcessInfo.processInfo.environment
         return isatty(STDOUT_FILENO) == 1 && env["NO_COLOR"] == nil && env["TERM"] != "dumb"
+    }
+
+    /// The same for standard error, where `gen` writes its diagnostics.
+    static var stderrIsColorTerminal: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return isatty(STDERR_FILENO) == 1 && env["NO_COLOR"] == nil && env["TERM"] != "dumb"
     }
 
     /// Reads a file as a ``SourceFile`` keeping the path as given.

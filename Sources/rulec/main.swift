@@ -13,6 +13,7 @@ let status: Int32
 switch arguments.first {
 case "check": status = CheckCommand.run(Array(arguments.dropFirst()))
 case "simulate": status = SimulateCommand.run(Array(arguments.dropFirst()))
+case "gen": status = GenCommand.run(Array(arguments.dropFirst()))
 case "--help", "-h", "help":
     print(CLI.mainHelp)
     status = ExitCode.ok

@@ -3,7 +3,11 @@ import Foundation
 /// The Ecno / Once vocabulary, on the same state as scenarios: a tag is a stream.
 extension RuleEngine {
     /// Records that task `tag` was done (an event on stream `tag`) and clears its to-do.
-    public func markDone(_ tag: String) {
+    @inlinable
+    public func markDone(_ tag: some StringProtocol) { markDone(named: String(tag)) }
+
+    @usableFromInline
+    func markDone(named tag: String) {
         locked { $0.markDone(tag) }
     }
 

@@ -24,6 +24,16 @@ public struct Scenario: Hashable, Sendable, ExpressibleByStringLiteral, CustomSt
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
+/// A `group` of the rules, by name: ``RuleEngine/reset(group:)`` resets its shared budget.
+/// (Named so it does not clash with SwiftUI's `Group`.)
+public struct RuleGroup: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let name: String
+
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.init(name) }
+    public var description: String { name }
+}
+
 /// An event stream, by name: one named by `on`, a scenario's own, or an Ecno tag.
 public struct Event: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let name: String

@@ -151,7 +151,11 @@ public final class RuleEngine: @unchecked Sendable {
     // MARK: - Events
 
     /// Records one event on stream `name` (a scenario's own stream, or one named by `on`).
-    public func trigger(_ name: String) {
+    @inlinable
+    public func trigger(_ name: some StringProtocol) { trigger(named: String(name)) }
+
+    @usableFromInline
+    func trigger(named name: String) {
         locked { $0.trigger(name) }
     }
 
@@ -160,20 +164,27 @@ public final class RuleEngine: @unchecked Sendable {
     /// Evaluates scenario `name` (with its group's clauses); if it passes, records
     /// one execution and returns true, else changes nothing and returns false.
     /// An unknown name returns false (``explain(_:)`` says why).
-    @discardableResult
-    public func tryToExecute(_ name: String) -> Bool {
+    @discardableResult @inlinable
+    public func tryToExecute(_ name: some StringProtocol) -> Bool { tryToExecute(named: String(name)) }
+
+    @usableFromInline
+    func tryToExecute(named name: String) -> Bool {
         guard let index = rules.scenarioIndex[name] else { return false }
         return locked { $0.tryToExecute(index) }
     }
 
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
     /// after the lock is released, with the answer of ``tryToExecute(_:)``.
-    public func tryToExecute(_ name: String, completion: (Bool) -> Void) {
-        completion(tryToExecute(name))
+    public func tryToExecute(_ name: some StringProtocol, completion: (Bool) -> Void) {
+        completion(tryToExecute(named: String(name)))
     }
 
     /// True when scenario `name` would run now; records nothing.
-    public func canExecute(_ name: String) -> Bool {
+    @inlinable
+    public func canExecute(_ name: some StringProtocol) -> Bool { canExecute(named: String(name)) }
+
+    @usableFromInline
+    func canExecute(named name: String) -> Bool {
         guard let index = rules.scenarioIndex[name] else { return false }
         return locked { $0.passes(index, now: $0.now()) }
     }
@@ -191,13 +202,20 @@ public final class RuleEngine: @unchecked Sendable {
     /// Forgets scenario `name`'s executions and makes it count only events recorded
     /// from now on. Shared streams are kept, so other scenarios and `count()` still
     /// see them. A group's name resets the group's shared budget. Returns false for an unknown name.
-    @discardableResult
-    public func reset(_ name: String) -> Bool {
+    @discardableResult @inlinable
+    public func reset(_ name: some StringProtocol) -> Bool { reset(named: String(name)) }
+
+    @usableFromInline
+    func reset(named name: String) -> Bool {
         locked { $0.reset(name) }
     }
 
     /// Says, clause by clause, why scenario `name` would or would not run now.
-    public func explain(_ name: String) -> Explanation {
+    @inlinable
+    public func explain(_ name: some StringProtocol) -> Explanation { explain(named: String(name)) }
+
+    @usableFromInline
+    func explain(named name: String) -> Explanation {
         guard let index = rules.scenarioIndex[name] else {
             return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
         }
@@ -290,6 +308,13 @@ public final class RuleEngine: @unchecked Sendable {
     @discardableResult
     public func reset(_ scenario: Scenario) -> Bool {
         reset(scenario.name)
+    }
+
+    /// Resets `group`'s shared budget (``reset(_:)-(String)`` with a group's name); false for an unknown group.
+    @discardableResult
+    public func reset(group: RuleGroup) -> Bool {
+        guard rules.groupIndex[group.name] != nil else { return false }
+        return reset(group.name)
     }
 
     /// ``executeNext(among:)-(_)`` through handles: the scenario executed, or nil.

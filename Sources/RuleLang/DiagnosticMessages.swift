@@ -31,6 +31,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case tooManyDeclarations = "too-many-declarations"
     case tooManyErrors = "too-many-errors"
     case typeMismatch = "type-mismatch"
+    /// A timeline triggers or marks done a stream no rule counts or declares (a warning).
+    case uncountedEvent = "uncounted-event"
     case unknownClause = "unknown-clause"
     /// A program that declares events names a stream it does not declare.
     case unknownEvent = "unknown-event"

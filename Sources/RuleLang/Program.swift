@@ -18,6 +18,36 @@ public struct RuleProgram: Sendable {
     public var events: [Name] = []
 }
 
+extension RuleProgram {
+    /// Every stream the program knows, in first-mention order: declared events, streams named
+    /// by `on` and by functions (`count`, `since_first`, `since_last`, `todo`), and the own stream
+    /// of each scenario without `on`.
+    public var knownStreams: [String] {
+        var seen = Set<String>()
+        var result: [String] = []
+        func add(_ name: String) { if seen.insert(name).inserted { result.append(name) } }
+        for event in events { add(event.text) }
+        for file in files {
+            for declaration in file.declarations {
+                var bodies: [(String, [Clause], Bool)] = []
+                switch declaration {
+                case .scenario(let scenario): bodies = [(scenario.name.text, scenario.clauses, true)]
+                case .group(let group):
+                    bodies = [(group.name.text, group.clauses, false)]
+                    bodies += group.members.map { ($0.name.text, $0.clauses, true) }
+                case .param, .event: break
+                }
+                for (name, clauses, isScenario) in bodies {
+                    let hasOn = clauses.contains { if case .on = $0.kind { return true } else { return false } }
+                    if isScenario && !hasOn { add(name) }
+                    for (stream, _, _) in SwiftGenerator.streams(clauses, file.source, name) { add(stream.text) }
+                }
+            }
+        }
+        return result
+    }
+}
+
 /// The result of parsing and checking sources together.
 public struct CheckResult: Sendable {
     public var program: RuleProgram

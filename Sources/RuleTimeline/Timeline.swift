@@ -36,6 +36,9 @@ public struct TimelineParser {
 
     /// The program's declarations, collected once for every `check` line.
     var expressions: ExpressionChecker
+    /// The streams some rule counts or declares, and the same as a list for suggestions.
+    private lazy var knownStreams = Set(streamList)
+    private lazy var streamList = program.knownStreams
 
     public init(file: SourceFile, program: RuleProgram) {
         self.file = file
@@ -86,6 +89,26 @@ public struct TimelineParser {
         return line
     }
 
+    /// A warning for a stream no rule counts or declares: the step still runs (the
+    /// engine records it), but it is most likely a misspelt name.
+    private mutating func warnIfUncounted(_ name: Word) {
+        guard !knownStreams.contains(name.text) else { return }
+        let suggestions = Suggestions.closest(to: name.text, in: streamList)
+        let message =
+            "no rule counts event '\(name.text)'"
+            + (suggestions.isEmpty ? "" : "; did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?")
+        diagnostics.append(
+            Diagnostic(
+                .uncountedEvent, .warning, message, at: SourceSpan(file, name.range),
+                fixIts: suggestions.first.map { [FixIt(range: name.range, replacement: TimelineParser.word($0))] } ?? []
+            ))
+    }
+
+    /// `name` as a timeline word: quoted when it holds a space or a quote.
+    static func word(_ name: String) -> String {
+        name.contains(where: { $0 == " " || $0 == "\"" || $0 == "#" }) || name.isEmpty ? Printer.string(name) : name
+    }
+
     private mutating func error(_ id: DiagnosticID, _ message: String, _ range: SourceRange, fixIts: [FixIt] = []) {
         diagnostics.append(Diagnostic(id, .error, message, at: SourceSpan(file, range), fixIts: fixIts))
     }
@@ -113,6 +136,7 @@ public struct TimelineParser {
             return finish(&words, step(.launch(version: version.text)))
         case "trigger", "done":
             guard let name = requireWord(&words, "an event name after '\(verb.text)'", after: verb) else { return nil }
+            warnIfUncounted(name)
             return finish(&words, step(verb.text == "trigger" ? .trigger(name.text) : .done(name.text)))
         case "try", "reset":
             guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else {

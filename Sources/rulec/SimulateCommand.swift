@@ -80,6 +80,12 @@ enum SimulateCommand {
             print(renderer.render(parser.diagnostics.sortedByPosition()), terminator: "")
             return ExitCode.failure
         }
+        if !parser.diagnostics.isEmpty {
+            // Warnings go to standard error, so the simulation's output stays as it was.
+            let warnings = DiagnosticRenderer(colored: CLI.stderrIsColorTerminal).render(
+                parser.diagnostics.sortedByPosition())
+            FileHandle.standardError.write(Data(warnings.utf8))
+        }
         for line in TimelineRunner.run(steps, on: engine, clock: clock, json: json) { print(line) }
         return ExitCode.ok
     }

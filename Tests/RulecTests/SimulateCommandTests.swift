@@ -31,6 +31,39 @@ final class SimulateCommandTests: XCTestCase {
         ])
     }
 
+    func testUncountedEventWarnsOnStandardErrorAndTheSimulationRuns() throws {
+        let result = try simulate(
+            "event launch, shared\nscenario Ask < on launch; min_events 1 >\nscenario Own < min_events 1 >",
+            """
+            0 trigger lanch
+            0 done "shared"
+            0 trigger Own
+            1h trigger "nothing like it"
+            2h try Ask
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "2h Ask no: min_events 1: 0 so far\n")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.contains("warning:") }.map {
+            String($0.split(separator: "/").last!)
+        }
+        XCTAssertEqual(
+            warnings,
+            [
+                "t.timeline:1:11: warning: no rule counts event 'lanch'; did you mean 'launch'?",
+                "t.timeline:4:12: warning: no rule counts event 'nothing like it'",
+            ])
+        XCTAssertTrue(result.stderr.contains("= fix: replace 'lanch' with 'launch'"), result.stderr)
+    }
+
+    func testTryOfAnUnknownScenarioIsAnErrorWithDidYouMean() throws {
+        let result = try simulate("scenario AskToSubscribe < max_exec 1 >", "0 try AskToSubscibe\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(
+            result.stdout.contains(
+                "t.timeline:1:7: error: unknown scenario 'AskToSubscibe'; did you mean 'AskToSubscribe'?"),
+            result.stdout)
+    }
+
     func testBadTimelineLinesAreLocatedErrors() throws {
         let result = try simulate(
             "scenario Ask < max_exec 1 >\nparam n: int",

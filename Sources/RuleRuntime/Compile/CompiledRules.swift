@@ -166,6 +166,8 @@ final class CompiledRules: @unchecked Sendable {
             scenarios[index].fingerprint = CompiledScenario.fingerprint(names)
             if let group = scenarios[index].group { groups[group].members.append(index) }
         }
+        // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
+        for name in program.events { _ = streams.slot(name.text) }
         listeners = Array(repeating: [], count: streams.names.count)
         streamKeep = Array(repeating: recentLimit, count: streams.names.count)
         for (index, scenario) in scenarios.enumerated() {
@@ -241,7 +243,9 @@ final class CompiledRules: @unchecked Sendable {
                     return .constant(.int(0))
                 case .sinceFirst?: return .sinceFirst(slot: slot(argument.text))
                 case .sinceLast?: return .sinceLast(slot: slot(argument.text))
-                case .todo?: return .todo(argument.text)
+                case .todo?:
+                    _ = slot(argument.text)  // a known name for markDone (``RuleEngine/unknownNames``)
+                    return .todo(argument.text)
                 case nil: return .constant(.bool(false))
                 }
             case .invalid: return .constant(.bool(false))

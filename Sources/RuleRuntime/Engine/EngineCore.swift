@@ -35,6 +35,10 @@ struct EngineCore {
     var lastTime: Double = 0
     /// How many views were merged from streams (tests check it stays one per scenario).
     var merges = 0
+    /// Names the app used that the rules do not know, in first-use order (``RuleEngine/unknownNames``).
+    var unknownEvents: [String] = []
+    var unknownEventSlots: Set<Int> = []
+    var unknownScenarios: [String] = []
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 
@@ -188,6 +192,8 @@ struct EngineCore {
                 views[index]!.events.record(at: time, in: meta, keep: rules.scenarios[index].eventKeep)
                 changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
             }
+        } else if unknownEvents.count < UnknownName.limit, unknownEventSlots.insert(slot).inserted {
+            unknownEvents.append(streams.names[slot])
         }
         if tallies[slot] == nil { tallies[slot] = Tally() }
         tallies[slot]!.record(at: time, in: meta, keep: keep(slot))

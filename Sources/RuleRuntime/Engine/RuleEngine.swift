@@ -169,7 +169,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func tryToExecute(named name: String) -> Bool {
-        guard let index = rules.scenarioIndex[name] else { return false }
+        guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
         return locked { $0.tryToExecute(index) }
     }
 
@@ -185,7 +185,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func canExecute(named name: String) -> Bool {
-        guard let index = rules.scenarioIndex[name] else { return false }
+        guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
         return locked { $0.passes(index, now: $0.now()) }
     }
 
@@ -195,7 +195,14 @@ public final class RuleEngine: @unchecked Sendable {
     @discardableResult
     public func executeNext(among names: [String]? = nil) -> String? {
         let rules = self.rules
-        let candidates = names.map { $0.compactMap { rules.scenarioIndex[$0] } } ?? Array(rules.scenarios.indices)
+        let candidates =
+            names.map { names in
+                names.compactMap { name in
+                    let index = rules.scenarioIndex[name]
+                    if index == nil { _ = unknownScenario(name) }
+                    return index
+                }
+            } ?? Array(rules.scenarios.indices)
         return locked { $0.executeNext(among: candidates) }.map { rules.scenarios[$0].name }
     }
 
@@ -207,7 +214,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func reset(named name: String) -> Bool {
-        locked { $0.reset(name) }
+        locked { $0.reset(name) } || unknownScenario(name)
     }
 
     /// Says, clause by clause, why scenario `name` would or would not run now.
@@ -217,6 +224,7 @@ public final class RuleEngine: @unchecked Sendable {
     @usableFromInline
     func explain(named name: String) -> Explanation {
         guard let index = rules.scenarioIndex[name] else {
+            _ = unknownScenario(name)
             return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
         }
         return locked { $0.explain(index) }
@@ -268,7 +276,10 @@ public final class RuleEngine: @unchecked Sendable {
     @inline(__always)
     func index(of handle: Scenario) -> Int? {
         if let index = handle.cache.index(for: serial) { return index }
-        guard let index = rules.scenarioIndex[handle.name] else { return nil }
+        guard let index = rules.scenarioIndex[handle.name] else {
+            _ = unknownScenario(handle.name)
+            return nil
+        }
         handle.cache.remember(index, for: serial)
         return index
     }
@@ -368,5 +379,63 @@ public final class RuleEngine: @unchecked Sendable {
         let (expr, diagnostics) = locked { $0.expressions.check(file, range: 0..<file.bytes.count) }
         if diagnostics.hasErrors { throw RuleEngineError.invalidExpression(diagnostics) }
         return check(expr)
+    }
+}
+
+// MARK: - Unknown names
+
+/// A name the app used that the rules do not know: a debug report, since a misspelt string
+/// otherwise fails silently (triggers a stream nothing counts, or tries no scenario).
+public struct UnknownName: Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// Triggered or marked done, but no rule counts it and no `event` declares it.
+        case event
+        /// Tried, checked, explained or reset as a scenario, but the rules have none of that name.
+        case scenario
+    }
+
+    public let kind: Kind
+    public let name: String
+    /// The closest known names, best first (at most two).
+    public let suggestions: [String]
+
+    /// At most this many names of each kind are remembered.
+    public static let limit = 100
+
+    /// `event 'lanch' is counted by no rule; did you mean 'launch'?`
+    public var description: String {
+        let what = kind == .event ? "is counted by no rule" : "is not a scenario of the rules"
+        let quoted = suggestions.map { "'\($0)'" }
+        let hint = quoted.isEmpty ? "" : "; did you mean \(quoted.joined(separator: " or "))?"
+        return "\(kind.rawValue) '\(name)' \(what)\(hint)"
+    }
+}
+
+extension RuleEngine {
+    /// Names used since this engine was created that the rules do not know, each once in
+    /// first-use order, events first: streams triggered or marked done that no rule counts and
+    /// no `event` declares, and scenario names tried, checked, explained or reset that do not
+    /// exist, each with "did you mean" over the rules' names. At most ``UnknownName/limit``
+    /// of each kind. For debug builds and tests: a release app need not read it.
+    public var unknownNames: [UnknownName] {
+        let (events, scenarios) = locked { ($0.unknownEvents, $0.unknownScenarios) }
+        let rules = self.rules
+        let streams = rules.streams.names
+        let names = rules.scenarios.map(\.name) + rules.groups.map(\.name)
+        return events.map { UnknownName(kind: .event, name: $0, suggestions: Suggestions.closest(to: $0, in: streams)) }
+            + scenarios.map {
+                UnknownName(kind: .scenario, name: $0, suggestions: Suggestions.closest(to: $0, in: names))
+            }
+    }
+
+    /// Remembers `name` as an unknown scenario; returns false (the answer for it).
+    @usableFromInline
+    func unknownScenario(_ name: String) -> Bool {
+        locked { core in
+            if core.unknownScenarios.count < UnknownName.limit, !core.unknownScenarios.contains(name) {
+                core.unknownScenarios.append(name)
+            }
+        }
+        return false
     }
 }

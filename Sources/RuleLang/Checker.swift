@@ -57,6 +57,8 @@ struct Checker {
         usedEvents.insert(name.text)
         if declaredEvents[name.text] != nil || scenarioNames.contains(name.text) { return }
         let suggestions = suggest(name.text, eventList)
+        // The event meant is not also reported as unused: one diagnostic per mistake.
+        if let meant = suggestions.first { usedEvents.insert(meant) }
         let replacement = suggestions.first.map(Printer.name)
         error(
             .unknownEvent, Message.unknown("event", name.text, suggestions), file, name.range,

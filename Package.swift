@@ -20,9 +20,13 @@ let package = Package(
         .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime"]),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
         .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
+        // The README's "In an app" example, compiled and run on a fresh HOME by ReadmeAppTests.
+        .executableTarget(
+            name: "readme-app", dependencies: ["RuleRuntime"], path: "Sources/ReadmeApp",
+            resources: [.process("app.rules")], plugins: ["RulesPlugin"]),
         .plugin(name: "RulesPlugin", capability: .buildTool(), dependencies: ["rulec"]),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
-        .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture"]),
+        .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture", "readme-app"]),
         .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleTimeline"]),
     ]
 )

@@ -255,6 +255,13 @@ struct EngineCore {
         return true
     }
 
+    /// An execution recorded by the app after it showed the scenario (the two-phase form).
+    mutating func recordExecution(_ index: Int) {
+        let time = now()
+        rebase(index, to: time)
+        save(recordExecution(index, at: time))
+    }
+
     mutating func executeNext(among candidates: [Int]) -> Int? {
         let time = now()
         let ordered = candidates.sorted {

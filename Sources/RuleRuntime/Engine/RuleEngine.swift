@@ -164,7 +164,11 @@ public final class RuleEngine: @unchecked Sendable {
     /// Evaluates scenario `name` (with its group's clauses); if it passes, records
     /// one execution and returns true, else changes nothing and returns false.
     /// An unknown name returns false (``explain(_:)`` says why).
-    @discardableResult @inlinable
+    ///
+    /// It spends an execution when it answers true, so its result must be used: when the app may
+    /// fail to show the scenario after all, use ``canExecute(_:)-(StringProtocol)`` and
+    /// ``recordExecution(_:)-(StringProtocol)`` instead (check, try to show, count only if shown).
+    @inlinable
     public func tryToExecute(_ name: some StringProtocol) -> Bool { tryToExecute(named: String(name)) }
 
     @usableFromInline
@@ -179,7 +183,8 @@ public final class RuleEngine: @unchecked Sendable {
         completion(tryToExecute(named: String(name)))
     }
 
-    /// True when scenario `name` would run now; records nothing.
+    /// True when scenario `name` would run now; records nothing. The first half of the
+    /// two-phase form: `if engine.canExecute(s), show() { engine.recordExecution(s) }`.
     @inlinable
     public func canExecute(_ name: some StringProtocol) -> Bool { canExecute(named: String(name)) }
 
@@ -187,6 +192,20 @@ public final class RuleEngine: @unchecked Sendable {
     func canExecute(named name: String) -> Bool {
         guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
         return locked { $0.passes(index, now: $0.now()) }
+    }
+
+    /// Records one execution of scenario `name` now, whatever its clauses say: the second half
+    /// of the two-phase form, called once the app has shown the scenario. Counts toward its
+    /// `max_exec`, `between` and its group's budget exactly as an execution by ``tryToExecute(_:)-(StringProtocol)``.
+    /// Returns false (and records nothing) for an unknown name.
+    @discardableResult @inlinable
+    public func recordExecution(_ name: some StringProtocol) -> Bool { recordExecution(named: String(name)) }
+
+    @usableFromInline
+    func recordExecution(named name: String) -> Bool {
+        guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
+        locked { $0.recordExecution(index) }
+        return true
     }
 
     /// Among `names` (default: every scenario; unknown names are ignored), executes and
@@ -301,6 +320,14 @@ public final class RuleEngine: @unchecked Sendable {
     public func tryToExecute(_ scenario: Scenario) -> Bool {
         guard let index = index(of: scenario) else { return false }
         return locked { $0.tryToExecute(index) }
+    }
+
+    /// ``recordExecution(_:)-(StringProtocol)`` through a handle.
+    @discardableResult
+    public func recordExecution(_ scenario: Scenario) -> Bool {
+        guard let index = index(of: scenario) else { return false }
+        locked { $0.recordExecution(index) }
+        return true
     }
 
     /// ``canExecute(_:)-(String)`` through a handle.

@@ -114,6 +114,21 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         case upgrade
     }
 
+    /// A store in the conventional place for app data that is not the user's documents:
+    /// `Application Support/<bundle identifier>/<name>` on Apple platforms (the app's
+    /// container on iOS), `$XDG_DATA_HOME` or `~/.local/share` on Linux, with the bundle
+    /// identifier (or the process name) as a folder. The folders are created at first open, so
+    /// a fresh install works. Data protection is the system default; pass your own URL to
+    /// ``init(url:options:)`` for another protection class or an app group container.
+    public static func applicationSupport(named name: String = "rules.state", options: Options = Options()) -> FileStore
+    {
+        let base =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        let folder = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        return FileStore(url: base.appendingPathComponent(folder).appendingPathComponent(name), options: options)
+    }
+
     /// A store at `url`. Missing parent directories are created when it is first opened.
     public convenience init(url: URL, options: Options = Options()) {
         self.init(url: url, options: options, system: .live)

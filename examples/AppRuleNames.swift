@@ -57,7 +57,7 @@ extension Scenario {
 
     /// Declared in app.rules:18:
     ///
-    ///     scenario WhatsNew < on launch; min_events 2 per version; max_exec 1 per version; priority 5 >
+    ///     scenario WhatsNew < when upgraded; max_exec 1 per version; priority 5 >
     static let whatsNew: Scenario = "WhatsNew"
 }
 

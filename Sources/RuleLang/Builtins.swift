@@ -1,3 +1,12 @@
+/// Names a `when` may use without declaring them: values the runtime knows.
+public enum BuiltinValue: String, CaseIterable, Sendable {
+    /// True when the current session's app version differs from the first version the
+    /// state ever saw: an upgrade, not a fresh install.
+    case upgraded
+
+    public var type: ValueType { .bool }
+}
+
 /// The language's built-in functions: one table for the checker, the printer and the
 /// runtime. A call is `NAME(ARGUMENT [scope])`.
 public enum BuiltinFunction: String, CaseIterable, Sendable {

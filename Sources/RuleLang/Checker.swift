@@ -277,7 +277,8 @@ struct Checker {
         case .invalid: return nil
         case .parenthesized(let inner): return typeOf(inner, file)
         case .name(let name):
-            if let type = paramTypes[name] { return type }
+            if let type = paramTypes[name] { return type }  // a param shadows a built-in value
+            if let builtin = BuiltinValue(rawValue: name) { return builtin.type }
             let suggestions = suggest(name, paramList)
             var notes: [DiagnosticNote] = []
             if scenarioNames.contains(name) {

@@ -27,6 +27,8 @@ indirect enum CompiledExpr: Sendable {
     case sinceFirst(slot: Int)
     case sinceLast(slot: Int)
     case todo(String)
+    /// ``BuiltinValue/upgraded``.
+    case upgraded
 }
 
 struct CompiledScenario: Sendable {
@@ -227,7 +229,12 @@ final class CompiledRules: @unchecked Sendable {
             case .duration(let seconds): return .constant(.duration(Double(seconds)))
             case .string(let text): return .constant(.string(text))
             case .bool(let flag): return .constant(.bool(flag))
-            case .name(let name): return rules.paramIndex[name].map { .param($0) } ?? .constant(.bool(false))
+            case .name(let name):
+                if let index = rules.paramIndex[name] { return .param(index) }
+                switch BuiltinValue(rawValue: name) {
+                case .upgraded?: return .upgraded
+                case nil: return .constant(.bool(false))
+                }
             case .parenthesized(let inner): return lower(inner)
             case .unary(_, let operand): return .not(lower(operand))
             case .binary(.and, let left, let right): return .and(lower(left), lower(right))

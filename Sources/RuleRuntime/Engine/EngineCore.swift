@@ -170,6 +170,9 @@ struct EngineCore {
         let time = now()
         meta.sessionID += 1
         meta.sessionStart = time
+        // The first session records the install's version; state from before this was
+        // recorded takes the version it last saw (an upgrade after it is then seen as one).
+        if meta.firstVersion == nil { meta.firstVersion = meta.version ?? version }
         if meta.version != version {
             meta.versionID += 1
             meta.version = version

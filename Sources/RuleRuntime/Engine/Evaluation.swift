@@ -205,6 +205,8 @@ extension EngineCore {
             return .duration(max(0, time - last))
         case .todo(let name):
             return .bool(pendingToDo(name, now: time) != nil)
+        case .upgraded:
+            return .bool(meta.isUpgrade)
         }
     }
 

@@ -284,6 +284,11 @@ public final class RuleEngine: @unchecked Sendable {
 
     // MARK: - Queries
 
+    /// The app version of the first session this state saw (nil before any): what the
+    /// built-in `upgraded` compares the current session's version with. State written before
+    /// it was recorded takes the version it last saw; an Ecno import carries Ecno's over.
+    public var firstVersion: String? { locked { $0.meta.firstVersion } }
+
     /// Events recorded on stream `name` in `scope`.
     public func count(_ name: String, scope: CountScope = .install) -> Int {
         locked { Int(clamping: $0.count($0.streams.index[name], scope, now: $0.now())) }

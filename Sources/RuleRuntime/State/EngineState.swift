@@ -198,6 +198,11 @@ extension SessionMeta {
         }
         w.optionalDouble(sessionStart)
         w.optionalDouble(versionStart)
+        // Added in format 2 of the entry; an older entry ends before it.
+        if let firstVersion {
+            w.u8(1)
+            w.string(firstVersion)
+        }
     }
 
     static func decode(_ r: inout ByteReader) throws -> SessionMeta {
@@ -207,6 +212,7 @@ extension SessionMeta {
         meta.version = try r.u8() == 1 ? try r.string() : nil
         meta.sessionStart = try r.optionalTime()
         meta.versionStart = try r.optionalTime()
+        if !r.isAtEnd, try r.u8() == 1 { meta.firstVersion = try r.string() }
         return meta
     }
 }

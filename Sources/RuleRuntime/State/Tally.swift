@@ -144,4 +144,10 @@ struct SessionMeta: Equatable, Sendable {
     var version: String?
     var sessionStart: Double?
     var versionStart: Double?
+    /// The version of the first session this state saw (or, for state written before it
+    /// was recorded, the version current when it was first read); nil before any session.
+    var firstVersion: String?
+
+    /// True when the current session's version is not the first one: an upgrade.
+    var isUpgrade: Bool { firstVersion != nil && version != nil && version != firstVersion }
 }

@@ -190,6 +190,18 @@ final class GenSwiftTests: XCTestCase {
         }
     }
 
+    /// `tryToExecute` spends an execution when it answers yes: an unused call is a warning.
+    func testAnUnusedTryToExecuteIsAWarning() throws {
+        let program =
+            Self.callsEveryOverload + "func unused(_ engine: RuleEngine) {\n    engine.tryToExecute(.rateApp)\n}\n"
+        let result = try typecheck(program)
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(
+            result.output.contains("warning: result of call to 'tryToExecute' is unused"), result.output)
+        XCTAssertFalse(Self.callsEveryOverload.contains("warning"), "the program itself has no warning")
+        XCTAssertFalse(try typecheck(Self.callsEveryOverload).output.contains("warning:"))
+    }
+
     /// Type-checks `main` with the names generated for examples/app.rules against the RuleRuntime
     /// module this test run built (typo correction on: Swift 6.3 leaves it off by default).
     private func typecheck(_ main: String) throws -> (status: Int32, output: String) {

@@ -39,6 +39,10 @@ struct EngineCore {
     var unknownEvents: [String] = []
     var unknownEventSlots: Set<Int> = []
     var unknownScenarios: [String] = []
+    /// ``RuleEngine/updates(for:)`` streams, by id, and the wake-up already asked of the clock.
+    var observers: [Int: Observer] = [:]
+    var nextObserverID = 0
+    var scheduledWakeUp: Double?
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 

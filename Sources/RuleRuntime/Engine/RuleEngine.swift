@@ -90,6 +90,7 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     deinit {
+        for observer in core.pointee.observers.values { observer.continuation.finish() }
         core.deinitialize(count: 1)
         core.deallocate()
     }
@@ -120,8 +121,13 @@ public final class RuleEngine: @unchecked Sendable {
     func locked<T>(_ body: (inout EngineCore) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
-        return try body(&core.pointee)
+        let result = try body(&core.pointee)
+        if !core.pointee.observers.isEmpty { refreshObservers() }
+        return result
     }
+
+    /// The core for ``refreshObservers()``, which runs inside ``locked(_:)``.
+    var coreForRefresh: UnsafeMutablePointer<EngineCore> { core }
 
     /// The compiled rules, the same object the core holds: immutable, so read without the
     /// lock (never through `core`, which another thread may be changing).

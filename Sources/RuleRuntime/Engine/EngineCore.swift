@@ -42,6 +42,8 @@ struct EngineCore {
     /// ``RuleEngine/updates(for:)`` streams, by id, and the wake-up already asked of the clock.
     var observers: [Int: Observer] = [:]
     var nextObserverID = 0
+    /// Importers that ran on this store, with their reports (JSON).
+    var imports: [String: String] = [:]
     var scheduledWakeUp: Double?
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
@@ -64,6 +66,7 @@ struct EngineCore {
         providers = Array(repeating: nil, count: rules.params.count)
         todos = state.todos
         meta = state.meta
+        imports = state.imports
         for (name, tally) in state.streams { tallies[slot(name)] = tally }
         for (name, view) in state.scenarios {
             if let index = rules.scenarioIndex[name] { views[index] = view } else { orphans.insert("s:" + name) }

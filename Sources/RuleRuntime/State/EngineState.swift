@@ -13,6 +13,8 @@ struct EngineState {
     var params: [String: ParamValue] = [:]
     var todos: [String: ToDoItem] = [:]
     var meta = SessionMeta()
+    /// `i:PEER`: the report of an importer that ran on this store (JSON), its marker.
+    var imports: [String: String] = [:]
 
     static let format: UInt8 = 1
     static let scenarioFormat: UInt8 = 2
@@ -48,6 +50,7 @@ struct EngineState {
                 case UInt8(ascii: "p"): params[name] = try ParamValue.decode(&reader)
                 case UInt8(ascii: "t"): todos[name] = try ToDoItem.decode(&reader)
                 case UInt8(ascii: "m"): meta = try SessionMeta.decode(&reader)
+                case UInt8(ascii: "i"): imports[name] = try reader.string()
                 default: continue
                 }
             } catch let error as DecodeError {
@@ -80,6 +83,10 @@ struct EngineState {
 
     static func change(todo name: String, _ item: ToDoItem?) -> StoreChange {
         StoreChange(key: "t:" + name, value: item.map { i in encode { i.encode(&$0) } })
+    }
+
+    static func change(importMarker peer: String, report json: String) -> StoreChange {
+        StoreChange(key: "i:" + peer, value: encode { $0.string(json) })
     }
 
     static func change(meta: SessionMeta) -> StoreChange {

@@ -42,6 +42,13 @@ struct EngineCore {
     /// ``RuleEngine/updates(for:)`` streams, by id, and the wake-up already asked of the clock.
     var observers: [Int: Observer] = [:]
     var nextObserverID = 0
+    /// ``RuleEngine/Options/overrides`` by scenario index (nil: not overridden).
+    var forced: [Bool?] = []
+    /// Where decisions go: the app's handler and, on Apple platforms, `os.Logger`.
+    var decisionHandler: (@Sendable (Decision) -> Void)?
+    var logger: DecisionLogger?
+    /// True when a decision has somewhere to go (checked on every answer).
+    var logsDecisions: Bool { decisionHandler != nil || logger?.isActive == true }
     /// Importers that ran on this store, with their reports (JSON).
     var imports: [String: String] = [:]
     var scheduledWakeUp: Double?

@@ -54,6 +54,14 @@ extension EngineCore {
         let time = now()
         rebase(index, to: time)
         let scenario = rules.scenarios[index]
+        if let forced = forced.isEmpty ? nil : forced[index] {
+            let clause = ClauseExplanation(
+                clause: "override", group: nil, passes: forced,
+                detail: "forced by override to \(forced ? "pass" : "fail")")
+            return Explanation(
+                scenario: scenario.name, isKnown: true, wouldRun: forced, clauses: [clause],
+                earliest: forced ? Date(timeIntervalSince1970: time) : nil)
+        }
         let view = views[index]!
         var clauses: [ClauseExplanation] = []
         var earliest: Double? = time
@@ -83,6 +91,7 @@ extension EngineCore {
 
     /// Whether scenario `index` and its group pass at `time`; stops at the first clause that fails.
     mutating func passes(_ index: Int, now time: Double) -> Bool {
+        if !forced.isEmpty, let forced = forced[index] { return forced }
         rebase(index, to: time)
         let view = views[index]!
         for clause in rules.scenarios[index].clauses

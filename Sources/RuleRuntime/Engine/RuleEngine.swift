@@ -40,9 +40,48 @@ public final class RuleEngine: @unchecked Sendable {
         /// Recent timestamps kept per stream for window queries of the API and `when`
         /// (`count(x within D)`, `beenDone(scope: .since(D))`); windowed clauses raise it as they need.
         public var recentLimit = 16
+        /// For testers: scenarios forced to pass (`true`) or fail (`false`) whatever their
+        /// clauses and group say; `explain` shows "forced by override". Names the rules lack
+        /// are listed in ``RuleEngine/unknownNames``. See ``launchOverrides(arguments:environment:)``.
+        public var overrides: [String: Bool] = [:]
+        /// The `os.Logger` subsystem that receives every decision at debug level on Apple
+        /// platforms (category `decisions`); nil sends none. Ignored elsewhere.
+        public var logSubsystem: String? = "rules"
 
-        public init(recentLimit: Int = 16) {
+        public init(recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules") {
             self.recentLimit = max(1, recentLimit)
+            self.overrides = overrides
+            self.logSubsystem = logSubsystem
+        }
+
+        /// Overrides from the launch arguments and the environment, so a tester can force a
+        /// scenario from an Xcode scheme or `simctl launch`: `-RulesForce NAME` (repeatable)
+        /// or `RULES_FORCE=A,B` force a pass; `-RulesBlock NAME` or `RULES_BLOCK=C` force a
+        /// fail. An app opts in: `options.overrides = Options.launchOverrides()`, typically in
+        /// debug and TestFlight builds only.
+        public static func launchOverrides(
+            arguments: [String] = ProcessInfo.processInfo.arguments,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) -> [String: Bool] {
+            var overrides: [String: Bool] = [:]
+            func names(_ variable: String) -> [String] {
+                (environment[variable] ?? "").split(separator: ",").map {
+                    String($0).trimmingCharacters(in: .whitespaces)
+                }.filter { !$0.isEmpty }
+            }
+            for name in names("RULES_FORCE") { overrides[name] = true }
+            for name in names("RULES_BLOCK") { overrides[name] = false }
+            var index = arguments.startIndex
+            while index < arguments.endIndex {
+                let next = arguments.index(after: index)
+                if next < arguments.endIndex, arguments[index] == "-RulesForce" || arguments[index] == "-RulesBlock" {
+                    overrides[arguments[next]] = arguments[index] == "-RulesForce"
+                    index = arguments.index(after: next)
+                } else {
+                    index = next
+                }
+            }
+            return overrides
         }
     }
 
@@ -84,6 +123,8 @@ public final class RuleEngine: @unchecked Sendable {
         }
         self.rules = rules
         var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
+        built.applyOverrides(options.overrides)
+        built.logger = DecisionLogger(subsystem: options.logSubsystem)
         warnings = result.diagnostics + built.reconcile()
         core = .allocate(capacity: 1)
         core.initialize(to: built)
@@ -180,7 +221,7 @@ public final class RuleEngine: @unchecked Sendable {
     @usableFromInline
     func tryToExecute(named name: String) -> Bool {
         guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
-        return locked { $0.tryToExecute(index) }
+        return decide(.tryToExecute, index) { $0.tryToExecute(index) }
     }
 
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
@@ -197,7 +238,7 @@ public final class RuleEngine: @unchecked Sendable {
     @usableFromInline
     func canExecute(named name: String) -> Bool {
         guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
-        return locked { $0.passes(index, now: $0.now()) }
+        return decide(.canExecute, index) { $0.passes(index, now: $0.now()) }
     }
 
     /// Records one execution of scenario `name` now, whatever its clauses say: the second half
@@ -228,7 +269,7 @@ public final class RuleEngine: @unchecked Sendable {
                     return index
                 }
             } ?? Array(rules.scenarios.indices)
-        return locked { $0.executeNext(among: candidates) }.map { rules.scenarios[$0].name }
+        return next(among: candidates).map { rules.scenarios[$0].name }
     }
 
     /// Forgets scenario `name`'s executions and makes it count only events recorded
@@ -330,7 +371,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// ``tryToExecute(_:)-(String)`` through a handle.
     public func tryToExecute(_ scenario: Scenario) -> Bool {
         guard let index = index(of: scenario) else { return false }
-        return locked { $0.tryToExecute(index) }
+        return decide(.tryToExecute, index) { $0.tryToExecute(index) }
     }
 
     /// ``recordExecution(_:)-(StringProtocol)`` through a handle.
@@ -344,7 +385,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// ``canExecute(_:)-(String)`` through a handle.
     public func canExecute(_ scenario: Scenario) -> Bool {
         guard let index = index(of: scenario) else { return false }
-        return locked { $0.passes(index, now: $0.now()) }
+        return decide(.canExecute, index) { $0.passes(index, now: $0.now()) }
     }
 
     /// ``explain(_:)-(String)`` through a handle.
@@ -370,7 +411,7 @@ public final class RuleEngine: @unchecked Sendable {
     @discardableResult
     public func executeNext(among scenarios: [Scenario]) -> Scenario? {
         let candidates = scenarios.compactMap { index(of: $0) }
-        guard let chosen = locked({ $0.executeNext(among: candidates) }) else { return nil }
+        guard let chosen = next(among: candidates) else { return nil }
         return scenarios.first { index(of: $0) == chosen }
     }
 

@@ -1,0 +1,133 @@
+import Foundation
+
+#if canImport(os)
+    import os
+#endif
+
+/// One answer of the engine, for a decision log: which call, which scenario, the answer and why.
+public struct Decision: Sendable, CustomStringConvertible {
+    public enum Call: String, Sendable {
+        case tryToExecute, canExecute, executeNext
+    }
+
+    public var call: Call
+    /// The scenario asked about (for `executeNext`, the one executed, or nil when none was).
+    public var scenario: String?
+    public var answer: Bool
+    /// `yes`, the failing clauses as ``Explanation/reason`` words them, or for `executeNext`
+    /// with no answer, the candidates and why each was not eligible.
+    public var reason: String
+    public var time: Date
+
+    /// `tryToExecute AskToSubscribe: no (between 2d: 1d left)`.
+    public var description: String {
+        "\(call.rawValue) \(scenario ?? "-"): \(answer ? "yes" : "no")" + (answer ? "" : " (\(reason))")
+    }
+}
+
+extension RuleEngine {
+    /// Called with every answer of `tryToExecute`, `canExecute` and `executeNext` and its reason,
+    /// after the engine's lock is released, on the caller's thread. Explaining costs about as much
+    /// as the answer: set it in debug builds or when diagnosing.
+    public var decisionHandler: (@Sendable (Decision) -> Void)? {
+        get { locked { $0.decisionHandler } }
+        set { locked { $0.decisionHandler = newValue } }
+    }
+
+    /// Runs `body` (an answer about scenario `index`) under the lock and, when decisions are
+    /// logged, delivers the decision after the lock is released.
+    @inline(__always)
+    func decide(_ call: Decision.Call, _ index: Int, _ body: (inout EngineCore) -> Bool) -> Bool {
+        var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
+        let answer = locked { core -> Bool in
+            let answer = body(&core)
+            if core.logsDecisions { log = (core.decision(call, index, answer), core.decisionHandler, core.logger) }
+            return answer
+        }
+        if let log { deliver(log.0, to: log.1, log.2) }
+        return answer
+    }
+
+    /// `executeNext` among `candidates`, with its decision.
+    func next(among candidates: [Int]) -> Int? {
+        var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
+        let chosen = locked { core -> Int? in
+            let chosen = core.executeNext(among: candidates)
+            if core.logsDecisions {
+                log = (
+                    core.decision(.executeNext, chosen, chosen != nil, candidates: candidates), core.decisionHandler,
+                    core.logger
+                )
+            }
+            return chosen
+        }
+        if let log { deliver(log.0, to: log.1, log.2) }
+        return chosen
+    }
+
+    /// Delivers `decision` (made under the lock) to the handler and the log, outside the lock.
+    func deliver(_ decision: Decision?, to handler: (@Sendable (Decision) -> Void)?, _ logger: DecisionLogger?) {
+        guard let decision else { return }
+        handler?(decision)
+        logger?.log(decision)
+    }
+}
+
+extension EngineCore {
+    /// The decision for scenario `index`'s answer, when decisions are logged.
+    mutating func decision(_ call: Decision.Call, _ index: Int?, _ answer: Bool, candidates: [Int] = []) -> Decision? {
+        guard logsDecisions else { return nil }
+        let time = now()
+        var reason = "yes"
+        if let index, !answer {
+            reason = explain(index).reason
+        } else if index == nil {
+            reason =
+                candidates.isEmpty
+                ? "no candidates"
+                : candidates.map { "\(rules.scenarios[$0].name): \(explain($0).reason)" }.joined(separator: "; ")
+        }
+        return Decision(
+            call: call, scenario: index.map { rules.scenarios[$0].name }, answer: answer, reason: reason,
+            time: Date(timeIntervalSince1970: time))
+    }
+
+    mutating func applyOverrides(_ overrides: [String: Bool]) {
+        guard !overrides.isEmpty else { return }
+        forced = Array(repeating: nil, count: rules.scenarios.count)
+        for (name, value) in overrides.sorted(by: { $0.key < $1.key }) {
+            if let index = rules.scenarioIndex[name] {
+                forced[index] = value
+            } else if unknownScenarios.count < UnknownName.limit {
+                unknownScenarios.append(name)
+            }
+        }
+    }
+}
+
+/// Sends decisions to `os.Logger` at debug level on Apple platforms; does nothing elsewhere.
+struct DecisionLogger: Sendable {
+    #if canImport(os)
+        private let logger: Logger?
+    #endif
+
+    init(subsystem: String?) {
+        #if canImport(os)
+            logger = subsystem.map { Logger(subsystem: $0, category: "decisions") }
+        #endif
+    }
+
+    var isActive: Bool {
+        #if canImport(os)
+            return logger != nil
+        #else
+            return false
+        #endif
+    }
+
+    func log(_ decision: Decision) {
+        #if canImport(os)
+            logger?.debug("\(decision.description, privacy: .public)")
+        #endif
+    }
+}

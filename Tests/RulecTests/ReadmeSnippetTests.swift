@@ -1,0 +1,93 @@
+import Foundation
+import XCTest
+
+/// Every ```swift block of the README type-checks in Swift 6 mode against the RuleRuntime this
+/// run built, with the names `rulec gen swift` makes for the rules the README uses. A block
+/// preceded by `<!-- not compiled: WHY -->` (another library's API, a manifest) is skipped.
+final class ReadmeSnippetTests: XCTestCase {
+    static let rules = """
+        event launch, shared, tutorial
+        param is_subscribed: bool
+        param articles_read: int = 0
+        scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >
+        group Prompts < max_exec 1 within 1d > {
+            scenario RateApp < on launch; min_events 3 >
+            scenario InviteFriends < when (articles_read > 10) and since_last(shared) >= 4d >
+        }
+        scenario Tutorial < when count(tutorial) == 0 >
+        """
+
+    static let helpers = """
+        import Foundation
+        import RuleRuntime
+
+        func showOffer() {}
+        func showTutorial() {}
+        let appVersion = "1.0"
+
+        """
+
+    func testEveryReadmeSwiftSnippetCompiles() throws {
+        let readme = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let (snippets, skipped) = Self.snippets(readme)
+        XCTAssertGreaterThanOrEqual(snippets.count, 4)
+        XCTAssertEqual(skipped, 4, "the peers' APIs, a generated excerpt and a manifest")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        let rulesFile = directory.appendingPathComponent("readme.rules")
+        try Self.rules.write(to: rulesFile, atomically: true, encoding: .utf8)
+        let names = directory.appendingPathComponent("Names.swift")
+        let generated = try RulecBinary.run(["gen", "swift", "-o", names.path, rulesFile.path])
+        XCTAssertEqual(generated.status, 0, generated.stderr)
+        var files = [names.path]
+        var helpers = Self.helpers
+        for (number, snippet) in snippets.enumerated() {
+            if snippet.contains("\nimport ") || snippet.hasPrefix("import ") {
+                let file = directory.appendingPathComponent("Snippet\(number).swift")
+                try snippet.write(to: file, atomically: true, encoding: .utf8)
+                files.append(file.path)
+            } else {
+                // A statement snippet runs inside a main-actor function with an engine at hand.
+                helpers += "@MainActor func snippet\(number)(engine: RuleEngine) async throws {\n\(snippet)\n}\n\n"
+            }
+        }
+        let helperFile = directory.appendingPathComponent("Helpers.swift")
+        try helpers.write(to: helperFile, atomically: true, encoding: .utf8)
+        files.append(helperFile.path)
+        let modules = RulecBinary.url.deletingLastPathComponent().appendingPathComponent("Modules")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path] + files
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, output + "\n" + helpers)
+    }
+
+    /// The README's ```swift blocks, and how many were marked as not compiled.
+    static func snippets(_ text: String) -> (snippets: [String], skipped: Int) {
+        var snippets: [String] = []
+        var skipped = 0
+        var current: [Substring]?
+        var skipNext = false
+        var previous: Substring = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line == "```swift" {
+                skipNext = previous.hasPrefix("<!-- not compiled:")
+                current = []
+            } else if current != nil, line == "```" {
+                if skipNext { skipped += 1 } else { snippets.append(current!.joined(separator: "\n")) }
+                current = nil
+            } else if current != nil {
+                current!.append(line)
+            }
+            previous = line
+        }
+        return (snippets, skipped)
+    }
+}

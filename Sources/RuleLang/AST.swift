@@ -1,8 +1,11 @@
 /// A name as written, with its range.
 public struct Name: Equatable, Hashable, Sendable {
+    /// The name as written, without quotes or escapes.
     public var text: String
+    /// The name's byte range in its file.
     public var range: SourceRange
 
+    /// A name `text` at `range`.
     public init(_ text: String, _ range: SourceRange) {
         self.text = text
         self.range = range
@@ -11,7 +14,9 @@ public struct Name: Equatable, Hashable, Sendable {
 
 /// An integer literal with its range.
 public struct IntLiteral: Equatable, Hashable, Sendable {
+    /// The value.
     public var value: Int64
+    /// The literal's byte range in its file.
     public var range: SourceRange
 }
 
@@ -19,6 +24,7 @@ public struct IntLiteral: Equatable, Hashable, Sendable {
 public struct DurationLiteral: Equatable, Hashable, Sendable {
     /// Whole seconds.
     public var seconds: Int64
+    /// The literal's byte range in its file.
     public var range: SourceRange
 }
 
@@ -30,15 +36,18 @@ public enum ScopeKind: Equatable, Hashable, Sendable {
     case version
     /// Since the current session began.
     case session
-    /// A sliding window: the last `seconds`, inclusive.
+    /// A sliding window: times less than `seconds` old (an event exactly `seconds` old has left it).
     case within(seconds: Int64)
 }
 
 /// A scope with its range; `range` is empty when the default was implied.
 public struct Scope: Equatable, Hashable, Sendable {
+    /// Which events or executions.
     public var kind: ScopeKind
+    /// Where the scope is written; empty when implied.
     public var range: SourceRange
 
+    /// A scope of `kind` written at `range`.
     public init(_ kind: ScopeKind, _ range: SourceRange) {
         self.kind = kind
         self.range = range
@@ -79,23 +88,33 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     ]
 }
 
+/// One clause with its range.
 public struct Clause: Equatable, Hashable, Sendable {
+    /// What the clause says.
     public var kind: ClauseKind
+    /// The clause's byte range, keyword to last argument.
     public var range: SourceRange
 }
 
 /// `scenario NAME < clauses >`.
 public struct ScenarioDecl: Equatable, Hashable, Sendable {
+    /// The scenario's name.
     public var name: Name
+    /// Its body's clauses, in order.
     public var clauses: [Clause]
+    /// The declaration's byte range, `scenario` to `>`.
     public var range: SourceRange
 }
 
 /// `group NAME < clauses > { scenario ... }`.
 public struct GroupDecl: Equatable, Hashable, Sendable {
+    /// The group's name.
     public var name: Name
+    /// The group's own clauses (shared by its members).
     public var clauses: [Clause]
+    /// The scenarios declared inside its braces.
     public var members: [ScenarioDecl]
+    /// The declaration's byte range, `group` to `}`.
     public var range: SourceRange
 }
 
@@ -106,20 +125,28 @@ public enum ValueType: String, Equatable, Hashable, Sendable, CaseIterable {
 
 /// `param NAME: TYPE [= DEFAULT]`.
 public struct ParamDecl: Equatable, Hashable, Sendable {
+    /// The param's name.
     public var name: Name
+    /// The declared type; nil when it was missing or unknown (already reported).
     public var type: ValueType?
+    /// Where the type is written.
     public var typeRange: SourceRange
+    /// The default value's literal, if any.
     public var defaultValue: Expr?
+    /// The declaration's byte range.
     public var range: SourceRange
 }
 
 /// `event NAME, ...`: event streams the program names. Once a program declares one,
 /// every stream it names must be declared (or be a scenario's own).
 public struct EventDecl: Equatable, Hashable, Sendable {
+    /// The declared names, in order.
     public var names: [Name]
+    /// The declaration's byte range.
     public var range: SourceRange
 }
 
+/// One top-level declaration of a file.
 public enum Declaration: Equatable, Hashable, Sendable {
     case scenario(ScenarioDecl)
     case group(GroupDecl)
@@ -129,16 +156,20 @@ public enum Declaration: Equatable, Hashable, Sendable {
 
 /// A parsed file: its source and declarations in order.
 public struct RuleFile: Sendable {
+    /// The file's source.
     public var source: SourceFile
+    /// Its declarations, in source order.
     public var declarations: [Declaration]
 }
 
 // MARK: - Expressions
 
+/// A prefix operator.
 public enum UnaryOperator: String, Equatable, Hashable, Sendable {
     case not
 }
 
+/// An infix operator.
 public enum BinaryOperator: String, Equatable, Hashable, Sendable {
     case or, and
     case equal = "=="
@@ -148,11 +179,13 @@ public enum BinaryOperator: String, Equatable, Hashable, Sendable {
     case greater = ">"
     case greaterEqual = ">="
 
+    /// True for `==`, `!=`, `<`, `<=`, `>`, `>=`.
     public var isComparison: Bool { self != .or && self != .and }
 }
 
 /// An expression node and its range.
 public struct Expr: Equatable, Hashable, Sendable {
+    /// What an expression is.
     public indirect enum Kind: Equatable, Hashable, Sendable {
         case integer(Int64)
         /// Whole seconds.
@@ -170,9 +203,12 @@ public struct Expr: Equatable, Hashable, Sendable {
         case invalid
     }
 
+    /// What the expression is.
     public var kind: Kind
+    /// The expression's byte range.
     public var range: SourceRange
 
+    /// An expression of `kind` at `range`.
     public init(_ kind: Kind, _ range: SourceRange) {
         self.kind = kind
         self.range = range

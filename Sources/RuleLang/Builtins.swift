@@ -4,6 +4,7 @@ public enum BuiltinValue: String, CaseIterable, Sendable {
     /// state ever saw: an upgrade, not a fresh install.
     case upgraded
 
+    /// The value's type.
     public var type: ValueType { .bool }
 }
 
@@ -38,6 +39,7 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
         }
     }
 
+    /// What kind of name the call's argument must be.
     public var argument: Argument {
         switch self {
         case .count, .sinceFirst, .sinceLast: return .stream

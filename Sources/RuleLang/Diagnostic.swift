@@ -5,22 +5,29 @@ public enum Severity: String, Sendable, Equatable, Codable {
 
 /// A place in a file: the file and a byte range in it.
 public struct SourceSpan: Sendable {
+    /// The file.
     public var file: SourceFile
+    /// The byte range in it.
     public var range: SourceRange
 
+    /// The range `range` of `file`.
     public init(_ file: SourceFile, _ range: SourceRange) {
         self.file = file
         self.range = range
     }
 
+    /// The line and column where the span starts.
     public var start: SourceLocation { file.location(of: range.lowerBound) }
 }
 
 /// A secondary message attached to a diagnostic, pointing somewhere else.
 public struct DiagnosticNote: Sendable {
+    /// The note's text.
     public var message: String
+    /// Where it points; nil for a note about the whole diagnostic.
     public var span: SourceSpan?
 
+    /// A note saying `message`, pointing at `span`.
     public init(_ message: String, at span: SourceSpan? = nil) {
         self.message = message
         self.span = span
@@ -29,9 +36,12 @@ public struct DiagnosticNote: Sendable {
 
 /// A suggested edit: replace `range` of the diagnostic's file with `replacement`.
 public struct FixIt: Sendable, Equatable {
+    /// The bytes to replace (empty to insert).
     public var range: SourceRange
+    /// The text to put there.
     public var replacement: String
 
+    /// Replace `range` with `replacement`.
     public init(range: SourceRange, replacement: String) {
         self.range = range
         self.replacement = replacement
@@ -42,12 +52,18 @@ public struct FixIt: Sendable, Equatable {
 public struct Diagnostic: Sendable {
     /// A stable identifier from ``DiagnosticID``, for tools and documentation.
     public var id: DiagnosticID
+    /// Error, warning or note.
     public var severity: Severity
+    /// The message: lowercase, no final period.
     public var message: String
+    /// Where the problem is.
     public var span: SourceSpan
+    /// Secondary messages, possibly in other files.
     public var notes: [DiagnosticNote]
+    /// Edits that fix the problem when applied.
     public var fixIts: [FixIt]
 
+    /// A diagnostic `id` of `severity` saying `message` at `span`.
     public init(
         _ id: DiagnosticID, _ severity: Severity, _ message: String, at span: SourceSpan,
         notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
@@ -60,8 +76,11 @@ public struct Diagnostic: Sendable {
         self.fixIts = fixIts
     }
 
+    /// The file the diagnostic is in.
     public var file: SourceFile { span.file }
+    /// The diagnostic's byte range in its file.
     public var range: SourceRange { span.range }
+    /// The line and column where it starts.
     public var location: SourceLocation { span.start }
 }
 

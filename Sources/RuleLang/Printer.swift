@@ -1,6 +1,7 @@
 /// Canonical source text of clauses, scopes and expressions: used to compare
 /// clauses, in explanations, and by the formatter.
 public enum Printer {
+    /// A scope as written in source: `per session`, `within 1d`.
     public static func scope(_ scope: ScopeKind) -> String {
         switch scope {
         case .install: return "per install"
@@ -15,6 +16,7 @@ public enum Printer {
         scope == .install ? "" : " " + Printer.scope(scope)
     }
 
+    /// A clause as canonical source text: `min_events 5 per session`.
     public static func clause(_ kind: ClauseKind) -> String {
         switch kind {
         case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
@@ -39,10 +41,12 @@ public enum Printer {
         return isIdentifier ? text : string(text)
     }
 
+    /// `text` as a string literal, with `\\` and `\"` escaped.
     public static func string(_ text: String) -> String {
         "\"" + text.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") + "\""
     }
 
+    /// An expression as canonical source text, parentheses kept.
     public static func expression(_ expr: Expr) -> String {
         switch expr.kind {
         case .integer(let value): return String(value)

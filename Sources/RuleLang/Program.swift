@@ -1,18 +1,24 @@
 /// A scenario of a checked program, with the group it belongs to.
 public struct ScenarioInfo: Sendable {
+    /// The scenario's declaration.
     public var decl: ScenarioDecl
     /// The enclosing group's name, if any.
     public var group: String?
+    /// The file it is declared in.
     public var file: SourceFile
+    /// The scenario's name.
     public var name: String { decl.name.text }
 }
 
 /// The declarations of one or more files checked together, as one program.
 public struct RuleProgram: Sendable {
+    /// The files, in the order given.
     public var files: [RuleFile]
     /// Every scenario, group members included, in declaration order.
     public var scenarios: [ScenarioInfo]
+    /// Every group, in declaration order.
     public var groups: [GroupDecl]
+    /// Every param, each once, in declaration order.
     public var params: [ParamDecl]
     /// Declared events, each once, in declaration order (empty when none is declared).
     public var events: [Name] = []
@@ -50,9 +56,11 @@ extension RuleProgram {
 
 /// The result of parsing and checking sources together.
 public struct CheckResult: Sendable {
+    /// The program, as far as it could be read; complete when there is no error.
     public var program: RuleProgram
     /// Sorted by file and position.
     public var diagnostics: [Diagnostic]
+    /// True when any diagnostic is an error.
     public var hasErrors: Bool { diagnostics.hasErrors }
 }
 
@@ -96,6 +104,7 @@ extension RuleCompiler {
 public struct ExpressionChecker: Sendable {
     private var checker: Checker
 
+    /// A checker for conditions against `program`'s declarations.
     public init(program: RuleProgram) {
         checker = Checker(files: program.files)
         checker.collectOnce()

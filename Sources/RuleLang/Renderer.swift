@@ -8,10 +8,12 @@ public struct DiagnosticRenderer {
     /// ANSI colour, for terminals only.
     public var colored: Bool
 
+    /// A renderer; `colored` adds ANSI colours (for a terminal).
     public init(colored: Bool = false) {
         self.colored = colored
     }
 
+    /// `diagnostics` as text: each as `path:line:col: severity: message`, the source line, a caret, fix-its and notes.
     public func render(_ diagnostics: [Diagnostic]) -> String {
         diagnostics.map(render).joined()
     }

@@ -8,6 +8,7 @@ public struct SourceLocation: Equatable, Hashable, Sendable, CustomStringConvert
     /// 1-based column, counted in characters (grapheme clusters).
     public var column: Int
 
+    /// Line `line` and column `column`, both from 1.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column
@@ -28,6 +29,7 @@ public final class SourceFile: Sendable {
     /// The byte offset at which each line starts; `lineStarts[0] == 0`.
     public let lineStarts: [Int]
 
+    /// A file at `path` holding `bytes` (any bytes: invalid UTF-8 is reported, never fatal).
     public init(path: String, bytes: [UInt8]) {
         self.path = path
         self.bytes = bytes
@@ -38,6 +40,7 @@ public final class SourceFile: Sendable {
         self.lineStarts = starts
     }
 
+    /// A file at `path` holding `text` as UTF-8.
     public convenience init(path: String, text: String) {
         self.init(path: path, bytes: Array(text.utf8))
     }

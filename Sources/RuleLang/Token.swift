@@ -57,9 +57,12 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
 
 /// One token: its kind and its byte range in the source.
 public struct Token: Equatable, Hashable, Sendable {
+    /// What the token is.
     public var kind: TokenKind
+    /// Its byte range in the source.
     public var range: SourceRange
 
+    /// A token of `kind` at `range`.
     public init(_ kind: TokenKind, _ range: SourceRange) {
         self.kind = kind
         self.range = range

@@ -21,13 +21,16 @@ public struct TimelineStep: Sendable {
     public var timeText: String
     /// Seconds from the start of the simulation.
     public var offset: Int64
+    /// What the step does.
     public var action: Action
 }
 
 /// Parses the timeline format of `grammar.md`: one step a line, `#` comments,
 /// `TIME VERB ARGUMENTS`. Names may be quoted when they hold spaces.
 public struct TimelineParser {
+    /// The timeline's source.
     public let file: SourceFile
+    /// The checked program its steps name.
     public let program: RuleProgram
     /// Every problem found, located in `file`; steps with errors are left out.
     public private(set) var diagnostics: [Diagnostic] = []
@@ -40,6 +43,7 @@ public struct TimelineParser {
     private lazy var knownStreams = Set(streamList)
     private lazy var streamList = program.knownStreams
 
+    /// A parser for `file` against `program`.
     public init(file: SourceFile, program: RuleProgram) {
         self.file = file
         self.program = program

@@ -14,6 +14,7 @@ import RuleRuntime
 public enum TimelineRunner {
     /// Why a replay could not start: the rules or the timeline have errors, located.
     public struct Failure: Error, CustomStringConvertible {
+        /// The errors, located in the rules or the timeline.
         public var diagnostics: [Diagnostic]
         public var description: String { DiagnosticRenderer().render(diagnostics) }
     }

@@ -22,6 +22,7 @@ extension RuleClock {
 
 /// The system's wall clock.
 public struct SystemClock: RuleClock {
+    /// The system clock.
     public init() {}
     public func now() -> Date { Date() }
 }
@@ -33,6 +34,7 @@ public final class ManualClock: RuleClock, @unchecked Sendable {
     /// Wake-ups not yet due, run by ``advance(by:)`` and ``set(_:)`` when the clock reaches them.
     private var pending: [(date: Date, action: @Sendable () -> Void)] = []
 
+    /// A clock standing at `start` (default 2026-01-01T00:00:00Z).
     public init(_ start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
         current = start
     }
@@ -81,8 +83,12 @@ public final class ManualClock: RuleClock, @unchecked Sendable {
 
 /// Readable durations in seconds: `7 * .day`.
 extension TimeInterval {
+    /// 60 seconds.
     public static let minute: TimeInterval = 60
+    /// 3,600 seconds.
     public static let hour: TimeInterval = 3_600
+    /// 86,400 seconds.
     public static let day: TimeInterval = 86_400
+    /// 604,800 seconds.
     public static let week: TimeInterval = 604_800
 }

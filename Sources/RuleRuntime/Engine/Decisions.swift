@@ -6,17 +6,21 @@ import Foundation
 
 /// One answer of the engine, for a decision log: which call, which scenario, the answer and why.
 public struct Decision: Sendable, CustomStringConvertible {
+    /// The engine call that answered.
     public enum Call: String, Sendable {
         case tryToExecute, canExecute, executeNext
     }
 
+    /// The call that answered.
     public var call: Call
     /// The scenario asked about (for `executeNext`, the one executed, or nil when none was).
     public var scenario: String?
+    /// What it answered.
     public var answer: Bool
     /// `yes`, the failing clauses as ``Explanation/reason`` words them, or for `executeNext`
     /// with no answer, the candidates and why each was not eligible.
     public var reason: String
+    /// The engine clock's time of the answer.
     public var time: Date
 
     /// `tryToExecute AskToSubscribe: no (between 2d: 1d left)`.

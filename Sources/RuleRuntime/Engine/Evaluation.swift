@@ -7,6 +7,7 @@ public struct ClauseExplanation: Equatable, Sendable, CustomStringConvertible {
     public var clause: String
     /// The group the clause belongs to, for a group's shared clauses.
     public var group: String?
+    /// True when the clause holds now.
     public var passes: Bool
     /// The numbers: `3 so far`, `1d 4h left`, `no event yet`.
     public var detail: String
@@ -18,6 +19,7 @@ public struct ClauseExplanation: Equatable, Sendable, CustomStringConvertible {
 
 /// Why a scenario would or would not run now.
 public struct Explanation: Sendable, CustomStringConvertible {
+    /// The scenario's name, as asked.
     public var scenario: String
     /// False when no scenario has that name.
     public var isKnown: Bool
@@ -29,6 +31,7 @@ public struct Explanation: Sendable, CustomStringConvertible {
     /// pass already); nil when one cannot pass by waiting (a `since_first` with no event yet).
     public var earliest: Date?
 
+    /// The clauses that do not hold.
     public var failing: [ClauseExplanation] { clauses.filter { !$0.passes } }
 
     /// `no: min_events 5: 3 so far; between 2d: 1d 4h left` or `yes`.

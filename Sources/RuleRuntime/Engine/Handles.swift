@@ -16,6 +16,7 @@ public struct Scenario: Hashable, Sendable, ExpressibleByStringLiteral, CustomSt
     public let name: String
     let cache = HandleCache()
 
+    /// The scenario named `name`.
     public init(_ name: String) { self.name = name }
     public init(stringLiteral name: String) { self.init(name) }
     public var description: String { name }
@@ -27,8 +28,10 @@ public struct Scenario: Hashable, Sendable, ExpressibleByStringLiteral, CustomSt
 /// A `group` of the rules, by name: ``RuleEngine/reset(group:)`` resets its shared budget.
 /// (Named so it does not clash with SwiftUI's `Group`.)
 public struct RuleGroup: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The group's name, as written in the rules.
     public let name: String
 
+    /// The group named `name`.
     public init(_ name: String) { self.name = name }
     public init(stringLiteral name: String) { self.init(name) }
     public var description: String { name }
@@ -36,9 +39,11 @@ public struct RuleGroup: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
 
 /// An event stream, by name: one named by `on`, a scenario's own, or an Ecno tag.
 public struct Event: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The stream's name, as triggered.
     public let name: String
     let cache = HandleCache()
 
+    /// The stream named `name`.
     public init(_ name: String) { self.name = name }
     public init(stringLiteral name: String) { self.init(name) }
     public var description: String { name }
@@ -52,9 +57,11 @@ public struct Event: Hashable, Sendable, ExpressibleByStringLiteral, CustomStrin
 public struct Param<Value: ParamValueConvertible>: Hashable, Sendable, ExpressibleByStringLiteral,
     CustomStringConvertible
 {
+    /// The param's name, as declared.
     public let name: String
     let cache = HandleCache()
 
+    /// The param named `name`.
     public init(_ name: String) { self.name = name }
     public init(stringLiteral name: String) { self.init(name) }
     public var description: String { name }

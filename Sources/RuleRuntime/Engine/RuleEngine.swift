@@ -48,6 +48,7 @@ public final class RuleEngine: @unchecked Sendable {
         /// platforms (category `decisions`); nil sends none. Ignored elsewhere.
         public var logSubsystem: String? = "rules"
 
+        /// Options with the given limits, overrides and log subsystem.
         public init(recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules") {
             self.recentLimit = max(1, recentLimit)
             self.overrides = overrides
@@ -309,10 +310,12 @@ public final class RuleEngine: @unchecked Sendable {
         try locked { try $0.provide(name, .bool) { .bool(provider()) } }
     }
 
+    /// An int param's live provider.
     public func provide(_ name: String, _ provider: @escaping @Sendable () -> Int) throws {
         try locked { try $0.provide(name, .int) { .int(Int64(provider())) } }
     }
 
+    /// A string param's live provider.
     public func provide(_ name: String, _ provider: @escaping @Sendable () -> String) throws {
         try locked { try $0.provide(name, .string) { .string(provider()) } }
     }
@@ -466,6 +469,7 @@ public final class RuleEngine: @unchecked Sendable {
 /// A name the app used that the rules do not know: a debug report, since a misspelt string
 /// otherwise fails silently (triggers a stream nothing counts, or tries no scenario).
 public struct UnknownName: Hashable, Sendable, CustomStringConvertible {
+    /// What kind of name it is.
     public enum Kind: String, Sendable {
         /// Triggered or marked done, but no rule counts it and no `event` declares it.
         case event
@@ -473,7 +477,9 @@ public struct UnknownName: Hashable, Sendable, CustomStringConvertible {
         case scenario
     }
 
+    /// Whether it is an event or a scenario.
     public let kind: Kind
+    /// The name as the app used it.
     public let name: String
     /// The closest known names, best first (at most two).
     public let suggestions: [String]

@@ -43,6 +43,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     static let headerSize = 12
     static let recordHeaderSize = 12
 
+    /// What to do when a file is damaged (not merely torn at its end).
     public enum Recovery: Sendable {
         /// Corruption throws; the file is left as it is.
         case strict
@@ -50,13 +51,16 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         case salvage
     }
 
+    /// How a file store writes and recovers.
     public struct Options: Sendable {
         /// `fsync` after every record: survives power loss, at the cost of a disk flush per call.
         public var syncEveryWrite = false
+        /// Throw on damage (default), or keep the valid prefix.
         public var recovery = Recovery.strict
         /// Compact when the file is larger than this many bytes and twice its live data.
         public var compactionThreshold = 1 << 20
 
+        /// Options: see each property.
         public init(syncEveryWrite: Bool = false, recovery: Recovery = .strict, compactionThreshold: Int = 1 << 20) {
             self.syncEveryWrite = syncEveryWrite
             self.recovery = recovery
@@ -66,6 +70,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
 
     /// The path as given.
     public let path: String
+    /// The options it was opened with.
     public let options: Options
     /// What `load` found and repaired, if anything; nil when the file was sound.
     public var recoveryReport: String? {

@@ -2,9 +2,12 @@ import Foundation
 
 /// One entry written or deleted (`value == nil`) by an engine call.
 public struct StoreChange: Equatable, Sendable {
+    /// The entry's key: a kind byte, `:`, and a name.
     public var key: String
+    /// The new value; nil deletes the entry.
     public var value: [UInt8]?
 
+    /// Set `key` to `value` (nil deletes it).
     public init(key: String, value: [UInt8]?) {
         self.key = key
         self.value = value
@@ -93,6 +96,7 @@ public final class InMemoryStore: RuleStore, @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [String: [UInt8]]
 
+    /// A store holding `entries`.
     public init(_ entries: [String: [UInt8]] = [:]) {
         self.entries = entries
     }

@@ -12,7 +12,9 @@ public struct TimelineStep: Sendable {
         case tryScenario(String)
         case set(param: String, value: ParamValue)
         case reset(String)
-        case todo(String, until: Int64?)
+        case todo(String, until: Int64?, info: [String: String]?)
+        /// Prints a pending to-do's info: `none` without info, `-` when not pending.
+        case info(String)
         case check(Expr, text: String)
         case next([String])
     }
@@ -35,7 +37,7 @@ public struct TimelineParser {
     /// Every problem found, located in `file`; steps with errors are left out.
     public private(set) var diagnostics: [Diagnostic] = []
 
-    static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "check", "next"]
+    static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next"]
 
     /// The program's declarations, collected once for every `check` line.
     var expressions: ExpressionChecker
@@ -162,23 +164,42 @@ public struct TimelineParser {
         case "todo":
             guard let name = requireWord(&words, "a to-do name after 'todo'", after: verb) else { return nil }
             var until: Int64?
-            if let keyword = words.next() {
-                guard keyword.text == "until" else {
+            var info: [String: String]?
+            while let keyword = words.next() {
+                if keyword.text == "until", until == nil, info == nil {
+                    guard let duration = requireWord(&words, "a duration after 'until'", after: keyword) else {
+                        return nil
+                    }
+                    guard let seconds = DurationText.seconds(duration.text) else {
+                        error(
+                            .invalidDuration,
+                            "invalid duration '\(duration.text)'; use units s, m, h, d, w, as in '3h'", duration.range)
+                        return nil
+                    }
+                    until = seconds
+                } else if keyword.text == "info", info == nil {
+                    // `info` then KEY=VALUE words to the end of the line (none: empty info).
+                    var pairs: [String: String] = [:]
+                    while let pair = words.next() {
+                        guard let equals = pair.text.firstIndex(of: "=") else {
+                            error(.expectedToken, "expected KEY=VALUE after 'info', found '\(pair.text)'", pair.range)
+                            return nil
+                        }
+                        pairs[String(pair.text[..<equals])] = String(pair.text[pair.text.index(after: equals)...])
+                    }
+                    info = pairs
+                } else {
+                    let expected = info != nil ? "KEY=VALUE" : until == nil ? "'until', 'info'" : "'info'"
                     error(
-                        .expectedToken, "expected 'until' or the end of the line, found '\(keyword.text)'",
+                        .expectedToken, "expected \(expected) or the end of the line, found '\(keyword.text)'",
                         keyword.range)
                     return nil
                 }
-                guard let duration = requireWord(&words, "a duration after 'until'", after: keyword) else { return nil }
-                guard let seconds = DurationText.seconds(duration.text) else {
-                    error(
-                        .invalidDuration, "invalid duration '\(duration.text)'; use units s, m, h, d, w, as in '3h'",
-                        duration.range)
-                    return nil
-                }
-                until = seconds
             }
-            return finish(&words, step(.todo(name.text, until: until)))
+            return finish(&words, step(.todo(name.text, until: until, info: info)))
+        case "info":
+            guard let name = requireWord(&words, "a to-do name after 'info'", after: verb) else { return nil }
+            return finish(&words, step(.info(name.text)))
         case "check":
             let rest = words.rest
             guard !rest.isEmpty else {

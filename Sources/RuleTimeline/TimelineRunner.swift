@@ -78,7 +78,20 @@ public enum TimelineRunner {
         case .trigger(let name): engine.trigger(name)
         case .done(let name): engine.markDone(name)
         case .reset(let name): engine.reset(name)
-        case .todo(let name, let until): engine.toDo(name, scope: until.map { .until(TimeInterval($0)) })
+        case .todo(let name, let until, let info):
+            engine.toDo(name, scope: until.map { .until(TimeInterval($0)) }, info: info)
+        case .info(let name):
+            let text: String
+            if !engine.needToDo(name) {
+                text = "-"
+            } else if let info = engine.info(forToDo: name) {
+                text = info.isEmpty ? "{}" : info.keys.sorted().map { "\($0)=\(info[$0]!)" }.joined(separator: " ")
+            } else {
+                text = "none"
+            }
+            return line(
+                Output(time: time, seconds: step.offset, step: "info", name: name, result: text),
+                "\(time) info \(name): \(text)")
         case .set(let name, let value):
             // The parser checked the name and the value's type against the program.
             try? engine.set(name, to: value)

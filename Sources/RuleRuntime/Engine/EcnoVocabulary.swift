@@ -29,7 +29,7 @@ extension RuleEngine {
     /// never overwritten) or, with `scope`, when `tag` was done within that scope.
     /// `.until(D)` always adds (when none is pending) a to-do that expires D from now.
     @discardableResult
-    public func toDo(_ tag: String, scope: ToDoScope? = nil, info: [String: String] = [:]) -> Bool {
+    public func toDo(_ tag: String, scope: ToDoScope? = nil, info: [String: String]? = nil) -> Bool {
         locked { $0.toDo(tag, scope: scope, info: info) }
     }
 
@@ -71,7 +71,7 @@ extension EngineCore {
         save(changes)
     }
 
-    mutating func toDo(_ tag: String, scope: ToDoScope?, info: [String: String]) -> Bool {
+    mutating func toDo(_ tag: String, scope: ToDoScope?, info: [String: String]?) -> Bool {
         let time = now()
         if pendingToDo(tag, now: time) != nil { return false }
         var expires: Double?
@@ -83,8 +83,27 @@ extension EngineCore {
         }
         let item = ToDoItem(created: time, expires: expires, info: info)
         todos[tag] = item
+        if let expires { nextExpiry = Swift.min(nextExpiry, expires) }
         save([EngineState.change(todo: tag, item)])
         return true
+    }
+
+    /// Deletes the to-dos that expired by `time`, and stores it: expired once is expired for
+    /// good, so a clock set back later does not bring one back.
+    mutating func expireToDos(at time: Double) {
+        var changes: [StoreChange] = []
+        var next = Double.infinity
+        for (tag, item) in todos {
+            guard let expires = item.expires else { continue }
+            if time >= expires {
+                todos[tag] = nil
+                changes.append(EngineState.change(todo: tag, nil))
+            } else {
+                next = Swift.min(next, expires)
+            }
+        }
+        nextExpiry = next
+        save(changes.sorted { $0.key < $1.key })
     }
 
     func pendingToDo(_ tag: String, now time: Double) -> ToDoItem? {

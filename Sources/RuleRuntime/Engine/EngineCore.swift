@@ -33,6 +33,8 @@ struct EngineCore {
     var failureHandler: (@Sendable (RuleStoreError) -> Void)?
     /// The last finite clock reading: a NaN or infinite one is replaced by it.
     var lastTime: Double = 0
+    /// The earliest expiry among pending `until` to-dos (infinity when none).
+    var nextExpiry = Double.infinity
     /// How many views were merged from streams (tests check it stays one per scenario).
     var merges = 0
     /// Names the app used that the rules do not know, in first-use order (``RuleEngine/unknownNames``).
@@ -74,6 +76,7 @@ struct EngineCore {
         todos = state.todos
         meta = state.meta
         imports = state.imports
+        nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         for (name, tally) in state.streams { tallies[slot(name)] = tally }
         for (name, view) in state.scenarios {
             if let index = rules.scenarioIndex[name] { views[index] = view } else { orphans.insert("s:" + name) }
@@ -93,6 +96,7 @@ struct EngineCore {
         let time = clock.now().timeIntervalSince1970
         if time.isFinite {
             lastTime = time
+            if time >= nextExpiry { expireToDos(at: time) }
             return time
         }
         return lastTime

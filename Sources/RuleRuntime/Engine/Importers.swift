@@ -221,20 +221,22 @@ extension EngineCore {
                     continue
                 }
             }
-            var info: [String: String] = [:]
+            var info: [String: String]? = entry["info"] is [String: Any] ? [:] : nil
             var dropped: [String] = []
             for (key, value) in (entry["info"] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 switch value {
-                case let text as String: info[key] = text
-                case let number as NSNumber: info[key] = number.stringValue
+                case let text as String: info?[key] = text
+                case let number as NSNumber: info?[key] = number.stringValue
                 default: dropped.append(key)
                 }
             }
             let item = ToDoItem(created: time, expires: expires, info: info)
             todos[tag] = item
+            if let expires { nextExpiry = min(nextExpiry, expires) }
             changes.append(EngineState.change(todo: tag, item))
             report.imported.append(
-                "to-do '\(tag)'" + (expires == nil ? "" : " until its expiry") + " with \(info.count) info values")
+                "to-do '\(tag)'" + (expires == nil ? "" : " until its expiry") + " with \(info?.count ?? 0) info values"
+            )
             if !dropped.isEmpty {
                 report.skipped.append(
                     "to-do '\(tag)': info \(dropped.map { "'\($0)'" }.joined(separator: ", ")) (not a string, number or bool)"

@@ -174,11 +174,14 @@ extension ToDoItem {
     func encode(_ w: inout ByteWriter) {
         w.double(created)
         w.optionalDouble(expires)
-        w.varint(UInt64(info.count))
-        for key in info.keys.sorted() {
+        let pairs = info ?? [:]
+        w.varint(UInt64(pairs.count))
+        for key in pairs.keys.sorted() {
             w.string(key)
-            w.string(info[key]!)
+            w.string(pairs[key]!)
         }
+        // Whether the to-do has info at all (added later: an older entry ends before it).
+        w.u8(info == nil ? 0 : 1)
     }
 
     static func decode(_ r: inout ByteReader) throws -> ToDoItem {
@@ -189,7 +192,9 @@ extension ToDoItem {
             let key = try r.string()
             info[key] = try r.string()
         }
-        return ToDoItem(created: created, expires: expires, info: info)
+        // An entry from before the flag: an empty dictionary meant no info.
+        let hasInfo = r.isAtEnd ? !info.isEmpty : try r.u8() == 1
+        return ToDoItem(created: created, expires: expires, info: hasInfo ? info : nil)
     }
 }
 

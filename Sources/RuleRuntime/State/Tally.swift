@@ -21,7 +21,9 @@ struct Tally: Equatable, Sendable {
         let session = meta.sessionID
         let version = meta.versionID
         total.saturatingIncrement()
-        first = Swift.min(first ?? time, time)
+        // The first event is the one recorded first, even if the clock later went back
+        // before it: a backwards clock must never make `since_first` pass early.
+        if first == nil { first = time }
         last = Swift.max(last ?? time, time)
         if sessionID != session {
             sessionID = session
@@ -134,7 +136,8 @@ struct ToDoItem: Equatable, Sendable {
     var created: Double
     /// The to-do is no longer needed from this time on.
     var expires: Double?
-    var info: [String: String]
+    /// The payload given when it was added; nil when none was (empty stays empty).
+    var info: [String: String]?
 }
 
 /// Sessions and versions.

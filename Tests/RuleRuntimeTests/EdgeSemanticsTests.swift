@@ -1,0 +1,87 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+/// Section 3 of the authoring issue: exact semantics at the edges found by replaying against the peers.
+final class EdgeSemanticsTests: XCTestCase {
+    func testTheFirstEventIsTheOneRecordedFirst() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 3_600))
+        let engine = try RuleEngine(source: "scenario S < since_first 1h >", clock: clock)
+        engine.trigger("S")
+        clock.set(Date(timeIntervalSince1970: 0))  // set back an hour
+        engine.trigger("S")
+        clock.set(Date(timeIntervalSince1970: 3_600))
+        XCTAssertFalse(engine.canExecute("S"), "the first event was recorded at 1h: it is 0s old")
+        clock.advance(by: .hour)
+        XCTAssertTrue(engine.canExecute("S"))
+        var tally = Tally()
+        tally.record(at: 100, in: SessionMeta(), keep: 4)
+        tally.record(at: 50, in: SessionMeta(), keep: 4)
+        XCTAssertEqual(tally.first, 100)
+        XCTAssertEqual(tally.last, 100)
+        XCTAssertEqual(tally.recent, [50, 100])
+    }
+
+    func testAnExpiredToDoStaysExpiredWhenTheClockIsSetBackEvenAfterARestart() throws {
+        let store = InMemoryStore()
+        let clock = ManualClock(Date(timeIntervalSince1970: 0))
+        var engine = try RuleEngine(source: "scenario S < when todo(sale) >", store: store, clock: clock)
+        XCTAssertTrue(engine.toDo("sale", scope: .until(.hour)))
+        clock.set(Date(timeIntervalSince1970: 7_200))
+        XCTAssertFalse(engine.needToDo("sale"))
+        clock.set(Date(timeIntervalSince1970: 1_800))
+        XCTAssertFalse(engine.needToDo("sale"), "set back: still expired")
+        XCTAssertFalse(engine.canExecute("S"))
+        engine = try RuleEngine(source: "scenario S < when todo(sale) >", store: store, clock: clock)
+        XCTAssertFalse(engine.needToDo("sale"), "the expiry was stored")
+        XCTAssertTrue(engine.toDo("sale", scope: .until(.hour)), "a new one may be added")
+        XCTAssertTrue(engine.needToDo("sale"))
+    }
+
+    func testAToDoWithoutInfoHasNoneAndEmptyInfoStaysEmpty() throws {
+        let store = InMemoryStore()
+        var engine = try RuleEngine(source: "scenario S < >", store: store)
+        engine.toDo("plain")
+        engine.toDo("empty", info: [:])
+        engine.toDo("full", info: ["k": "v"])
+        XCTAssertNil(engine.info(forToDo: "plain"))
+        XCTAssertEqual(engine.info(forToDo: "empty"), [:])
+        XCTAssertEqual(engine.info(forToDo: "full"), ["k": "v"])
+        engine = try RuleEngine(source: "scenario S < >", store: store)
+        XCTAssertNil(engine.info(forToDo: "plain"), "kept through the store")
+        XCTAssertEqual(engine.info(forToDo: "empty"), [:])
+        XCTAssertEqual(engine.info(forToDo: "full"), ["k": "v"])
+    }
+
+    func testAToDoEntryFromBeforeTheFlagReadsEmptyInfoAsNone() throws {
+        // A version-1 entry: created, expires, the pairs, and no flag after them.
+        var writer = ByteWriter()
+        writer.u8(1)
+        writer.double(10)
+        writer.optionalDouble(nil)
+        writer.varint(0)
+        var withPairs = ByteWriter()
+        withPairs.u8(1)
+        withPairs.double(10)
+        withPairs.optionalDouble(nil)
+        withPairs.varint(1)
+        withPairs.string("a")
+        withPairs.string("b")
+        let state = try EngineState(entries: ["t:old": writer.bytes, "t:kept": withPairs.bytes])
+        XCTAssertNil(state.todos["old"]?.info)
+        XCTAssertNotNil(state.todos["old"])
+        XCTAssertEqual(state.todos["kept"]?.info, ["a": "b"])
+    }
+
+    func testAZeroLengthWindowCountsNothingEvenTimesLaterThanNow() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 3_600))
+        let engine = try RuleEngine(source: "scenario S < on tap >", clock: clock)
+        engine.trigger("tap")
+        clock.set(Date(timeIntervalSince1970: 0))
+        XCTAssertEqual(engine.count("tap", scope: .within(0)), 0)
+        XCTAssertFalse(engine.beenDone("tap", scope: .within(0)))
+        XCTAssertEqual(engine.count("tap", scope: .within(1)), 1)
+        XCTAssertEqual(try engine.check("count(tap within 0s) == 0"), true)
+    }
+}

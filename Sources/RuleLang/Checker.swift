@@ -267,6 +267,16 @@ struct Checker {
 
     // MARK: - Expressions
 
+    /// True when `expr` is a string literal or a string param (without reporting anything).
+    private func otherIsString(_ expr: Expr) -> Bool {
+        switch expr.kind {
+        case .string: return true
+        case .name(let name): return paramTypes[name] == .string
+        case .parenthesized(let inner): return otherIsString(inner)
+        default: return false
+        }
+    }
+
     /// The type of `expr`, or nil when it has an error (already reported).
     mutating func typeOf(_ expr: Expr, _ file: SourceFile) -> ValueType? {
         switch expr.kind {
@@ -298,6 +308,20 @@ struct Checker {
             }
             return .bool
         case .binary(let op, let left, let right):
+            // `plan == free`: a bare word compared with a string is a string without quotes.
+            if op == .equal || op == .notEqual {
+                for (side, other) in [(left, right), (right, left)] {
+                    guard case .name(let word) = side.kind, paramTypes[word] == nil,
+                        BuiltinValue(rawValue: word) == nil,
+                        otherIsString(other)
+                    else { continue }
+                    _ = typeOf(other, file)
+                    error(
+                        .unknownName, Message.stringNeedsQuotes(word), file, side.range,
+                        fixIts: [FixIt(range: side.range, replacement: Printer.string(word))])
+                    return nil
+                }
+            }
             let lt = typeOf(left, file)
             let rt = typeOf(right, file)
             if !op.isComparison {

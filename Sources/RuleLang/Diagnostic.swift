@@ -41,6 +41,14 @@ public struct FixIt: Sendable, Equatable {
     /// The text to put there.
     public var replacement: String
 
+    /// `replace 'a' with 'b'`, `insert 'b'` (an empty range) or `remove 'a'` (an empty replacement).
+    public func summary(in file: SourceFile) -> String {
+        let replaced = file.text(range)
+        if replaced.isEmpty { return "insert '\(replacement)'" }
+        if replacement.isEmpty { return "remove '\(replaced)'" }
+        return "replace '\(replaced)' with '\(replacement)'"
+    }
+
     /// Replace `range` with `replacement`.
     public init(range: SourceRange, replacement: String) {
         self.range = range

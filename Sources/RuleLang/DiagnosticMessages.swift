@@ -8,6 +8,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case duplicateDeclaration = "duplicate-declaration"
     case duplicateEvent = "duplicate-event"
     case duplicateSingleClause = "duplicate-single-clause"
+    /// A `;` after a body, where none is needed (a warning).
+    case extraSemicolon = "extra-semicolon"
     case expectedToken = "expected-token"
     case expressionTooLong = "expression-too-long"
     case fileTooLarge = "file-too-large"
@@ -20,6 +22,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case invalidTime = "invalid-time"
     case invalidUTF8 = "invalid-utf8"
     case nameTooLong = "name-too-long"
+    /// A minus sign before a number: counts, thresholds and priorities are whole numbers from 0.
+    case negativeNumber = "negative-number"
     case nestingTooDeep = "nesting-too-deep"
     case neverRuns = "never-runs"
     /// `rulec gen swift`: a name with no letter or digit to make a Swift name from.
@@ -46,6 +50,10 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case unterminatedString = "unterminated-string"
     /// A declared event no rule names.
     case unusedEvent = "unused-event"
+    /// A name holding '-' or '.' written without quotes.
+    case unquotedName = "unquoted-name"
+    /// `&&`, `||`, `!` or `=` where the rules say `and`, `or`, `not` or `==`.
+    case wrongOperator = "wrong-operator"
     case windowThresholdTooLarge = "window-threshold-too-large"
 }
 
@@ -54,6 +62,36 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
 enum Message {
     static func bareDuration(_ text: String, _ fix: String) -> String {
         "a duration needs a unit; '\(text)' seconds is '\(fix)'"
+    }
+    static func bareDurationChoices(_ text: String) -> String {
+        "a duration needs a unit: '\(text)s', '\(text)m', '\(text)h', '\(text)d' or '\(text)w'?"
+    }
+    static func unitWordApart(_ text: String, _ fix: String) -> String {
+        "a duration is written with a one-letter unit and no space; '\(text)' is '\(fix)'"
+    }
+    static let assignmentInCondition = "use '==' to compare; '=' only gives a param its default"
+    static func scopeUnit(_ word: String, _ fix: String?) -> String {
+        if let fix { return "there is no 'per \(word)'; a \(word) is a window: '\(fix)'" }
+        return word == "year"
+            ? "there is no 'per year'; years differ in length: use a window such as 'within 365d'"
+            : "there is no 'per month'; months differ in length: use a window such as 'within 30d' or 'within 4w'"
+    }
+    static func numberBeforeScope(_ clause: String, _ fix: String) -> String {
+        "the number comes before the scope: '\(clause) \(fix)'"
+    }
+    static let conditionNeedsWhen = "a condition needs 'when': 'when CONDITION'"
+    static func stringNeedsQuotes(_ word: String) -> String {
+        "strings are quoted: '\"\(word)\"'; a bare word names a param"
+    }
+    static let bodyInBraces = "a body is written between '<' and '>'; braces hold a group's scenarios"
+    static func lowercaseKeyword(_ written: String, _ keyword: String) -> String {
+        "keywords are lowercase: '\(keyword)', not '\(written)'"
+    }
+    static let missingSeparator = "clauses are separated by ';'"
+    static let semicolonAfterBody = "no ';' is needed after a body"
+    static func sinceLastTakesDuration(_ clause: String, _ event: String, _ duration: String) -> String {
+        "'\(clause)' takes a duration (the scenario's own events); to test another event use "
+            + "'when \(clause)(\(event)) >= \(duration)'"
     }
     static let chainedComparison = "comparisons cannot be chained; add parentheses"
     static func clauseNotInGroup(_ clause: String) -> String {
@@ -92,6 +130,28 @@ enum Message {
     static let neverRuns = "'max_exec 0' means the scenario never runs"
     static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"
     static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
+    static func wrongOperator(_ written: String, _ word: String) -> String {
+        "'\(written)' is written '\(word)' in rules"
+    }
+    static func negativeNumber(_ text: String) -> String {
+        "'\(text)' is negative; counts, thresholds and priorities are whole numbers from 0 "
+            + "(the highest priority wins: use 0 for the lowest)"
+    }
+    static func unquotedName(_ text: String) -> String {
+        "a name holding '-' or '.' must be quoted: '\"\(text)\"'"
+    }
+    static func fractionalDuration(_ text: String, _ fix: String?) -> String {
+        fix.map { "durations are whole units; '\(text)' is '\($0)'" }
+            ?? "durations are whole units; write '\(text)' with smaller units, as in '1d12h'"
+    }
+    static func unitWord(_ text: String, _ fix: String) -> String {
+        "a duration's unit is one letter (s, m, h, d, w); '\(text)' is '\(fix)'"
+    }
+    static func noCalendarUnit(_ text: String, _ unit: DurationText.UnitWord) -> String {
+        unit.calendarUnit == "year"
+            ? "there is no year unit in '\(text)', because years differ in length; use days, as in '365d'"
+            : "there is no month unit in '\(text)', because months differ in length; use '30d' or '4w'"
+    }
     static func noSwiftName(_ name: String) -> String {
         "'\(name)' has no letter or digit to make a Swift name from; rename it"
     }

@@ -12,6 +12,46 @@ public enum DurationText {
         }
     }
 
+    /// What a unit word means: its letter, or a calendar unit (month, year) that has none.
+    public struct UnitWord: Sendable {
+        /// `s`, `m`, `h`, `d` or `w`; nil for a month or a year.
+        public var letter: String?
+        /// `month` or `year` when `letter` is nil.
+        public var calendarUnit: String?
+    }
+
+    /// The unit a word names (`min`, `minutes`, `hrs`, `days`, `weeks`, `mo`, `years`...), if any.
+    public static func unitWord(_ word: String) -> UnitWord? {
+        switch word.lowercased() {
+        case "s", "sec", "secs", "second", "seconds": return UnitWord(letter: "s")
+        case "m", "min", "mins", "minute", "minutes": return UnitWord(letter: "m")
+        case "h", "hr", "hrs", "hour", "hours": return UnitWord(letter: "h")
+        case "d", "day", "days": return UnitWord(letter: "d")
+        case "w", "wk", "wks", "week", "weeks": return UnitWord(letter: "w")
+        case "mo", "mos", "mon", "month", "months": return UnitWord(calendarUnit: "month")
+        case "y", "yr", "yrs", "year", "years": return UnitWord(calendarUnit: "year")
+        default: return nil
+        }
+    }
+
+    /// `1.5d` as whole units (`1d12h`), when it is a whole number of seconds.
+    public static func fractional(_ text: String) -> String? {
+        guard let unitByte = text.utf8.last, let unit = unitSeconds(unitByte) else { return nil }
+        let number = String(text.dropLast()).replacingAll("_", with: "")
+        let parts = number.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let whole = Int64(parts[0]), !parts[1].isEmpty, parts[1].count <= 9,
+            let fraction = Int64(parts[1])
+        else { return nil }
+        var scale: Int64 = 1
+        for _ in 0..<parts[1].count { scale *= 10 }
+        let (wholeSeconds, o1) = whole.multipliedReportingOverflow(by: unit)
+        let (fractionScaled, o2) = fraction.multipliedReportingOverflow(by: unit)
+        guard !o1, !o2, fractionScaled % scale == 0 else { return nil }
+        let (total, o3) = wholeSeconds.addingReportingOverflow(fractionScaled / scale)
+        guard !o3, total > 0 else { return nil }
+        return format(total)
+    }
+
     enum ParseResult: Equatable {
         case seconds(Int64)
         case integer(Int64)

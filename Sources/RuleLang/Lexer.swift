@@ -81,6 +81,29 @@ struct Lexer {
         case UInt8(ascii: "!") where peek() == UInt8(ascii: "="):
             position += 1
             return single(.bangEqual)
+        // Operators from other languages: one error with the fix, then read as meant.
+        case UInt8(ascii: "&"), UInt8(ascii: "|"):
+            if peek() == b { position += 1 }
+            let word = b == UInt8(ascii: "&") ? "and" : "or"
+            sink.error(
+                .wrongOperator, Message.wrongOperator(file.text(start..<position), word), start..<position,
+                fixIts: [FixIt(range: start..<position, replacement: word)])
+            return single(word == "and" ? .kwAnd : .kwOr)
+        case UInt8(ascii: "!"):
+            // `!b` -> `not b`: the fix keeps a space before the operand.
+            sink.error(
+                .wrongOperator, Message.wrongOperator("!", "not"), start..<position,
+                fixIts: [FixIt(range: start..<position, replacement: "not ")])
+            return single(.kwNot)
+        case UInt8(ascii: "-")
+        where position < end && bytes[position] >= UInt8(ascii: "0")
+            && bytes[position] <= UInt8(ascii: "9"):
+            let token = number(position, &sink)
+            let range = start..<token.range.upperBound
+            if token.kind == .integer || token.kind == .duration {
+                sink.error(.negativeNumber, Message.negativeNumber(file.text(range)), range)
+            }
+            return Token(.invalid, range)
         case UInt8(ascii: "\""):
             return string(start, &sink)
         case UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -96,6 +119,24 @@ struct Lexer {
                 if range.count <= 8, let keyword = TokenKind.keywords[file.text(range)] {
                     return Token(keyword, range)
                 }
+                // `episode-played`, `episode.played`: a name with such characters is quoted.
+                if position + 1 < end, bytes[position] == UInt8(ascii: "-") || bytes[position] == UInt8(ascii: "."),
+                    Lexer.isIdentifierByte(bytes[position + 1])
+                {
+                    while position + 1 < end,
+                        bytes[position] == UInt8(ascii: "-") || bytes[position] == UInt8(ascii: "."),
+                        Lexer.isIdentifierByte(bytes[position + 1])
+                    {
+                        position += 1
+                        while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
+                    }
+                    let whole = start..<position
+                    let text = file.text(whole)
+                    sink.error(
+                        .unquotedName, Message.unquotedName(text), whole,
+                        fixIts: [FixIt(range: whole, replacement: "\"" + text + "\"")])
+                    return Token(.identifier, whole)
+                }
                 return Token(.identifier, range)
             }
             return badCharacter(start, &sink)
@@ -104,6 +145,23 @@ struct Lexer {
 
     private mutating func number(_ start: Int, _ sink: inout DiagnosticSink) -> Token {
         while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
+        // `1.5d`: durations are whole units; say what it is in whole seconds.
+        if position + 1 < end, bytes[position] == UInt8(ascii: "."), bytes[position + 1] >= UInt8(ascii: "0"),
+            bytes[position + 1] <= UInt8(ascii: "9")
+        {
+            position += 1
+            while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
+            let range = start..<position
+            let text = file.text(range)
+            if let fix = DurationText.fractional(text) {
+                sink.error(
+                    .invalidDuration, Message.fractionalDuration(text, fix), range,
+                    fixIts: [FixIt(range: range, replacement: fix)])
+            } else {
+                sink.error(.invalidDuration, Message.fractionalDuration(text, nil), range)
+            }
+            return Token(.invalid, range)
+        }
         let range = start..<position
         switch DurationText.parse(bytes[range]) {
         case .integer: return Token(.integer, range)
@@ -111,7 +169,22 @@ struct Lexer {
         case .overflow:
             sink.error(.integerOverflow, Message.integerOverflow(file.text(range)), range)
         case .malformed:
-            sink.error(.invalidDuration, Message.invalidDuration(file.text(range)), range)
+            let text = file.text(range)
+            // `30min`, `2weeks`, `1mo`: a unit word where a unit letter goes.
+            let digits = String(text.prefix { $0.isNumber || $0 == "_" })
+            let word = String(text.dropFirst(digits.count))
+            if !digits.isEmpty, let unit = DurationText.unitWord(word) {
+                if let letter = unit.letter {
+                    let fix = digits + letter
+                    sink.error(
+                        .invalidDuration, Message.unitWord(text, fix), range,
+                        fixIts: [FixIt(range: range, replacement: fix)])
+                } else {
+                    sink.error(.invalidDuration, Message.noCalendarUnit(text, unit), range)
+                }
+            } else {
+                sink.error(.invalidDuration, Message.invalidDuration(text), range)
+            }
         }
         return Token(.invalid, range)
     }

@@ -12,6 +12,8 @@ public struct Parser {
     var nesting = 0
     /// Binary operators in the current expression, capped by ``Limits/maxExpressionOperators``.
     var operators = 0
+    /// Set when a clause reported the missing `;` after it itself (`on a, min_events 5`).
+    var separatorReported = false
     /// Set when `<` and `>` may compare at depth 0 (a lone expression, not a scenario body).
     var bareAnglesCompare = false
     /// Errors not reported because they sit on input the lexer already rejected.
@@ -142,6 +144,28 @@ public struct Parser {
         case .kwGroup: return parseGroup().map(Declaration.group)
         case .kwParam: return parseParam().map(Declaration.param)
         case .identifier where startsEventDeclaration: return parseEvent().map(Declaration.event)
+        case .identifier
+        where ["scenario", "group", "param", "event"].contains(text(current).lowercased())
+            && (peek().kind == .identifier || peek().kind == .string):
+            // `Scenario X`, `SCENARIO X`: keywords are lowercase.
+            let keyword = text(current).lowercased()
+            sink.error(
+                .expectedToken, Message.lowercaseKeyword(text(current), keyword), current.range,
+                fixIts: [FixIt(range: current.range, replacement: keyword)])
+            switch keyword {
+            case "scenario": return parseScenario().map(Declaration.scenario)
+            case "group": return parseGroup().map(Declaration.group)
+            case "param": return parseParam().map(Declaration.param)
+            default: return parseEvent().map(Declaration.event)
+            }
+        case .semicolon where previous.kind == .greater || previous.kind == .rightBrace:
+            // `scenario A < ... >;`: harmless, but not the language.
+            let semicolon = advance()
+            sink.add(
+                Diagnostic(
+                    .extraSemicolon, .warning, Message.semicolonAfterBody, at: SourceSpan(file, semicolon.range),
+                    fixIts: [FixIt(range: semicolon.range, replacement: "")]))
+            return nil
         default:
             error(expected: "'scenario', 'group', 'param' or 'event'")
             advance()
@@ -250,12 +274,45 @@ public struct Parser {
             range: start..<previous.range.upperBound)
     }
 
+    /// `scenario X { on launch }`: one error at `{`, the fix turning the braces into `<` `>`
+    /// when they hold only clauses; the clauses are read as the body.
+    mutating func parseBracedBody() -> [Clause] {
+        let open = advance()
+        var close: Token?
+        var ahead = index
+        while ahead < tokens.count {
+            let kind = tokens[ahead].kind
+            if kind == .rightBrace { close = tokens[ahead] }
+            if kind == .rightBrace || kind == .leftBrace || kind == .eof || kind.startsDeclaration { break }
+            ahead += 1
+        }
+        let fixIts =
+            close.map {
+                [FixIt(range: open.range, replacement: "<"), FixIt(range: $0.range, replacement: ">")]
+            } ?? []
+        sink.error(.expectedToken, Message.bodyInBraces, open.range, fixIts: fixIts)
+        var clauses: [Clause] = []
+        guard close != nil else {
+            synchronizeToDeclaration()
+            return clauses
+        }
+        while !check(.rightBrace) && !check(.eof) && !sink.isFull {
+            let before = index
+            if let clause = parseClause() { clauses.append(clause) } else { synchronize() }
+            if !match(.semicolon) && index == before { advance() }
+            if !check(.semicolon) && !check(.rightBrace) && index == before { advance() }
+        }
+        match(.rightBrace)
+        return clauses
+    }
+
     mutating func synchronizeToDeclaration() {
         while !check(.eof) && !startsDeclaration { advance() }
     }
 
     /// body = "<" [ clause { ";" clause } [ ";" ] ] ">"
     mutating func parseBody(of owner: String) -> [Clause] {
+        if check(.leftBrace) { return parseBracedBody() }
         guard expect(.less, "'<' to open the body of \(owner)") != nil else {
             // Skip what would have been the body, clauses and all.
             repeat { synchronize() } while match(.semicolon)
@@ -278,6 +335,18 @@ public struct Parser {
                     sink.error(.tooManyClauses, Message.tooManyClauses, clause.range)
                 }
                 clauses.append(clause)
+                if separatorReported {
+                    separatorReported = false
+                    continue
+                }
+                if check(.identifier), ClauseKind.keywords.contains(text(current)), problems == errorsBefore {
+                    // `min_events 5 on launch`: the next clause began without a `;`.
+                    let end = previous.range.upperBound
+                    sink.error(
+                        .expectedToken, Message.missingSeparator, current.range,
+                        fixIts: [FixIt(range: end..<end, replacement: ";")])
+                    continue
+                }
                 if !check(.semicolon) && !check(.greater) {
                     // After an error inside the clause, the stray token is part of the same mistake.
                     if problems == errorsBefore { error(expected: "';' or '>' after the clause") }

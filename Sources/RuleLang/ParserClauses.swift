@@ -3,6 +3,16 @@
 extension Parser {
     /// clause = count_clause | time_clause | on_clause | when_clause | priority_clause
     mutating func parseClause() -> Clause? {
+        if startsConditionWithoutWhen {
+            // `is_premium == false`, `not is_premium`: a condition without its `when`.
+            let start = current.range.lowerBound
+            sink.error(
+                .unknownClause, Message.conditionNeedsWhen, current.range,
+                fixIts: [FixIt(range: start..<start, replacement: "when ")])
+            operators = 0
+            let expr = parseExpr()
+            return Clause(kind: .when(expr), range: start..<previous.range.upperBound)
+        }
         guard check(.identifier) else {
             error(expected: "a clause (such as 'min_events 5' or 'max_exec 1')")
             return nil
@@ -37,21 +47,88 @@ extension Parser {
         return Clause(kind: kind, range: start..<previous.range.upperBound)
     }
 
+    /// True at `not`, `(`, or a name that is not a clause keyword followed by a comparison,
+    /// `and`, `or` or a call's `(`: the start of a condition written without `when`.
+    var startsConditionWithoutWhen: Bool {
+        switch current.kind {
+        case .kwNot, .leftParen: return true
+        case .identifier:
+            if ClauseKind.keywords.contains(text(current)) { return false }
+            switch peek().kind {
+            case .equalEqual, .bangEqual, .lessEqual, .greaterEqual, .equal, .kwAnd, .kwOr, .leftParen: return true
+            default: return false
+            }
+        default: return false
+        }
+    }
+
     /// count_clause = ("min_events" | "max_events" | "max_exec") INT [ scope ]
     mutating func parseCountClause(_ keyword: String) -> ClauseKind? {
+        if check(.kwPer) || check(.kwWithin) {
+            // `max_exec per version 1`: the scope first, then the number.
+            let keywordToken = previous
+            guard let scope = parseScope() else { return nil }
+            guard check(.integer) else {
+                error(expected: "a whole number before the scope")
+                return nil
+            }
+            let number = advance()
+            let value = IntLiteral(value: Lexer.integerValue(file, number.range), range: number.range)
+            let fix = "\(text(number)) \(file.text(scope.range))"
+            sink.error(
+                .expectedToken, Message.numberBeforeScope(text(keywordToken), fix), scope.range,
+                fixIts: [FixIt(range: scope.range.lowerBound..<number.range.upperBound, replacement: fix)])
+            return countClause(keyword, value, scope)
+        }
         guard let value = parseIntLiteral() else { return nil }
         let scope: Scope
         if check(.kwPer) || check(.kwWithin) {
             guard let parsed = parseScope() else { return nil }
             scope = parsed
+        } else if check(.identifier), let misspelt = misspeltScopeKeyword() {
+            // `max_exec 1 withn 1d`, `max_exec 1 pr session`: a misspelt scope keyword.
+            let token = advance()
+            sink.error(
+                .unknownScope, Message.unknown("scope keyword", text(token), [misspelt]), token.range,
+                fixIts: [FixIt(range: token.range, replacement: misspelt)])
+            let start = token.range.lowerBound
+            if misspelt == "within" {
+                guard let window = parseDurationLiteral() else { return nil }
+                scope = Scope(.within(seconds: window.seconds), start..<window.range.upperBound)
+            } else {
+                guard let word = expect(.identifier, "'install', 'version' or 'session'") else { return nil }
+                switch text(word) {
+                case "version": scope = Scope(.version, start..<word.range.upperBound)
+                case "session": scope = Scope(.session, start..<word.range.upperBound)
+                default: scope = Scope(.install, start..<word.range.upperBound)
+                }
+            }
         } else {
             scope = Scope(.install, previous.range.upperBound..<previous.range.upperBound)
         }
+        return countClause(keyword, value, scope)
+    }
+
+    func countClause(_ keyword: String, _ value: IntLiteral, _ scope: Scope) -> ClauseKind {
         switch keyword {
         case "min_events": return .minEvents(value, scope)
         case "max_events": return .maxEvents(value, scope)
         default: return .maxExec(value, scope)
         }
+    }
+
+    /// `per` or `within` when the identifier at hand is a misspelling of one and is followed
+    /// by what that keyword takes (a duration; a scope name).
+    func misspeltScopeKeyword() -> String? {
+        let word = text(current)
+        let next = peek()
+        if next.kind == .duration || next.kind == .integer {
+            return Suggestions.closest(to: word, in: ["within"], limit: 1).first
+        }
+        if next.kind == .identifier, ["install", "version", "session"].contains(text(next)) {
+            return Suggestions.closest(to: word, in: ["per"], limit: 1).first
+        }
+        return nil
     }
 
     /// on_clause = "on" event { "," event }
@@ -60,6 +137,17 @@ extension Parser {
         repeat {
             guard let name = parseEventName() else { return nil }
             names.append(name)
+            if check(.comma), peek().kind == .identifier, ClauseKind.keywords.contains(text(peek())),
+                [.integer, .duration, .identifier, .string].contains(peek(2).kind)
+            {
+                // `on launch, min_events 5`: the comma was meant to end the clause.
+                let comma = advance()
+                sink.error(
+                    .expectedToken, Message.missingSeparator, comma.range,
+                    fixIts: [FixIt(range: comma.range, replacement: ";")])
+                separatorReported = true
+                return .on(names)
+            }
         } while match(.comma)
         return .on(names)
     }
@@ -94,8 +182,23 @@ extension Parser {
         case "version": return Scope(.version, range)
         case "session": return Scope(.session, range)
         default:
+            let unit = word.hasSuffix("s") && word.count > 3 ? String(word.dropLast()) : word
+            let windows = ["second": "1s", "minute": "1m", "hour": "1h", "day": "1d", "week": "1w"]
+            if let window = windows[unit] {
+                // `per day`: a day is a sliding window.
+                let fix = "within \(window)"
+                sink.error(
+                    .unknownScope, Message.scopeUnit(unit, fix), range, fixIts: [FixIt(range: range, replacement: fix)])
+                return Scope(.within(seconds: DurationText.seconds(window) ?? 0), range)
+            }
+            if unit == "month" || unit == "year" {
+                sink.error(.unknownScope, Message.scopeUnit(unit, nil), range)
+                return nil
+            }
             let suggestions = Suggestions.closest(to: word, in: ["install", "version", "session"])
-            sink.error(.unknownScope, Message.unknown("scope", word, suggestions), token.range)
+            sink.error(
+                .unknownScope, Message.unknown("scope", word, suggestions), token.range,
+                fixIts: suggestions.prefix(1).map { FixIt(range: token.range, replacement: $0) })
             return nil
         }
     }
@@ -114,16 +217,56 @@ extension Parser {
         if check(.integer) {
             let token = advance()
             let seconds = Lexer.integerValue(file, token.range)
-            if seconds != 0 {
-                let fix = DurationText.format(seconds)
-                sink.error(
-                    .bareDuration, Message.bareDuration(text(token), fix), token.range,
-                    fixIts: [FixIt(range: token.range, replacement: fix)])
+            // `14 days`, `2 weeks`: a unit word after the number.
+            if check(.identifier), let unit = DurationText.unitWord(text(current)) {
+                let word = advance()
+                let range = token.range.lowerBound..<word.range.upperBound
+                if let letter = unit.letter {
+                    let fix = text(token).replacingAll("_", with: "") + letter
+                    sink.error(
+                        .bareDuration, Message.unitWordApart(file.text(range), fix), range,
+                        fixIts: [FixIt(range: range, replacement: fix)])
+                } else {
+                    sink.error(.bareDuration, Message.noCalendarUnit(file.text(range), unit), range)
+                }
+                return DurationLiteral(seconds: seconds, range: range)
             }
+            if seconds != 0 { reportBareDuration(token.range, seconds) }
             return DurationLiteral(seconds: seconds, range: token.range)
+        }
+        if check(.identifier), peek().kind == .duration, previous.kind == .identifier,
+            ["since_last", "since_first"].contains(text(previous))
+        {
+            // `since_last shared 4d`: another event's age is a condition.
+            let clause = previous
+            let event = advance()
+            if check(.duration) {
+                let duration = advance()
+                let range = clause.range.lowerBound..<duration.range.upperBound
+                let fix = "when \(text(clause))(\(text(event))) >= \(text(duration))"
+                sink.error(
+                    .expectedToken, Message.sinceLastTakesDuration(text(clause), text(event), text(duration)),
+                    event.range, fixIts: [FixIt(range: range, replacement: fix)])
+                return nil
+            }
+            index -= 1
         }
         guard let token = expect(.duration, "a duration (such as '2d' or '1d12h')") else { return nil }
         return DurationLiteral(seconds: Lexer.durationValue(file, token.range), range: token.range)
+    }
+
+    /// A bare number where a duration goes: a certain fix when it is a whole number of minutes
+    /// (`604800` is `7d`), else the choices and no fix (`14` might be any unit).
+    mutating func reportBareDuration(_ range: SourceRange, _ seconds: Int64) {
+        let written = file.text(range)
+        if seconds % 60 == 0 {
+            let fix = DurationText.format(seconds)
+            sink.error(
+                .bareDuration, Message.bareDuration(written, fix), range,
+                fixIts: [FixIt(range: range, replacement: fix)])
+        } else {
+            sink.error(.bareDuration, Message.bareDurationChoices(written.replacingAll("_", with: "")), range)
+        }
     }
 
     // MARK: - Expressions (precedence ladder: or < and < not < comparison < primary)
@@ -167,6 +310,12 @@ extension Parser {
         let left = parsePrimary()
         guard let op = comparisonOperator() else { return left }
         let opToken = advance()
+        if opToken.kind == .equal {
+            // `when is_premium = false`: one error with the fix, then read as `==`.
+            sink.error(
+                .wrongOperator, Message.assignmentInCondition, opToken.range,
+                fixIts: [FixIt(range: opToken.range, replacement: "==")])
+        }
         guard countOperator() else { return Expr(.invalid, left.range.lowerBound..<previous.range.upperBound) }
         let right = parsePrimary()
         let range = left.range.lowerBound..<right.range.upperBound
@@ -190,7 +339,7 @@ extension Parser {
     /// `>` is a comparison only when an operand follows it (else it closes the body).
     func comparisonOperator() -> BinaryOperator? {
         switch current.kind {
-        case .equalEqual: return .equal
+        case .equalEqual, .equal: return .equal
         case .bangEqual: return .notEqual
         case .lessEqual: return .lessEqual
         case .greaterEqual: return .greaterEqual
@@ -273,6 +422,15 @@ extension Parser {
     mutating func parseCall(_ function: Name) -> Expr {
         advance()  // '('
         let start = function.range.lowerBound
+        if BuiltinFunction(rawValue: function.text) == nil {
+            // `days_since_install()`, `nope(3)`: an unknown function, whatever its arguments.
+            let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
+            sink.error(
+                .unknownFunction, Message.unknown("function", function.text, suggestions), function.range,
+                fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
+            skipPastCall()
+            return Expr(.invalid, start..<previous.range.upperBound)
+        }
         guard let argument = parseEventName() else {
             skipPastCall()
             return Expr(.invalid, start..<previous.range.upperBound)

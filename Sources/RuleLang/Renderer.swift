@@ -23,8 +23,7 @@ public struct DiagnosticRenderer {
         var out = header(diagnostic.span, diagnostic.severity.rawValue, diagnostic.message)
         out += excerpt(diagnostic.span)
         for fixIt in diagnostic.fixIts {
-            let replaced = diagnostic.file.text(fixIt.range)
-            out += paint("   = fix: replace '\(replaced)' with '\(fixIt.replacement)'", "36") + "\n"
+            out += paint("   = fix: \(fixIt.summary(in: diagnostic.file))", "36") + "\n"
         }
         for note in diagnostic.notes {
             if let span = note.span {

@@ -76,7 +76,7 @@ final class CheckerTests: XCTestCase {
                 ]
             ),
             ("scenario A < when (1 < 2 < 3) >", ["1:26: error: comparisons cannot be chained; add parentheses"]),
-            ("scenario A < min_events 1 per week >", ["1:31: error: unknown scope 'week'"]),
+            ("scenario A < min_events 1 per fortnight >", ["1:31: error: unknown scope 'fortnight'"]),
         ]
         for (source, expected) in cases {
             XCTAssertEqual(lines(source), expected, source)

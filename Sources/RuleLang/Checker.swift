@@ -192,6 +192,8 @@ struct Checker {
         // The strictest min_events and max_events of each scope.
         var minimums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
         var maximums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
+        var times: [String: (Clause, Int64)] = [:]
+        var sinceFirst: Clause?
         for clause in clauses {
             let text = Printer.clause(clause.kind)
             let keyword = clause.kind.keyword
@@ -244,18 +246,56 @@ struct Checker {
                 if let type = typeOf(expr, file), type != .bool {
                     error(.typeMismatch, Message.conditionNotBool(type), file, expr.range)
                 }
-            case .sinceFirst, .sinceLast, .between:
-                break
+            case .sinceFirst(let d), .sinceLast(let d), .between(let d):
+                // Each is "at least D": of two, only the larger matters.
+                if let (other, otherValue) = times[keyword] {
+                    let larger = max(d.seconds, otherValue)
+                    warning(
+                        .duplicateClause, Message.twoTimeClauses(keyword, DurationText.format(larger)), file,
+                        clause.range, notes: [DiagnosticNote("the other is here", at: SourceSpan(file, other.range))])
+                }
+                times[keyword] = (clause, d.seconds)
+                if case .sinceFirst = clause.kind { sinceFirst = sinceFirst ?? clause }
             }
         }
-        for (scope, low) in minimums {
-            guard let high = maximums[scope], low.value > high.value else { continue }
+        // A minimum above a maximum over the same events, or over more of them (a narrower
+        // scope's events are among a wider one's): `min_events 3 within 1d; max_events 2 within 2d`.
+        for (scope, low) in minimums.sorted(by: { $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound })
+        {
+            let candidates = maximums.filter { Checker.scope(scope, isWithin: $0.key) && low.value > $0.value.value }
+            guard
+                let (wide, high) = candidates.min(by: {
+                    $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound
+                })
+            else { continue }
+            let message =
+                wide == scope
+                ? Message.impossible(
+                    Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope))
+                : Message.impossibleAcross(
+                    Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope),
+                    Printer.scope(wide))
             error(
-                .impossibleScenario,
-                Message.impossible(
-                    Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope)),
-                file, low.clause.range,
+                .impossibleScenario, message, file, low.clause.range,
                 notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.clause.range))])
+        }
+        // `since_first D` needs an event; `max_events 0` (per install) allows none.
+        if let sinceFirst, let none = maximums[.install], none.value == 0 {
+            error(
+                .impossibleScenario, Message.sinceFirstWithoutEvents(Printer.clause(sinceFirst.kind)), file,
+                sinceFirst.range,
+                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, none.clause.range))])
+        }
+    }
+
+    /// True when every event counted in `narrow` is also counted in `wide`.
+    static func scope(_ narrow: ScopeKind, isWithin wide: ScopeKind) -> Bool {
+        switch (narrow, wide) {
+        case _ where narrow == wide: return true
+        case (_, .install): return true
+        case (.session, .version): return true
+        case (.within(let a), .within(let b)): return a <= b
+        default: return false
         }
     }
 

@@ -111,6 +111,15 @@ enum Message {
     static func impossible(_ a: String, _ b: String, _ scope: String) -> String {
         "'\(a)' and '\(b)' can never both hold \(scope); the scenario never runs"
     }
+    static func impossibleAcross(_ a: String, _ b: String, _ narrow: String, _ wide: String) -> String {
+        "'\(a)' and '\(b)' can never both hold: the events \(narrow) are among those \(wide); the scenario never runs"
+    }
+    static func sinceFirstWithoutEvents(_ clause: String) -> String {
+        "'\(clause)' needs an event, and 'max_events 0' allows none; the scenario never runs"
+    }
+    static func twoTimeClauses(_ keyword: String, _ larger: String) -> String {
+        "two '\(keyword)' clauses: only the larger, '\(larger)', matters"
+    }
     static func integerOverflow(_ text: String) -> String { "number '\(text)' does not fit in 64 bits" }
     static func invalidCharacter(_ text: String) -> String { "unexpected character '\(text)'" }
     static func invalidDuration(_ text: String) -> String {

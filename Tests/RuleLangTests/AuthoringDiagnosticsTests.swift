@@ -218,6 +218,47 @@ final class AuthoringDiagnosticsTests: XCTestCase {
                         + "[fix: replace 'since_last shared 4d' with 'when since_last(shared) >= 4d']"
                 ]
             ),
+            // Impossible across scopes, both clauses located (the note is the second line).
+            (
+                "scenario A < min_events 3 within 1d; max_events 2 within 2d >",
+                [
+                    "1:14: error: 'min_events 3 within 1d' and 'max_events 2 within 2d' can never both hold: "
+                        + "the events within 1d are among those within 2d; the scenario never runs"
+                ]
+            ),
+            (
+                "scenario A < min_events 3 per session; max_events 2 per version >",
+                [
+                    "1:14: error: 'min_events 3 per session' and 'max_events 2 per version' can never both hold: "
+                        + "the events per session are among those per version; the scenario never runs"
+                ]
+            ),
+            (
+                "scenario A < max_events 4 per install; min_events 5 per session >",
+                [
+                    "1:40: error: 'min_events 5 per session' and 'max_events 4' can never both hold: "
+                        + "the events per session are among those per install; the scenario never runs"
+                ]
+            ),
+            (
+                "scenario A < since_first 7d; max_events 0 >",
+                [
+                    "1:14: error: 'since_first 7d' needs an event, and 'max_events 0' allows none; the scenario never runs"
+                ]
+            ),
+            ("scenario A < max_exec 0 within 1d >", ["1:14: warning: 'max_exec 0' means the scenario never runs"]),
+            (
+                "scenario A < since_first 7d; since_first 14d >",
+                ["1:30: warning: two 'since_first' clauses: only the larger, '14d', matters"]
+            ),
+            (
+                "scenario A < between 2d; between 1d >",
+                ["1:26: warning: two 'between' clauses: only the larger, '2d', matters"]
+            ),
+            // Possible: a wider minimum than a narrower maximum, scopes that do not nest.
+            ("scenario A < min_events 3 within 2d; max_events 2 within 1d >", []),
+            ("scenario A < min_events 2 per session; max_events 0 within 1d >", []),
+            ("scenario A < since_first 7d; max_events 0 per session >", []),
             // Not mistakes: a stream named like a clause keyword inside a list, `event` as a stream.
             ("scenario A < on launch, min_events >", []),
             ("scenario A < when count(event) == 0 >", []),
@@ -225,5 +266,10 @@ final class AuthoringDiagnosticsTests: XCTestCase {
         for (source, expected) in cases {
             XCTAssertEqual(lines(source), expected, source)
         }
+        // The impossible combinations name the other clause in a located note.
+        let notes = RuleCompiler.check(text: "scenario A < min_events 3 within 1d; max_events 2 within 2d >")
+            .diagnostics.first?.notes
+        XCTAssertEqual(notes?.first?.message, "the maximum is here")
+        XCTAssertEqual(notes?.first?.span?.start.column, 38)
     }
 }

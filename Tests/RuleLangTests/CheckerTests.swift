@@ -50,7 +50,7 @@ final class CheckerTests: XCTestCase {
                     "1:14: error: 'min_events 5' and 'max_events 3' can never both hold per install; the scenario never runs"
                 ]
             ),
-            ("scenario A < min_events 5 per session; max_events 3 >", []),
+            ("scenario A < min_events 5 per session; max_events 3 within 1d >", []),  // scopes that do not nest
             ("scenario A < max_exec 0 >", ["1:14: warning: 'max_exec 0' means the scenario never runs"]),
             ("scenario A < between 1d; between 24h >", ["1:26: warning: duplicate clause 'between 1d'"]),
             ("scenario A < priority 1; priority 2 >", ["1:26: error: more than one 'priority' clause"]),

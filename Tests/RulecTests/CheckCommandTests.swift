@@ -9,6 +9,38 @@ final class CheckCommandTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains(": 0 errors, 0 warnings"), result.stderr)
     }
 
+    func testOtherToolsRulesFilesAreSkippedWithANoteUnlessListedInRulecignore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("firebase-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        try "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{db}/documents {}\n}\n".write(
+            to: directory.appendingPathComponent("firestore.rules"), atomically: true, encoding: .utf8)
+        try "// Storage\nservice firebase.storage {\n}\n".write(
+            to: directory.appendingPathComponent("storage.rules"), atomically: true, encoding: .utf8)
+        try "scenario A < max_exec 1 >\n".write(
+            to: directory.appendingPathComponent("app.rules"), atomically: true, encoding: .utf8)
+        var result = try RulecBinary.run(["check", directory.path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        let notes = result.stderr.split(separator: "\n").filter { $0.contains("note: skipped") }
+        XCTAssertEqual(notes.count, 2, result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains(
+                "firestore.rules: note: skipped: a Firebase Security Rules file, not rules of this language; "
+                    + "to skip it silently, list 'firestore.rules' in a '.rulecignore' file beside it"),
+            result.stderr)
+        XCTAssertTrue(result.stderr.contains("checked 1 file: 0 errors"), result.stderr)
+        // Named on the command line, a file is checked whatever it holds.
+        result = try RulecBinary.run(["check", directory.appendingPathComponent("firestore.rules").path])
+        XCTAssertEqual(result.status, 1)
+        // Listed in .rulecignore: skipped silently; the directory's other files are still checked.
+        try "# Firebase\nfirestore.rules\nstorage.rules\n".write(
+            to: directory.appendingPathComponent(".rulecignore"), atomically: true, encoding: .utf8)
+        result = try RulecBinary.run(["check", directory.path])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertFalse(result.stderr.contains("note: skipped"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("checked 1 file"), result.stderr)
+    }
+
     func testJSONOutputIsOneObjectPerDiagnostic() throws {
         let result = try RulecBinary.run(["check", "--json", "examples/invalid/bare_duration.rules"])
         XCTAssertEqual(result.status, 1)

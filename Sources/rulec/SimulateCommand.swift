@@ -5,7 +5,7 @@ import RuleTimeline
 
 /// `rulec simulate RULES... TIMELINE [--json]`
 enum SimulateCommand {
-    static let usage = "Usage: rulec simulate [--json] RULES... TIMELINE"
+    static let usage = "Usage: rulec simulate [--json] [--save FILE] RULES... TIMELINE"
     static let help = """
         rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.
 
@@ -27,6 +27,8 @@ enum SimulateCommand {
 
         Options:
           --json       print one JSON object per output line
+          --save FILE  write the final state to FILE, a FileStore file (replaced whole), for
+                       'rulec state' and 'rulec explain --state'
           -h, --help   show this help
 
         Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.
@@ -37,16 +39,22 @@ enum SimulateCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         var json = false
+        var save: String?
         var paths: [String] = []
-        for argument in arguments {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
             switch argument {
             case "--json": json = true
+            case "--save":
+                guard let value = iterator.next() else { return CLI.misuse("'--save' needs a FILE", usage: usage) }
+                save = value
             case "-h", "--help":
                 print(help)
                 return ExitCode.ok
             default:
                 if argument.hasPrefix("-") && argument != "-" {
-                    let message = Suggestions.unknown("option", argument, among: ["--json", "--help"], limit: 1)
+                    let message = Suggestions.unknown(
+                        "option", argument, among: ["--json", "--save", "--help"], limit: 1)
                     return CLI.misuse(message, usage: usage)
                 }
                 paths.append(argument)
@@ -64,9 +72,10 @@ enum SimulateCommand {
         let sources = Array(read.sources.dropLast())
         let renderer = DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal && !json)
         let clock = ManualClock(start)
+        let memory = InMemoryStore()
         let engine: RuleEngine
         do {
-            engine = try RuleEngine(sources: sources, store: InMemoryStore(), clock: clock)
+            engine = try RuleEngine(sources: sources, store: memory, clock: clock)
         } catch RuleEngineError.invalidRules(let diagnostics) {
             print(renderer.render(diagnostics), terminator: "")
             return ExitCode.failure
@@ -87,6 +96,28 @@ enum SimulateCommand {
             FileHandle.standardError.write(Data(warnings.utf8))
         }
         for line in TimelineRunner.run(steps, on: engine, clock: clock, json: json) { print(line) }
+        if let save { return saveState(memory, to: save) }
         return ExitCode.ok
+    }
+
+    /// Writes `memory`'s entries as a fresh FileStore file at `path` (built beside it, then
+    /// renamed over it, so a failure leaves any old file whole).
+    static func saveState(_ memory: InMemoryStore, to path: String) -> Int32 {
+        let temporary = path + ".saving-\(ProcessInfo.processInfo.processIdentifier)"
+        do {
+            try? FileManager.default.removeItem(atPath: temporary)
+            let entries = try memory.load()
+            do {
+                let store = FileStore(url: URL(fileURLWithPath: temporary))
+                _ = try store.load()
+                try store.apply(entries.keys.sorted().map { StoreChange(key: $0, value: entries[$0]) })
+            }
+            if rename(temporary, path) != 0 { throw CocoaError(.fileWriteUnknown) }
+            return ExitCode.ok
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            CLI.printError("error: cannot write state file '\(path)': \(error)")
+            return ExitCode.failure
+        }
     }
 }

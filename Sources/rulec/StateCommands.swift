@@ -1,0 +1,231 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+/// Reading state files written by an app (pulled from a device) or by `rulec simulate --save`.
+enum StateFile {
+    /// The entries of the `FileStore` at `path`, read without changing the file; nil after
+    /// printing the store's own error (a missing file, a damaged one).
+    static func entries(_ path: String) -> [String: [UInt8]]? {
+        guard FileManager.default.fileExists(atPath: path) else {
+            CLI.printError("error: no such file: '\(path)'")
+            return nil
+        }
+        do {
+            // Loading repairs nothing: repairs wait for the first write, which never comes here.
+            return try FileStore(url: URL(fileURLWithPath: path)).load()
+        } catch {
+            CLI.printError("\(path): error: \(error)")
+            return nil
+        }
+    }
+
+    static func time(_ seconds: Double?) -> String {
+        guard let seconds else { return "never" }
+        return ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+    }
+}
+
+/// `rulec state FILE [--json]`
+enum StateCommand {
+    static let usage = "Usage: rulec state [--json] FILE"
+    static let help = """
+        rulec state: print what a state file holds.
+
+        \(usage)
+
+        FILE is a FileStore file, written by an app or by 'rulec simulate --save'. Prints
+        the session and version, then every stream, scenario view, group budget, param
+        value and to-do, sorted by name. The file is read, never changed.
+
+        Options:
+          --json       one JSON document instead (times in seconds since 1970)
+          -h, --help   show this help
+
+        Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var json = false
+        var paths: [String] = []
+        for argument in arguments {
+            switch argument {
+            case "--json": json = true
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                if argument.hasPrefix("-") && argument != "-" {
+                    return CLI.misuse(
+                        Suggestions.unknown("option", argument, among: ["--json", "--help"], limit: 1), usage: usage)
+                }
+                paths.append(argument)
+            }
+        }
+        guard paths.count == 1 else { return CLI.misuse("expected one state FILE", usage: usage) }
+        guard let entries = StateFile.entries(paths[0]) else { return ExitCode.failure }
+        let snapshot: StateSnapshot
+        do {
+            snapshot = try StateSnapshot(entries: entries)
+        } catch {
+            CLI.printError("\(paths[0]): error: \(error)")
+            return ExitCode.failure
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(snapshot) else { return ExitCode.failure }
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print(describe(snapshot), terminator: "")
+        }
+        return ExitCode.ok
+    }
+
+    static func describe(_ state: StateSnapshot) -> String {
+        var out = ""
+        let session = state.session
+        out += "session \(session.session) (started \(StateFile.time(session.sessionStart)))"
+        out +=
+            ", version \(session.version.map { "'\($0)'" } ?? "none") (since \(StateFile.time(session.versionStart)))"
+        out += ", first version \(session.firstVersion.map { "'\($0)'" } ?? "none")\n"
+        func counts(_ c: StateSnapshot.Counts, _ noun: String) -> String {
+            var text = "\(c.total) \(noun)\(c.total == 1 ? "" : "s")"
+            if c.total > 0 { text += " (first \(StateFile.time(c.first)), last \(StateFile.time(c.last)))" }
+            if c.session == session.session && c.sessionCount > 0 { text += ", \(c.sessionCount) this session" }
+            if c.version == session.versionNumber && c.versionCount > 0 { text += ", \(c.versionCount) this version" }
+            return text
+        }
+        out += "streams (\(state.streams.count)):\n"
+        for name in state.streams.keys.sorted() {
+            out += "  \(Printer.name(name)): \(counts(state.streams[name]!, "event"))\n"
+        }
+        out += "scenarios (\(state.scenarios.count)):\n"
+        for name in state.scenarios.keys.sorted() {
+            let view = state.scenarios[name]!
+            out += "  \(name): \(counts(view.events, "event")); \(counts(view.executions, "execution"))\n"
+        }
+        out += "groups (\(state.groups.count)):\n"
+        for name in state.groups.keys.sorted() {
+            out += "  \(name): \(counts(state.groups[name]!, "execution"))\n"
+        }
+        out += "params (\(state.params.count)):\n"
+        for name in state.params.keys.sorted() { out += "  \(name) = \(state.params[name]!)\n" }
+        out += "to-dos (\(state.todos.count)):\n"
+        for name in state.todos.keys.sorted() {
+            let todo = state.todos[name]!
+            var text = "  \(Printer.name(name)): added \(StateFile.time(todo.created))"
+            if let expires = todo.expires { text += ", expires \(StateFile.time(expires))" }
+            if let info = todo.info {
+                text +=
+                    info.isEmpty
+                    ? ", empty info"
+                    : ", info " + info.keys.sorted().map { "\($0)=\(info[$0]!)" }.joined(separator: " ")
+            }
+            out += text + "\n"
+        }
+        if !state.imports.isEmpty { out += "imported from: \(state.imports.joined(separator: ", "))\n" }
+        return out
+    }
+}
+
+/// `rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]`
+enum ExplainCommand {
+    static let usage = "Usage: rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]"
+    static let help = """
+        rulec explain: why each scenario would or would not run, on a device's state.
+
+        \(usage)
+
+        Loads the rules (files or directories, checked together) over the state in FILE
+        (a FileStore file from an app or from 'rulec simulate --save'; read, never
+        changed) and prints, for every scenario or each SCENARIO named (an argument that
+        is not an existing path), each clause with its numbers and the earliest time the
+        time-based clauses pass, as engine.explain does.
+
+        Options:
+          --state FILE      the state file (required)
+          --at TIME         evaluate at TIME: ISO 8601 ('2026-03-01T12:00:00Z') or seconds
+                            since 1970; default now
+          -h, --help        show this help
+
+        Exit status: 0 explained, 1 errors in the rules, an unknown scenario or a damaged
+        state file, 64 wrong usage.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var paths: [String] = []
+        var statePath: String?
+        var at: Date?
+        var names: [String] = []
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--state":
+                guard let value = iterator.next() else { return CLI.misuse("'--state' needs a FILE", usage: usage) }
+                statePath = value
+            case "--at":
+                guard let value = iterator.next() else { return CLI.misuse("'--at' needs a TIME", usage: usage) }
+                guard let date = parseTime(value) else {
+                    return CLI.misuse(
+                        "'\(value)' is not a time; use ISO 8601 ('2026-03-01T12:00:00Z') or seconds since 1970",
+                        usage: usage)
+                }
+                at = date
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                if argument.hasPrefix("-") && argument != "-" {
+                    let options = ["--state", "--at", "--help"]
+                    return CLI.misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
+                }
+                // An existing path is rules; anything else names a scenario.
+                if FileManager.default.fileExists(atPath: argument) {
+                    paths.append(argument)
+                } else {
+                    names.append(argument)
+                }
+            }
+        }
+        guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }
+        if paths.isEmpty { return CLI.misuse("missing RULES", usage: usage) }
+        guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
+        let (sources, unreadable) = CLI.readSources(files)
+        guard unreadable.isEmpty, let entries = StateFile.entries(statePath) else { return ExitCode.failure }
+        let engine: RuleEngine
+        do {
+            engine = try RuleEngine(
+                sources: sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()),
+                options: RuleEngine.Options(logSubsystem: nil))
+        } catch RuleEngineError.invalidRules(let diagnostics) {
+            print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(diagnostics), terminator: "")
+            return ExitCode.failure
+        } catch {
+            CLI.printError("\(statePath): error: \(error)")
+            return ExitCode.failure
+        }
+        let all = engine.scenarioNames
+        for name in names where !all.contains(name) {
+            CLI.printError("error: \(Suggestions.unknown("scenario", name, among: all))")
+            return ExitCode.failure
+        }
+        for name in names.isEmpty ? all : names { print(engine.explain(name)) }
+        return ExitCode.ok
+    }
+
+    /// ISO 8601 with or without fractional seconds, or seconds since 1970.
+    static func parseTime(_ text: String) -> Date? {
+        if let seconds = Double(text), seconds.isFinite { return Date(timeIntervalSince1970: seconds) }
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+}
+
+/// A clock that always reads one time.
+struct FixedClock: RuleClock {
+    let date: Date
+    func now() -> Date { date }
+}

@@ -98,7 +98,7 @@ extension Event {
 extension Param where Value == Bool {
     /// Declared in app.rules:9:
     ///
-    ///     param is_subscribed: bool
+    ///     param is_subscribed: bool = false
     static let isSubscribed: Param<Bool> = "is_subscribed"
 }
 

@@ -9,45 +9,65 @@ public struct StateSnapshot: Codable, Sendable {
         public var total: Int64
         /// The time recorded first, and the latest time.
         public var first: Double?
+        /// The latest time recorded.
         public var last: Double?
         /// The most recent times kept (bounded), ascending.
         public var recent: [Double]
-        /// Counts in the session and version they were last recorded in, with those ids.
+        /// The session the last event was recorded in.
         public var session: Int64
+        /// Events recorded in that session.
         public var sessionCount: Int64
+        /// The version (its number) the last event was recorded in.
         public var version: Int64
+        /// Events recorded in that version.
         public var versionCount: Int64
     }
 
     /// A scenario's own view: the events it counts and its executions.
     public struct View: Codable, Sendable, Equatable {
+        /// The events it counts (since its last reset).
         public var events: Counts
+        /// Its executions.
         public var executions: Counts
     }
 
     /// A pending or expired to-do (expiry is seconds since 1970).
     public struct ToDo: Codable, Sendable, Equatable {
+        /// When it was added.
         public var created: Double
+        /// When it stops being needed; nil for never.
         public var expires: Double?
+        /// Its payload; nil when added without one.
         public var info: [String: String]?
     }
 
     /// The session and version the state was last in.
     public struct Session: Codable, Sendable, Equatable {
+        /// The session's number (1 for the first `startSession`).
         public var session: Int64
+        /// When the session started.
         public var sessionStart: Double?
+        /// The app version of the session.
         public var version: String?
+        /// The version's number (a new one at each version change).
         public var versionNumber: Int64
+        /// When that version's first session started.
         public var versionStart: Double?
+        /// The version of the first session this state saw.
         public var firstVersion: String?
     }
 
+    /// Every stream, by name.
     public var streams: [String: Counts]
+    /// Every scenario's view, by name.
     public var scenarios: [String: View]
+    /// Every group's shared budget, by name.
     public var groups: [String: Counts]
     /// Stored param values as `.rules` literals (`true`, `12`, `"pro"`, `90m`).
     public var params: [String: String]
+    /// Every stored to-do, by name.
     public var todos: [String: ToDo]
+    /// The session and version.
     public var session: Session
     /// Importers that ran on the store (their names).
     public var imports: [String]

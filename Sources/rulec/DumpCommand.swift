@@ -1,0 +1,190 @@
+import Foundation
+import RuleLang
+
+/// `rulec dump --json FILE|DIR ...`: the checked program as one JSON document for other tools.
+enum DumpCommand {
+    /// The document's shape; bumped on any change that is not an addition.
+    static let formatVersion = 1
+    static let usage = "Usage: rulec dump --json FILE|DIR ..."
+    static let help = """
+        rulec dump: the checked program as one JSON document, for other tools.
+
+        \(usage)
+
+        Checks the files as one program (as 'rulec check' does; errors stop it, with the
+        usual diagnostics on standard error) and prints, with keys sorted:
+          version      \(formatVersion): the shape below; additions keep it, changes bump it
+          files        the files, in order
+          events       declared events: name, range
+          params       name, type, default (an expression or null), range
+          groups       name, clauses, members (scenario names), range
+          scenarios    name, group (or null), clauses, range
+        A clause has 'keyword' and 'range', and by keyword: 'value' and 'scope' (count
+        clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
+        (priority). A scope is {"kind": "install"|"version"|"session"} or {"kind":
+        "within", "seconds": N}. An expression has 'kind' (integer, duration, string,
+        bool, param, builtin, not, and, or, compare, call, parenthesized), 'type' (bool,
+        int, string, duration), 'range', and its parts ('value', 'name', 'operator',
+        'operand', 'left', 'right', 'function', 'argument', 'scope', 'inner'). A range is
+        {"file": PATH, "start": "LINE:COL", "end": "LINE:COL"}, 1-based, columns in characters.
+
+        Exit status: 0 printed, 1 errors in the rules, 64 wrong usage.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var json = false
+        var paths: [String] = []
+        for argument in arguments {
+            switch argument {
+            case "--json": json = true
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                if argument.hasPrefix("-") && argument != "-" {
+                    return CLI.misuse(
+                        Suggestions.unknown("option", argument, among: ["--json", "--help"], limit: 1), usage: usage)
+                }
+                paths.append(argument)
+            }
+        }
+        guard json else { return CLI.misuse("'--json' is the only format", usage: usage) }
+        if paths.isEmpty { return CLI.misuse("missing FILE or DIR to dump", usage: usage) }
+        guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
+        let (sources, unreadable) = CLI.readSources(files)
+        let result = RuleCompiler.check(sources)
+        if result.hasErrors || !unreadable.isEmpty {
+            let rendered = DiagnosticRenderer(colored: CLI.stderrIsColorTerminal).render(result.diagnostics)
+            FileHandle.standardError.write(Data(rendered.utf8))
+            return ExitCode.failure
+        }
+        let document = Dump(program: result.program).document()
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: document, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+        else { return ExitCode.failure }
+        print(String(decoding: data, as: UTF8.self))
+        return ExitCode.ok
+    }
+}
+
+/// Builds the JSON objects of a checked program.
+struct Dump {
+    let program: RuleProgram
+    let paramTypes: [String: ValueType]
+
+    init(program: RuleProgram) {
+        self.program = program
+        var types: [String: ValueType] = [:]
+        for param in program.params { if let type = param.type { types[param.name.text] = type } }
+        paramTypes = types
+    }
+
+    func document() -> [String: Any] {
+        var events: [[String: Any]] = []
+        var params: [[String: Any]] = []
+        var groups: [[String: Any]] = []
+        var scenarios: [[String: Any]] = []
+        for file in program.files {
+            let source = file.source
+            func scenario(_ decl: ScenarioDecl, group: String?) -> [String: Any] {
+                [
+                    "name": decl.name.text, "group": group ?? NSNull(),
+                    "clauses": decl.clauses.map { clause($0, source) },
+                    "range": range(decl.range, source),
+                ]
+            }
+            for declaration in file.declarations {
+                switch declaration {
+                case .event(let decl):
+                    events += decl.names.map { ["name": $0.text, "range": range($0.range, source)] }
+                case .param(let decl):
+                    params.append([
+                        "name": decl.name.text, "type": decl.type?.rawValue ?? NSNull(),
+                        "default": decl.defaultValue.map { expression($0, source) } ?? NSNull(),
+                        "range": range(decl.range, source),
+                    ])
+                case .group(let decl):
+                    groups.append([
+                        "name": decl.name.text, "clauses": decl.clauses.map { clause($0, source) },
+                        "members": decl.members.map(\.name.text), "range": range(decl.range, source),
+                    ])
+                    scenarios += decl.members.map { scenario($0, group: decl.name.text) }
+                case .scenario(let decl):
+                    scenarios.append(scenario(decl, group: nil))
+                }
+            }
+        }
+        return [
+            "version": DumpCommand.formatVersion, "files": program.files.map(\.source.path), "events": events,
+            "params": params, "groups": groups, "scenarios": scenarios,
+        ]
+    }
+
+    func range(_ range: SourceRange, _ file: SourceFile) -> [String: Any] {
+        [
+            "file": file.path, "start": file.location(of: range.lowerBound).description,
+            "end": file.location(of: range.upperBound).description,
+        ]
+    }
+
+    func scope(_ kind: ScopeKind) -> [String: Any] {
+        switch kind {
+        case .install: return ["kind": "install"]
+        case .version: return ["kind": "version"]
+        case .session: return ["kind": "session"]
+        case .within(let seconds): return ["kind": "within", "seconds": seconds]
+        }
+    }
+
+    func clause(_ clause: Clause, _ file: SourceFile) -> [String: Any] {
+        var object: [String: Any] = ["keyword": clause.kind.keyword, "range": range(clause.range, file)]
+        switch clause.kind {
+        case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
+            object["value"] = n.value
+            object["scope"] = scope(s.kind)
+        case .sinceFirst(let d), .sinceLast(let d), .between(let d): object["seconds"] = d.seconds
+        case .on(let names): object["events"] = names.map(\.text)
+        case .when(let expr): object["condition"] = expression(expr, file)
+        case .priority(let n): object["value"] = n.value
+        }
+        return object
+    }
+
+    /// An expression with its type (the program checked clean, so every node has one).
+    func expression(_ expr: Expr, _ file: SourceFile) -> [String: Any] {
+        var object: [String: Any] = ["range": range(expr.range, file)]
+        switch expr.kind {
+        case .integer(let value): object.merge(["kind": "integer", "value": value, "type": "int"]) { $1 }
+        case .duration(let seconds): object.merge(["kind": "duration", "value": seconds, "type": "duration"]) { $1 }
+        case .string(let text): object.merge(["kind": "string", "value": text, "type": "string"]) { $1 }
+        case .bool(let flag): object.merge(["kind": "bool", "value": flag, "type": "bool"]) { $1 }
+        case .name(let name):
+            if let type = paramTypes[name] {
+                object.merge(["kind": "param", "name": name, "type": type.rawValue]) { $1 }
+            } else {
+                let type = BuiltinValue(rawValue: name)?.type.rawValue ?? "bool"
+                object.merge(["kind": "builtin", "name": name, "type": type]) { $1 }
+            }
+        case .unary(_, let operand):
+            object.merge(["kind": "not", "operand": expression(operand, file), "type": "bool"]) { $1 }
+        case .binary(let op, let left, let right):
+            let kind = op == .and ? "and" : op == .or ? "or" : "compare"
+            object.merge([
+                "kind": kind, "operator": op.rawValue, "left": expression(left, file),
+                "right": expression(right, file), "type": "bool",
+            ]) { $1 }
+        case .call(let function, let argument, let callScope):
+            object.merge([
+                "kind": "call", "function": function.text, "argument": argument.text,
+                "scope": callScope.map { scope($0.kind) } ?? NSNull(),
+                "type": BuiltinFunction(rawValue: function.text)?.resultType.rawValue ?? "bool",
+            ]) { $1 }
+        case .parenthesized(let inner):
+            let dumped = expression(inner, file)
+            object.merge(["kind": "parenthesized", "inner": dumped, "type": dumped["type"] ?? "bool"]) { $1 }
+        case .invalid: object["kind"] = "invalid"
+        }
+        return object
+    }
+}

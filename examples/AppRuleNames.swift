@@ -6,10 +6,14 @@ import RuleRuntime
 extension Scenario {
     /// Declared in app.rules:51:
     ///
-    ///     scenario ComeBack < on launch; since_first 2w; when since_first(launch) >= 14d and (executions(Prompts within 7d) < 1) >
+    ///     scenario ComeBack <
+    ///         on launch;
+    ///         since_first 14d;
+    ///         when since_first(launch) >= 14d and (executions(Prompts within 7d) < 1)
+    ///     >
     static let comeBack: Scenario = "ComeBack"
 
-    /// Declared in app.rules:54:
+    /// Declared in app.rules:58:
     ///
     ///     scenario DebugMenu < >
     static let debugMenu: Scenario = "DebugMenu"
@@ -26,7 +30,7 @@ extension Scenario {
 
     /// Declared in app.rules:15:
     ///
-    ///     scenario Onboarding < on launch; max_events 1 per install; max_exec 1 >
+    ///     scenario Onboarding < on launch; max_events 1; max_exec 1 >
     static let onboarding: Scenario = "Onboarding"
 
     /// Declared in app.rules:26:
@@ -37,11 +41,11 @@ extension Scenario {
     ///         min_events 2 per session;
     ///         max_events 1_000;
     ///         since_first 1d12h;
-    ///         since_last 90m;
+    ///         since_last 1h30m;
     ///         max_exec 1 per version;
     ///         max_exec 3;
     ///         when executions(Upgrade) >= 1 or plan == "trial";
-    ///         priority 10;
+    ///         priority 10
     ///     >
     static let rateApp: Scenario = "RateApp"
 
@@ -64,7 +68,7 @@ extension Scenario {
 extension RuleGroup {
     /// Declared in app.rules:21:
     ///
-    ///     group Prompts < max_exec 1 within 1d; max_exec 3 within 1w; between 12h; when not is_subscribed >
+    ///     group Prompts < max_exec 1 within 1d; max_exec 3 within 7d; between 12h; when not is_subscribed >
     static let prompts: RuleGroup = "Prompts"
 }
 

@@ -18,17 +18,22 @@ public enum Printer {
 
     /// A clause as canonical source text: `min_events 5 per session`.
     public static func clause(_ kind: ClauseKind) -> String {
+        clause(kind, integer: { String($0.value) })
+    }
+
+    /// A clause as canonical text with integers spelled by `integer` (the formatter keeps `1_000`).
+    static func clause(_ kind: ClauseKind, integer: (IntLiteral) -> String, source: SourceFile? = nil) -> String {
         switch kind {
         case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
-            return "\(kind.keyword) \(n.value)\(scopeSuffix(s.kind))"
+            return "\(kind.keyword) \(integer(n))\(scopeSuffix(s.kind))"
         case .sinceFirst(let d), .sinceLast(let d), .between(let d):
             return "\(kind.keyword) \(DurationText.format(d.seconds))"
         case .on(let names):
             return "on " + names.map { name($0.text) }.joined(separator: ", ")
         case .when(let expr):
-            return "when " + expression(expr)
+            return "when " + expression(expr, source: source)
         case .priority(let n):
-            return "priority \(n.value)"
+            return "priority \(integer(n))"
         }
     }
 
@@ -47,9 +52,13 @@ public enum Printer {
     }
 
     /// An expression as canonical source text, parentheses kept.
-    public static func expression(_ expr: Expr) -> String {
+    public static func expression(_ expr: Expr) -> String { expression(expr, source: nil) }
+
+    /// With `source`, integers keep their spelling (`1_000`).
+    static func expression(_ expr: Expr, source: SourceFile?) -> String {
+        func expression(_ expr: Expr) -> String { Printer.expression(expr, source: source) }
         switch expr.kind {
-        case .integer(let value): return String(value)
+        case .integer(let value): return source.map { $0.text(expr.range) } ?? String(value)
         case .duration(let seconds): return DurationText.format(seconds)
         case .string(let text): return string(text)
         case .bool(let value): return value ? "true" : "false"

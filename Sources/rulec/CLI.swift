@@ -20,9 +20,10 @@ enum ExitCode {
 
 enum CLI {
     static let version = "0.1.0"
-    static let commands = ["check", "simulate", "gen", "dump", "state", "explain"]
+    static let commands = ["check", "simulate", "fmt", "gen", "dump", "state", "explain"]
     static let mainUsage =
-        "Usage: rulec <command> [options] ...   (commands: check, simulate, gen, dump, state, explain; see 'rulec --help')"
+        "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain; "
+        + "see 'rulec --help')"
     static let mainHelp = """
         rulec: the command-line tool for .rules files.
 
@@ -32,6 +33,7 @@ enum CLI {
           check FILE|DIR ...            check rules; print diagnostics; exit 1 on any error
           simulate RULES... TIMELINE    replay a timeline against the rules with a simulated clock
           gen swift FILE|DIR ...        write Swift constants for the rules' names (checks first)
+          fmt [--check|--write] FILE|DIR ...  print or rewrite files in the canonical layout
           dump --json FILE|DIR ...      the checked program as one JSON document
           state FILE                    print what a state file holds
           explain --state FILE RULES... explain each scenario on a state file

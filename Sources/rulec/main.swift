@@ -15,6 +15,7 @@ case "check": status = CheckCommand.run(Array(arguments.dropFirst()))
 case "simulate": status = SimulateCommand.run(Array(arguments.dropFirst()))
 case "gen": status = GenCommand.run(Array(arguments.dropFirst()))
 case "state": status = StateCommand.run(Array(arguments.dropFirst()))
+case "fmt": status = FmtCommand.run(Array(arguments.dropFirst()))
 case "dump": status = DumpCommand.run(Array(arguments.dropFirst()))
 case "explain": status = ExplainCommand.run(Array(arguments.dropFirst()))
 case "--help", "-h", "help":

@@ -302,7 +302,7 @@ public struct Parser {
             if !match(.semicolon) && index == before { advance() }
             if !check(.semicolon) && !check(.rightBrace) && index == before { advance() }
         }
-        match(.rightBrace)
+        _ = match(.rightBrace)
         return clauses
     }
 

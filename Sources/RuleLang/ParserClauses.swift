@@ -53,9 +53,10 @@ extension Parser {
         switch current.kind {
         case .kwNot, .leftParen: return true
         case .identifier:
-            if ClauseKind.keywords.contains(text(current)) { return false }
+            // The next token's kind first: the keyword's text is read only when it could matter.
             switch peek().kind {
-            case .equalEqual, .bangEqual, .lessEqual, .greaterEqual, .equal, .kwAnd, .kwOr, .leftParen: return true
+            case .equalEqual, .bangEqual, .lessEqual, .greaterEqual, .equal, .kwAnd, .kwOr, .leftParen:
+                return !ClauseKind.keywords.contains(text(current))
             default: return false
             }
         default: return false
@@ -137,8 +138,9 @@ extension Parser {
         repeat {
             guard let name = parseEventName() else { return nil }
             names.append(name)
-            if check(.comma), peek().kind == .identifier, ClauseKind.keywords.contains(text(peek())),
-                [.integer, .duration, .identifier, .string].contains(peek(2).kind)
+            if check(.comma), peek().kind == .identifier,
+                [.integer, .duration, .identifier, .string].contains(peek(2).kind),
+                ClauseKind.keywords.contains(text(peek()))
             {
                 // `on launch, min_events 5`: the comma was meant to end the clause.
                 let comma = advance()

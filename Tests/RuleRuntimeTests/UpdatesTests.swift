@@ -81,3 +81,41 @@ final class UpdatesTests: XCTestCase {
         XCTAssertTrue(engine.canExecute("S"))
     }
 }
+
+/// A clock that runs every wake-up at once, on the calling thread (as a clock may): the engine
+/// must not hold its lock when it asks for one.
+final class ImmediateClock: RuleClock, @unchecked Sendable {
+    let lock = NSLock()
+    var time = Date(timeIntervalSince1970: 0)
+    var wakeUps = 0
+
+    func now() -> Date { lock.withLock { time } }
+
+    func wakeUp(at date: Date, _ action: @escaping @Sendable () -> Void) {
+        let run = lock.withLock { () -> Bool in
+            wakeUps += 1
+            time = max(time, date)  // the wake-up moves this clock to its date
+            return wakeUps < 10
+        }
+        if run { action() }
+    }
+}
+
+final class ImmediateWakeUpTests: XCTestCase {
+    func testAClockRunningAWakeUpAtOnceDoesNotDeadlockTheEngine() throws {
+        let clock = ImmediateClock()
+        let engine = try RuleEngine(source: "scenario Later < on e; since_first 1h >", clock: clock)
+        engine.trigger("e")
+        let stream = engine.updates(for: "Later")  // false, then a wake-up at 1h run at once: true
+        var iterator = stream.makeAsyncIterator()
+        let expectation = self.expectation(description: "two values")
+        Task {
+            let first = await iterator.next()
+            let second = await iterator.next()
+            XCTAssertEqual([first, second], [false, true])
+            expectation.fulfill()
+        }
+        wait(for: [expectation], timeout: 30)
+        XCTAssertGreaterThanOrEqual(clock.wakeUps, 1)
+    }
+}

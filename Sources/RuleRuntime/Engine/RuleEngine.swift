@@ -123,6 +123,7 @@ public final class RuleEngine: @unchecked Sendable {
             throw RuleEngineError.store(.other(error))
         }
         self.rules = rules
+        self.clock = clock
         var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
         built.applyOverrides(options.overrides)
         built.logger = DecisionLogger(subsystem: options.logSubsystem)
@@ -162,9 +163,20 @@ public final class RuleEngine: @unchecked Sendable {
     @inline(__always)
     func locked<T>(_ body: (inout EngineCore) throws -> T) rethrows -> T {
         lock.lock()
-        defer { lock.unlock() }
-        let result = try body(&core.pointee)
-        if !core.pointee.observers.isEmpty { refreshObservers() }
+        let result: T
+        do {
+            result = try body(&core.pointee)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        guard !core.pointee.observers.isEmpty, let wakeUp = refreshObservers() else {
+            lock.unlock()
+            return result
+        }
+        lock.unlock()
+        // Asked of the clock after the lock is released: a clock may run the action at once.
+        scheduleWakeUp(at: wakeUp)
         return result
     }
 
@@ -174,6 +186,8 @@ public final class RuleEngine: @unchecked Sendable {
     /// The compiled rules, the same object the core holds: immutable, so read without the
     /// lock (never through `core`, which another thread may be changing).
     let rules: CompiledRules
+    /// The clock, the same the core reads: kept here to ask for wake-ups outside the lock.
+    let clock: RuleClock
     /// Distinguishes this engine in handles' caches.
     let serial = EngineSerial.next()
 

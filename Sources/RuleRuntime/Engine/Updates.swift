@@ -43,9 +43,10 @@ extension RuleEngine {
     /// The string form of ``updates(for:)-(Scenario)``.
     public func updates(for name: String) -> AsyncStream<Bool> { updates(for: Scenario(name)) }
 
-    /// Under the lock, after a call: yields every observed scenario whose eligibility changed and
-    /// asks the clock to wake the engine at the earliest time one that is false may become true.
-    func refreshObservers() {
+    /// Under the lock, after a call: yields every observed scenario whose eligibility changed;
+    /// returns the time to wake the engine at (the earliest at which one that is false may become
+    /// true) when it is not asked of the clock already. ``locked(_:)`` asks it after unlocking.
+    func refreshObservers() -> Double? {
         let core = coreForRefresh
         let now = core.pointee.now()
         var wake = Double.infinity
@@ -61,14 +62,18 @@ extension RuleEngine {
                 wake = min(wake, earliest)
             }
         }
-        guard wake.isFinite else { return }
-        if let scheduled = core.pointee.scheduledWakeUp, scheduled > now, scheduled <= wake { return }
-        let target = wake
-        core.pointee.scheduledWakeUp = target
-        core.pointee.clock.wakeUp(at: Date(timeIntervalSince1970: target)) { [weak self] in
+        guard wake.isFinite else { return nil }
+        if let scheduled = core.pointee.scheduledWakeUp, scheduled > now, scheduled <= wake { return nil }
+        core.pointee.scheduledWakeUp = wake
+        return wake
+    }
+
+    /// Asks the clock to wake the engine at `time` (never under the engine's lock).
+    func scheduleWakeUp(at time: Double) {
+        clock.wakeUp(at: Date(timeIntervalSince1970: time)) { [weak self] in
             // The refresh runs after this (empty) call, as after any other.
             self?.locked { core in
-                if core.scheduledWakeUp == target { core.scheduledWakeUp = nil }
+                if core.scheduledWakeUp == time { core.scheduledWakeUp = nil }
             }
         }
     }

@@ -187,7 +187,7 @@ struct Checker {
     // MARK: - Clauses
 
     private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
-        var seen: [String: Clause] = [:]
+        var seen: [ClauseKey: Clause] = [:]
         var single: [String: Clause] = [:]
         // The strictest min_events and max_events of each scope.
         var minimums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
@@ -195,7 +195,6 @@ struct Checker {
         var times: [String: (Clause, Int64)] = [:]
         var sinceFirst: Clause?
         for clause in clauses {
-            let text = Printer.clause(clause.kind)
             let keyword = clause.kind.keyword
             if inGroup {
                 switch clause.kind {
@@ -205,13 +204,15 @@ struct Checker {
                     continue
                 }
             }
-            if let first = seen[text] {
+            // Duplicates found by meaning (ClauseKey), not by printing every clause.
+            let key = ClauseKey(kind: clause.kind)
+            if let first = seen[key] {
                 warning(
-                    .duplicateClause, Message.duplicateClause(text), file, clause.range,
+                    .duplicateClause, Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
                     notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 continue
             }
-            seen[text] = clause
+            seen[key] = clause
             switch clause.kind {
             case .on, .priority:
                 if let first = single[keyword] {

@@ -53,6 +53,18 @@ final class CheckerTests: XCTestCase {
             ("scenario A < min_events 5 per session; max_events 3 within 1d >", []),  // scopes that do not nest
             ("scenario A < max_exec 0 >", ["1:14: warning: 'max_exec 0' means the scenario never runs"]),
             ("scenario A < between 1d; between 24h >", ["1:26: warning: duplicate clause 'between 1d'"]),
+            // Duplicates are found by meaning, whatever the spelling.
+            (
+                "scenario A < max_events 1_000 per install; max_events 1000 >",
+                ["1:44: warning: duplicate clause 'max_events 1000'"]
+            ),
+            ("scenario A < on a, \"b\"; on a, b >", ["1:25: warning: duplicate clause 'on a, b'"]),
+            (
+                "param p: bool\nscenario A < when (count(x within 1d) > 2) and p; when (count(x within 24h)>2) and p >",
+                ["2:51: warning: duplicate clause 'when (count(x within 1d) > 2) and p'"]
+            ),
+            ("param p: bool\nparam q: bool\nscenario A < when p and q; when q and p >", []),
+            ("scenario A < min_events 2; min_events 2 per session >", []),
             ("scenario A < priority 1; priority 2 >", ["1:26: error: more than one 'priority' clause"]),
             ("scenario A < on a, b, a >", ["1:23: warning: event 'a' is named twice in 'on'"]),
             (

@@ -192,8 +192,8 @@ struct Checker {
         // The strictest min_events and max_events of each scope.
         var minimums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
         var maximums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
-        var times: [String: (Clause, Int64)] = [:]
-        var sinceFirst: Clause?
+        // The first since_first, since_last and between clause, with the largest duration seen.
+        var times: [(clause: Clause, largest: Int64)?] = [nil, nil, nil]
         for clause in clauses {
             let keyword = clause.kind.keyword
             if inGroup {
@@ -249,18 +249,27 @@ struct Checker {
                 }
             case .sinceFirst(let d), .sinceLast(let d), .between(let d):
                 // Each is "at least D": of two, only the larger matters.
-                if let (other, otherValue) = times[keyword] {
-                    let larger = max(d.seconds, otherValue)
+                let slot: Int
+                switch clause.kind {
+                case .sinceFirst: slot = 0
+                case .sinceLast: slot = 1
+                default: slot = 2
+                }
+                if let first = times[slot] {
+                    let larger = max(d.seconds, first.largest)
+                    times[slot]!.largest = larger
                     warning(
                         .duplicateClause, Message.twoTimeClauses(keyword, DurationText.format(larger)), file,
-                        clause.range, notes: [DiagnosticNote("the other is here", at: SourceSpan(file, other.range))])
+                        clause.range,
+                        notes: [DiagnosticNote("the other is here", at: SourceSpan(file, first.clause.range))])
+                } else {
+                    times[slot] = (clause, d.seconds)
                 }
-                times[keyword] = (clause, d.seconds)
-                if case .sinceFirst = clause.kind { sinceFirst = sinceFirst ?? clause }
             }
         }
         // A minimum above a maximum over the same events, or over more of them (a narrower
         // scope's events are among a wider one's): `min_events 3 within 1d; max_events 2 within 2d`.
+        if maximums.isEmpty { return }
         for (scope, low) in minimums.sorted(by: { $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound })
         {
             let candidates = maximums.filter { Checker.scope(scope, isWithin: $0.key) && low.value > $0.value.value }
@@ -281,7 +290,7 @@ struct Checker {
                 notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.clause.range))])
         }
         // `since_first D` needs an event; `max_events 0` (per install) allows none.
-        if let sinceFirst, let none = maximums[.install], none.value == 0 {
+        if let sinceFirst = times[0]?.clause, let none = maximums[.install], none.value == 0 {
             error(
                 .impossibleScenario, Message.sinceFirstWithoutEvents(Printer.clause(sinceFirst.kind)), file,
                 sinceFirst.range,

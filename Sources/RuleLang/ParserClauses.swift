@@ -24,6 +24,18 @@ extension Parser {
         switch keyword {
         case "min_events", "max_events", "max_exec":
             kind = parseCountClause(keyword)
+        case _
+        where (keyword == "since_first" || keyword == "since_last") && check(.identifier)
+            && peek().kind == .duration:
+            // `since_last shared 4d`: another event's age is a condition.
+            let event = advance()
+            let duration = advance()
+            let range = start..<duration.range.upperBound
+            let fix = "when \(keyword)(\(text(event))) >= \(text(duration))"
+            sink.error(
+                .expectedToken, Message.sinceLastTakesDuration(keyword, text(event), text(duration)), event.range,
+                fixIts: [FixIt(range: range, replacement: fix)])
+            return nil
         case "since_first", "since_last", "between":
             kind = parseDurationLiteral().map { value in
                 keyword == "since_first"
@@ -235,23 +247,6 @@ extension Parser {
             }
             if seconds != 0 { reportBareDuration(token.range, seconds) }
             return DurationLiteral(seconds: seconds, range: token.range)
-        }
-        if check(.identifier), peek().kind == .duration, previous.kind == .identifier,
-            ["since_last", "since_first"].contains(text(previous))
-        {
-            // `since_last shared 4d`: another event's age is a condition.
-            let clause = previous
-            let event = advance()
-            if check(.duration) {
-                let duration = advance()
-                let range = clause.range.lowerBound..<duration.range.upperBound
-                let fix = "when \(text(clause))(\(text(event))) >= \(text(duration))"
-                sink.error(
-                    .expectedToken, Message.sinceLastTakesDuration(text(clause), text(event), text(duration)),
-                    event.range, fixIts: [FixIt(range: range, replacement: fix)])
-                return nil
-            }
-            index -= 1
         }
         guard let token = expect(.duration, "a duration (such as '2d' or '1d12h')") else { return nil }
         return DurationLiteral(seconds: Lexer.durationValue(file, token.range), range: token.range)

@@ -31,8 +31,7 @@ enum GenCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        guard let language = arguments.first, !language.hasPrefix("-") || language == "-h" || language == "--help"
-        else {
+        guard let language = arguments.first else {
             return CLI.misuse("missing language: 'rulec gen swift ...'", usage: usage)
         }
         if language == "-h" || language == "--help" {

@@ -20,9 +20,12 @@ enum StateFile {
         }
     }
 
+    /// One formatter for every time printed (making one per call was most of `state`'s work).
+    nonisolated(unsafe) static let formatter = ISO8601DateFormatter()
+
     static func time(_ seconds: Double?) -> String {
         guard let seconds else { return "never" }
-        return ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
     }
 }
 

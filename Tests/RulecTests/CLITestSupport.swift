@@ -22,11 +22,19 @@ enum RulecBinary {
     }
 
     /// Runs `rulec ARGUMENTS` with the package root as working directory.
-    static func run(_ arguments: [String], input: String? = nil) throws -> CommandResult {
+    static func run(_ arguments: [String]) throws -> CommandResult {
+        try Subprocess.run(url, arguments, in: packageRoot)
+    }
+}
+
+/// Child processes of the tests: `rulec`, `swiftc`, `swift build`.
+enum Subprocess {
+    /// Runs `executable ARGUMENTS` in `directory` and captures its output and exit status.
+    static func run(_ executable: URL, _ arguments: [String], in directory: URL) throws -> CommandResult {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
+        process.currentDirectoryURL = directory
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -40,5 +48,10 @@ enum RulecBinary {
             status: process.terminationStatus,
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// A tool of the toolchain on PATH (`swiftc`, `swift`), through `/usr/bin/env`.
+    static func tool(_ name: String, _ arguments: [String], in directory: URL) throws -> CommandResult {
+        try run(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments, in: directory)
     }
 }

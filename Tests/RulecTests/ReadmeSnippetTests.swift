@@ -57,16 +57,9 @@ final class ReadmeSnippetTests: XCTestCase {
         try helpers.write(to: helperFile, atomically: true, encoding: .utf8)
         files.append(helperFile.path)
         let modules = RulecBinary.url.deletingLastPathComponent().appendingPathComponent("Modules")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path] + files
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, output + "\n" + helpers)
+        let result = try Subprocess.tool(
+            "swiftc", ["-typecheck", "-swift-version", "6", "-I", modules.path] + files, in: directory)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr + "\n" + helpers)
     }
 
     /// The README's ```swift blocks, and how many were marked as not compiled.

@@ -38,8 +38,7 @@ struct EngineCore {
     /// How many views were merged from streams (tests check it stays one per scenario).
     var merges = 0
     /// Names the app used that the rules do not know, in first-use order (``RuleEngine/unknownNames``).
-    var unknownEvents: [String] = []
-    var unknownEventSlots: Set<Int> = []
+    var unknownEventSlots: [Int] = []
     var unknownScenarios: [String] = []
     /// ``RuleEngine/updates(for:)`` streams, by id, and the wake-up already asked of the clock.
     var observers: [Int: Observer] = [:]
@@ -213,8 +212,8 @@ struct EngineCore {
                 views[index]!.events.record(at: time, in: meta, keep: rules.scenarios[index].eventKeep)
                 changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
             }
-        } else if unknownEvents.count < UnknownName.limit, unknownEventSlots.insert(slot).inserted {
-            unknownEvents.append(streams.names[slot])
+        } else if unknownEventSlots.count < UnknownName.limit, !unknownEventSlots.contains(slot) {
+            unknownEventSlots.append(slot)
         }
         if tallies[slot] == nil { tallies[slot] = Tally() }
         tallies[slot]!.record(at: time, in: meta, keep: keep(slot))

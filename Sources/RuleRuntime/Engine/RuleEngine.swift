@@ -517,7 +517,9 @@ extension RuleEngine {
     /// exist, each with "did you mean" over the rules' names. At most ``UnknownName/limit``
     /// of each kind. For debug builds and tests: a release app need not read it.
     public var unknownNames: [UnknownName] {
-        let (events, scenarios) = locked { ($0.unknownEvents, $0.unknownScenarios) }
+        let (events, scenarios) = locked { core in
+            (core.unknownEventSlots.map { core.streams.names[$0] }, core.unknownScenarios)
+        }
         let rules = self.rules
         let streams = rules.streams.names
         let names = rules.scenarios.map(\.name) + rules.groups.map(\.name)

@@ -31,7 +31,9 @@ indirect enum CompiledExpr: Sendable {
     case upgraded
 }
 
-struct CompiledScenario: Sendable {
+/// A class: the engine reads a scenario's fields on every call, and reading them through a
+/// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
+final class CompiledScenario: @unchecked Sendable {
     var name: String
     /// Its key in the store: `s:NAME`.
     var key: String
@@ -48,6 +50,19 @@ struct CompiledScenario: Sendable {
     /// Identifies its stream names as a set; a stored view built from other streams is rebuilt.
     var fingerprint: UInt64
 
+    init(name: String, group: Int?, keep: Int) {
+        self.name = name
+        key = "s:" + name
+        streams = []
+        clauses = []
+        texts = []
+        self.group = group
+        priority = 0
+        eventKeep = keep
+        executionKeep = keep
+        fingerprint = 0
+    }
+
     /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
     static func fingerprint(_ streams: [String]) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -59,14 +74,21 @@ struct CompiledScenario: Sendable {
     }
 }
 
-struct CompiledGroup: Sendable {
+/// A class for the same reason as ``CompiledScenario``.
+final class CompiledGroup: @unchecked Sendable {
     var name: String
     /// Its key in the store: `g:NAME`.
     var key: String
-    var clauses: [CompiledClause]
-    var texts: [String]
-    var members: [Int]
+    var clauses: [CompiledClause] = []
+    var texts: [String] = []
+    var members: [Int] = []
     var executionKeep: Int
+
+    init(name: String, keep: Int) {
+        self.name = name
+        key = "g:" + name
+        executionKeep = keep
+    }
 }
 
 struct CompiledParam: Sendable {
@@ -82,7 +104,7 @@ struct CompiledParam: Sendable {
 /// triggers. A slot never changes, so compiled rules and handles can hold it.
 struct StreamTable: Sendable {
     var names: [String] = []
-    var index: [String: Int] = [:]
+    var index = NameTable()
 
     /// The slot of stream `name`, made if new.
     mutating func slot(_ name: String) -> Int {
@@ -95,21 +117,22 @@ struct StreamTable: Sendable {
 
 /// A checked program lowered to tables indexed by number: the engine evaluates it
 /// without looking up a name. Built once and never changed after `init` (a class, so
-/// reading it copies nothing).
+/// reading it copies nothing). Its tables are written only while `init` runs, so they skip the
+/// run-time exclusivity checks every read of a class's `var` would otherwise pay.
 final class CompiledRules: @unchecked Sendable {
     let program: RuleProgram
-    private(set) var scenarios: [CompiledScenario] = []
-    private(set) var scenarioIndex: [String: Int] = [:]
-    private(set) var groups: [CompiledGroup] = []
-    private(set) var groupIndex: [String: Int] = [:]
-    private(set) var params: [CompiledParam] = []
-    private(set) var paramIndex: [String: Int] = [:]
-    private(set) var conditions: [CompiledExpr] = []
+    @exclusivity(unchecked) private(set) var scenarios: [CompiledScenario] = []
+    let scenarioIndex: NameTable
+    @exclusivity(unchecked) private(set) var groups: [CompiledGroup] = []
+    let groupIndex: NameTable
+    @exclusivity(unchecked) private(set) var params: [CompiledParam] = []
+    let paramIndex: NameTable
+    @exclusivity(unchecked) private(set) var conditions: [CompiledExpr] = []
     /// The streams the rules name; slot `i` of every engine is `streams.names[i]`.
     private(set) var streams = StreamTable()
     /// By slot: the scenarios counting the stream, and the recent times it keeps.
-    private(set) var listeners: [[Int]] = []
-    private(set) var streamKeep: [Int] = []
+    @exclusivity(unchecked) private(set) var listeners: [[Int]] = []
+    @exclusivity(unchecked) private(set) var streamKeep: [Int] = []
     /// Recent timestamps kept per tally: the API cap, or more for a tally that a windowed
     /// clause counts. Each tally keeps only what its own clauses need.
     let recentLimit: Int
@@ -117,6 +140,7 @@ final class CompiledRules: @unchecked Sendable {
     init(program: RuleProgram, recentLimit: Int) {
         self.program = program
         self.recentLimit = recentLimit
+        var paramIndex = NameTable()
         for param in program.params {
             guard let type = param.type else { continue }
             var value = ParamValue.zero(type)
@@ -131,21 +155,21 @@ final class CompiledRules: @unchecked Sendable {
             params.append(
                 CompiledParam(name: param.name.text, key: "p:" + param.name.text, type: type, defaultValue: value))
         }
+        self.paramIndex = paramIndex
+        var groupIndex = NameTable()
         for group in program.groups {
             groupIndex[group.name.text] = groups.count
             groups.append(
-                CompiledGroup(
-                    name: group.name.text, key: "g:" + group.name.text, clauses: [], texts: [], members: [],
-                    executionKeep: recentLimit))
+                CompiledGroup(name: group.name.text, keep: recentLimit))
         }
+        self.groupIndex = groupIndex
+        var scenarioIndex = NameTable()
         for info in program.scenarios {
             scenarioIndex[info.name] = scenarios.count
             scenarios.append(
-                CompiledScenario(
-                    name: info.name, key: "s:" + info.name, streams: [], clauses: [], texts: [],
-                    group: info.group.flatMap { groupIndex[$0] }, priority: 0, eventKeep: recentLimit,
-                    executionKeep: recentLimit, fingerprint: 0))
+                CompiledScenario(name: info.name, group: info.group.flatMap { groupIndex[$0] }, keep: recentLimit))
         }
+        self.scenarioIndex = scenarioIndex
         // Clauses after every name has its index: a `when` may name any scenario or group.
         for (index, group) in program.groups.enumerated() {
             var (events, executions) = (recentLimit, recentLimit)

@@ -113,7 +113,7 @@ extension EngineCore {
     }
 
     mutating func clearDone(_ tag: String) {
-        guard let slot = streams.index[tag], tallies[slot] != nil else { return }
+        guard let slot = streams.index[tag], !tallies[slot].isAbsent else { return }
         var changes: [StoreChange] = []
         // Scenarios counting this stream keep what they saw: store their views first
         // (a view merged in memory only would be merged again, without this stream).
@@ -129,21 +129,22 @@ extension EngineCore {
 
     mutating func clearAll() {
         var changes: [StoreChange] = []
-        for slot in tallies.indices where tallies[slot] != nil {
+        for slot in tallies.indices where !tallies[slot].isAbsent {
             changes.append(EngineState.change(key: streamKeys[slot], nil as Tally?))
         }
-        for index in views.indices where views[index] != nil {
+        for index in views.indices where built[index] {
             changes.append(EngineState.change(key: rules.scenarios[index].key, nil as ScenarioState?))
         }
-        for index in budgets.indices where budgets[index] != nil {
+        for index in budgets.indices where !budgets[index].isEmpty {
             changes.append(EngineState.change(key: rules.groups[index].key, nil as Tally?))
         }
         changes += todos.keys.map { EngineState.change(todo: $0, nil) }
         changes += orphans.sorted().map { StoreChange(key: $0, value: nil) }
         tallies = Array(repeating: nil, count: tallies.count)
         // Scenarios start empty, not merged again from cleared streams.
-        views = Array(repeating: nil, count: views.count)
-        budgets = Array(repeating: nil, count: budgets.count)
+        views = Array(repeating: ScenarioState(), count: views.count)
+        built = Array(repeating: false, count: built.count)
+        budgets = Array(repeating: Tally(), count: budgets.count)
         todos = [:]
         orphans = []
         save(changes)

@@ -17,10 +17,13 @@ struct EngineCore {
     var tallies: [Tally?]
     /// By slot: `e:NAME`, the stream's key in the store.
     var streamKeys: [String]
-    /// By scenario: its view of events and its executions (nil until first needed).
-    var views: [ScenarioState?]
-    /// By group: its shared executions.
-    var budgets: [Tally?]
+    /// By scenario: its view of events and its executions, valid where `built` is true
+    /// (a view is merged from the streams when first needed). Not optional, so that a
+    /// call reads a view in place rather than copying it out of an `Optional`.
+    var views: [ScenarioState]
+    var built: [Bool]
+    /// By group: its shared executions (empty until the first).
+    var budgets: [Tally]
     /// By param: the value set with `set`, and the provider registered with `provide`.
     var stored: [ParamValue?]
     var providers: [(@Sendable () -> ParamValue)?]
@@ -68,8 +71,9 @@ struct EngineCore {
         tallies.reserveCapacity(streams.names.count + state.streams.count)
         streamKeys = streams.names.map { "e:" + $0 }
         streamKeys.reserveCapacity(streams.names.count + state.streams.count)
-        views = Array(repeating: nil, count: rules.scenarios.count)
-        budgets = Array(repeating: nil, count: rules.groups.count)
+        views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
+        built = Array(repeating: false, count: rules.scenarios.count)
+        budgets = Array(repeating: Tally(), count: rules.groups.count)
         self.stored = Array(repeating: nil, count: rules.params.count)
         providers = Array(repeating: nil, count: rules.params.count)
         todos = state.todos
@@ -78,7 +82,12 @@ struct EngineCore {
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         for (name, tally) in state.streams { tallies[slot(name)] = tally }
         for (name, view) in state.scenarios {
-            if let index = rules.scenarioIndex[name] { views[index] = view } else { orphans.insert("s:" + name) }
+            if let index = rules.scenarioIndex[name] {
+                views[index] = view
+                built[index] = true
+            } else {
+                orphans.insert("s:" + name)
+            }
         }
         for (name, tally) in state.groups {
             if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert("g:" + name) }
@@ -123,7 +132,8 @@ struct EngineCore {
     mutating func reconcile() -> [Diagnostic] {
         var changes: [StoreChange] = []
         for (index, scenario) in rules.scenarios.enumerated() {
-            guard var view = views[index], let built = view.streams, built != scenario.fingerprint else { continue }
+            guard built[index], var view = Optional(views[index]), let from = view.streams, from != scenario.fingerprint
+            else { continue }
             view.events = mergedEvents(index)
             view.streams = scenario.fingerprint
             views[index] = view
@@ -177,7 +187,7 @@ struct EngineCore {
 
     func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
         guard let slot else { return 0 }
-        return tallies[slot]?.count(scope, now: time, in: meta) ?? 0
+        return tallies[slot]?.count(scope, now: time, in: meta.epoch) ?? 0
     }
 
     // MARK: - Sessions
@@ -208,15 +218,15 @@ struct EngineCore {
             changes.reserveCapacity(listeners.count + 1)
             for index in listeners {
                 // A scenario seen for the first time starts from the streams' history.
-                if views[index] == nil { views[index] = newView(index) }
-                views[index]!.events.record(at: time, in: meta, keep: rules.scenarios[index].eventKeep)
+                buildView(index)
+                views[index].events.record(at: time, in: meta.epoch, keep: rules.scenarios[index].eventKeep)
                 changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
             }
         } else if unknownEventSlots.count < UnknownName.limit, !unknownEventSlots.contains(slot) {
             unknownEventSlots.append(slot)
         }
-        if tallies[slot] == nil { tallies[slot] = Tally() }
-        tallies[slot]!.record(at: time, in: meta, keep: keep(slot))
+        if tallies[slot].isAbsent { tallies[slot] = Tally() }
+        tallies[slot]!.record(at: time, in: meta.epoch, keep: keep(slot))
         changes.append(EngineState.change(key: streamKeys[slot], tallies[slot]))
         return changes
     }
@@ -232,10 +242,16 @@ struct EngineCore {
     /// Scenario `index`'s view, merged from its streams the first time and kept in memory
     /// (a merged view equals what merging again would give, so it need not be stored).
     mutating func view(_ index: Int) -> ScenarioState {
-        if let view = views[index] { return view }
-        let view = newView(index)
-        views[index] = view
-        return view
+        buildView(index)
+        return views[index]
+    }
+
+    /// Merges scenario `index`'s view from its streams if it has none yet.
+    @inline(__always)
+    mutating func buildView(_ index: Int) {
+        if built[index] { return }
+        views[index] = newView(index)
+        built[index] = true
     }
 
     mutating func newView(_ index: Int) -> ScenarioState {
@@ -247,20 +263,20 @@ struct EngineCore {
         let merged = scenario.streams.compactMap { tallies[$0] }
         if merged.isEmpty { return Tally() }
         merges += 1
-        return Tally.merged(merged, keep: scenario.eventKeep, in: meta)
+        return Tally.merged(merged, keep: scenario.eventKeep, in: meta.epoch)
     }
 
     /// Re-bases times recorded later than `time` (a clock that was ahead and has been
     /// corrected) in what scenario `index` reads, and stores the change: the scenario
     /// then waits its own cool-down from the correction, not until the wrong date.
     mutating func rebase(_ index: Int, to time: Double) {
-        if views[index] == nil { views[index] = newView(index) }
+        buildView(index)
         var changes: [StoreChange] = []
-        let events = views[index]!.events.rebase(to: time)
-        if views[index]!.executions.rebase(to: time) || events {
+        let events = views[index].events.rebase(to: time)
+        if views[index].executions.rebase(to: time) || events {
             changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
         }
-        if let group = rules.scenarios[index].group, budgets[group]?.rebase(to: time) == true {
+        if let group = rules.scenarios[index].group, budgets[group].rebase(to: time) {
             changes.append(EngineState.change(key: rules.groups[group].key, budgets[group]))
         }
         if !changes.isEmpty { save(changes) }
@@ -297,12 +313,11 @@ struct EngineCore {
 
     mutating func recordExecution(_ index: Int, at time: Double) -> [StoreChange] {
         let scenario = rules.scenarios[index]
-        if views[index] == nil { views[index] = newView(index) }
-        views[index]!.executions.record(at: time, in: meta, keep: scenario.executionKeep)
+        buildView(index)
+        views[index].executions.record(at: time, in: meta.epoch, keep: scenario.executionKeep)
         var changes = [EngineState.change(key: scenario.key, views[index])]
         if let group = scenario.group {
-            if budgets[group] == nil { budgets[group] = Tally() }
-            budgets[group]!.record(at: time, in: meta, keep: rules.groups[group].executionKeep)
+            budgets[group].record(at: time, in: meta.epoch, keep: rules.groups[group].executionKeep)
             changes.append(EngineState.change(key: rules.groups[group].key, budgets[group]))
         }
         return changes
@@ -312,11 +327,12 @@ struct EngineCore {
         if let index = rules.scenarioIndex[name] {
             let empty = ScenarioState(streams: rules.scenarios[index].fingerprint)
             views[index] = empty
+            built[index] = true
             save([EngineState.change(key: rules.scenarios[index].key, empty)])
             return true
         }
         if let index = rules.groupIndex[name] {
-            budgets[index] = nil
+            budgets[index] = Tally()
             save([EngineState.change(key: rules.groups[index].key, nil as Tally?)])
             return true
         }

@@ -65,7 +65,7 @@ extension EngineCore {
                 scenario: scenario.name, isKnown: true, wouldRun: forced, clauses: [clause],
                 earliest: forced ? Date(timeIntervalSince1970: time) : nil)
         }
-        let view = views[index]!
+        let view = views[index]
         var clauses: [ClauseExplanation] = []
         var earliest: Double? = time
         func add(_ result: Assessment, _ text: String, _ group: String?) {
@@ -80,7 +80,7 @@ extension EngineCore {
             add(assess(clause, events: view.events, executions: view.executions, now: time, detailed: true), text, nil)
         }
         if let group = scenario.group {
-            let budget = budgets[group] ?? Tally()
+            let budget = budgets[group]
             for (clause, text) in zip(rules.groups[group].clauses, rules.groups[group].texts) {
                 add(
                     assess(clause, events: Tally(), executions: budget, now: time, detailed: true), text,
@@ -93,20 +93,32 @@ extension EngineCore {
     }
 
     /// Whether scenario `index` and its group pass at `time`; stops at the first clause that fails.
+    /// The same answers as ``explain(_:)``'s `wouldRun`, without building any text.
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
-        rebase(index, to: time)
-        let view = views[index]!
-        for clause in rules.scenarios[index].clauses
-        where !assess(clause, events: view.events, executions: view.executions, now: time, detailed: false).passes {
-            return false
+        buildView(index)
+        let scenario = rules.scenarios[index]
+        let epoch = meta.epoch
+        if views[index].isAhead(of: time) || scenario.group.map({ budgets[$0].isAhead(of: time) }) == true {
+            rebase(index, to: time)
         }
-        guard let group = rules.scenarios[index].group else { return true }
-        let budget = budgets[group] ?? Tally()
-        let none = Tally()
-        for clause in rules.groups[group].clauses
-        where !assess(clause, events: none, executions: budget, now: time, detailed: false).passes {
-            return false
+        for clause in scenario.clauses {
+            if case .when(let condition) = clause {
+                guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
+            } else {
+                guard views[index].holds(clause, now: time, in: epoch) else { return false }
+            }
+        }
+        guard let group = scenario.group else { return true }
+        for clause in rules.groups[group].clauses {
+            if case .when(let condition) = clause {
+                guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
+            } else {
+                guard ScenarioState.holds(clause, events: .empty, executions: budgets[group], now: time, in: epoch)
+                else {
+                    return false
+                }
+            }
         }
         return true
     }
@@ -146,16 +158,16 @@ extension EngineCore {
         }
         switch clause {
         case .minEvents(let n, let scope):
-            let count = events.count(scope, now: time, in: meta)
+            let count = events.count(scope, now: time, in: meta.epoch)
             return Assessment(passes: count >= n, detail: detailed ? "\(count) so far" : "")
         case .maxEvents(let n, let scope):
-            let count = events.count(scope, now: time, in: meta)
+            let count = events.count(scope, now: time, in: meta.epoch)
             let passes = count <= n
             return Assessment(
                 passes: passes, detail: detailed ? "\(count) so far" : "",
                 readyAt: passes ? .now : windowReady(events, scope, allowed: n))
         case .maxExec(let n, let scope):
-            let count = executions.count(scope, now: time, in: meta)
+            let count = executions.count(scope, now: time, in: meta.epoch)
             let passes = count < n
             return Assessment(
                 passes: passes, detail: detailed ? "\(count) so far" : "",
@@ -204,9 +216,9 @@ extension EngineCore {
             return .bool(compare(op, evaluate(left, now: time), evaluate(right, now: time)))
         case .count(let slot, let scope): return .int(count(slot, scope, now: time))
         case .scenarioExecutions(let index, let scope):
-            return .int(view(index).executions.count(scope, now: time, in: meta))
+            return .int(view(index).executions.count(scope, now: time, in: meta.epoch))
         case .groupExecutions(let index, let scope):
-            return .int(budgets[index]?.count(scope, now: time, in: meta) ?? 0)
+            return .int(budgets[index].count(scope, now: time, in: meta.epoch))
         case .sinceFirst(let slot):
             // No event yet: 0s, so `since_first(x) >= D` is false, like the clause.
             guard let first = tallies[slot]?.first else { return .duration(0) }

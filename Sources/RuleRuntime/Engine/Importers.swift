@@ -106,11 +106,11 @@ extension EngineCore {
         }
         let scenario = rules.scenarios[index]
         let ownStream = scenario.streams == [streams.index[name]].compactMap { $0 }
-        if let view = views[index], !(view.events.isEmpty && view.executions.isEmpty) {
+        if built[index], !(views[index].events.isEmpty && views[index].executions.isEmpty) {
             report.skipped.append("\(typeName): scenario '\(name)' already has history in this store")
             return
         }
-        if ownStream, let slot = streams.index[name], tallies[slot] != nil {
+        if ownStream, let slot = streams.index[name], !tallies[slot].isAbsent {
             report.skipped.append("\(typeName): stream '\(name)' already has events in this store")
             return
         }
@@ -143,6 +143,7 @@ extension EngineCore {
         }
         let view = ScenarioState(events: eventTally, executions: executionTally, streams: scenario.fingerprint)
         views[index] = view
+        built[index] = true
         changes.append(EngineState.change(key: scenario.key, view))
         save(changes)
         func when(_ time: Double?) -> String {
@@ -175,7 +176,7 @@ extension EngineCore {
                 report.skipped.append("tag '\(tag)': not a list of timestamps")
                 continue
             }
-            if let slot = streams.index[tag], tallies[slot] != nil {
+            if let slot = streams.index[tag], !tallies[slot].isAbsent {
                 report.skipped.append("tag '\(tag)': already has events in this store")
                 continue
             }
@@ -185,7 +186,7 @@ extension EngineCore {
             }
             let slot = slot(tag)
             var tally = Tally()
-            for date in dates { tally.record(at: date.timeIntervalSince1970, in: meta, keep: keep(slot)) }
+            for date in dates { tally.record(at: date.timeIntervalSince1970, in: meta.epoch, keep: keep(slot)) }
             // Ecno's version scope is "since the version was first seen"; it has no stored sessions.
             let inVersion = versionStart.map { start in dates.filter { $0.timeIntervalSince1970 >= start }.count } ?? 0
             tally.versionCount = Int64(inVersion)
@@ -193,8 +194,8 @@ extension EngineCore {
             tallies[slot] = tally
             changes.append(EngineState.change(key: streamKeys[slot], tally))
             // Scenarios counting the tag see it: rebuild their views from the streams.
-            for index in slot < rules.listeners.count ? rules.listeners[slot] : [] where views[index] != nil {
-                views[index]!.events = mergedEvents(index)
+            for index in slot < rules.listeners.count ? rules.listeners[slot] : [] where built[index] {
+                views[index].events = mergedEvents(index)
                 changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
             }
             report.imported.append("tag '\(tag)': \(dates.count) timestamps")

@@ -214,7 +214,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Records one event on stream `name` (a scenario's own stream, or one named by `on`).
     @inlinable
-    public func trigger(_ name: some StringProtocol) { trigger(named: String(name)) }
+    public func trigger(_ name: some StringProtocol) { trigger(named: name.ruleName) }
 
     @usableFromInline
     func trigger(named name: String) {
@@ -231,7 +231,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// fail to show the scenario after all, use ``canExecute(_:)-(StringProtocol)`` and
     /// ``recordExecution(_:)-(StringProtocol)`` instead (check, try to show, count only if shown).
     @inlinable
-    public func tryToExecute(_ name: some StringProtocol) -> Bool { tryToExecute(named: String(name)) }
+    public func tryToExecute(_ name: some StringProtocol) -> Bool { tryToExecute(named: name.ruleName) }
 
     @usableFromInline
     func tryToExecute(named name: String) -> Bool {
@@ -242,13 +242,13 @@ public final class RuleEngine: @unchecked Sendable {
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
     /// after the lock is released, with the answer of ``tryToExecute(_:)``.
     public func tryToExecute(_ name: some StringProtocol, completion: (Bool) -> Void) {
-        completion(tryToExecute(named: String(name)))
+        completion(tryToExecute(named: name.ruleName))
     }
 
     /// True when scenario `name` would run now; records nothing. The first half of the
     /// two-phase form: `if engine.canExecute(s), show() { engine.recordExecution(s) }`.
     @inlinable
-    public func canExecute(_ name: some StringProtocol) -> Bool { canExecute(named: String(name)) }
+    public func canExecute(_ name: some StringProtocol) -> Bool { canExecute(named: name.ruleName) }
 
     @usableFromInline
     func canExecute(named name: String) -> Bool {
@@ -261,7 +261,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// `max_exec`, `between` and its group's budget exactly as an execution by ``tryToExecute(_:)-(StringProtocol)``.
     /// Returns false (and records nothing) for an unknown name.
     @discardableResult @inlinable
-    public func recordExecution(_ name: some StringProtocol) -> Bool { recordExecution(named: String(name)) }
+    public func recordExecution(_ name: some StringProtocol) -> Bool { recordExecution(named: name.ruleName) }
 
     @usableFromInline
     func recordExecution(named name: String) -> Bool {
@@ -291,7 +291,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// from now on. Shared streams are kept, so other scenarios and `count()` still
     /// see them. A group's name resets the group's shared budget. Returns false for an unknown name.
     @discardableResult @inlinable
-    public func reset(_ name: some StringProtocol) -> Bool { reset(named: String(name)) }
+    public func reset(_ name: some StringProtocol) -> Bool { reset(named: name.ruleName) }
 
     @usableFromInline
     func reset(named name: String) -> Bool {
@@ -300,7 +300,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Says, clause by clause, why scenario `name` would or would not run now.
     @inlinable
-    public func explain(_ name: some StringProtocol) -> Explanation { explain(named: String(name)) }
+    public func explain(_ name: some StringProtocol) -> Explanation { explain(named: name.ruleName) }
 
     @usableFromInline
     func explain(named name: String) -> Explanation {
@@ -539,4 +539,11 @@ extension RuleEngine {
         }
         return false
     }
+}
+
+extension StringProtocol {
+    /// The name as a `String`: itself when it is one (the cast folds away when the call is
+    /// specialized), else a copy. `String(name)` would go through a generic conversion.
+    @inlinable @inline(__always)
+    var ruleName: String { self as? String ?? String(self) }
 }

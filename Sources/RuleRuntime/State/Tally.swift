@@ -2,6 +2,9 @@
 /// a total, the first and last times, counts for the current session and
 /// version, and only the most recent timestamps (at most `keep`).
 struct Tally: Equatable, Sendable {
+    /// Nothing recorded.
+    static let empty = Tally()
+
     var total: Int64 = 0
     /// The earliest time recorded (seconds since 1970).
     var first: Double?
@@ -16,10 +19,13 @@ struct Tally: Equatable, Sendable {
 
     var isEmpty: Bool { total == 0 }
 
+    /// True when its latest time is later than `time`.
+    func isAhead(of time: Double) -> Bool { (last ?? -.infinity) > time }
+
     /// Records one time in the session and version of `meta`, keeping at most `keep` recent times.
-    mutating func record(at time: Double, in meta: SessionMeta, keep: Int) {
-        let session = meta.sessionID
-        let version = meta.versionID
+    mutating func record(at time: Double, in epoch: Epoch, keep: Int) {
+        let session = epoch.sessionID
+        let version = epoch.versionID
         total.saturatingIncrement()
         // The first event is the one recorded first, even if the clock later went back
         // before it: a backwards clock must never make `since_first` pass early.
@@ -61,11 +67,11 @@ struct Tally: Equatable, Sendable {
 
     /// How many are counted in `scope` at `now`. A window of D counts times whose
     /// age (never negative) is less than D; past the retention it is a lower bound.
-    func count(_ scope: CountScope, now: Double, in meta: SessionMeta) -> Int64 {
+    func count(_ scope: CountScope, now: Double, in epoch: Epoch) -> Int64 {
         switch scope {
         case .install: return total
-        case .session: return sessionID == meta.sessionID ? sessionCount : 0
-        case .version: return versionID == meta.versionID ? versionCount : 0
+        case .session: return sessionID == epoch.sessionID ? sessionCount : 0
+        case .version: return versionID == epoch.versionID ? versionCount : 0
         case .within(let window):
             // An empty (or NaN) window counts nothing.
             guard window > 0 else { return 0 }
@@ -86,9 +92,9 @@ struct Tally: Equatable, Sendable {
     }
 
     /// The union of several tallies (a scenario that counts several streams).
-    static func merged(_ tallies: [Tally], keep: Int, in meta: SessionMeta) -> Tally {
-        let session = meta.sessionID
-        let version = meta.versionID
+    static func merged(_ tallies: [Tally], keep: Int, in epoch: Epoch) -> Tally {
+        let session = epoch.sessionID
+        let version = epoch.versionID
         var result = Tally()
         for tally in tallies where !tally.isEmpty {
             result.total = result.total.saturatingAdd(tally.total)
@@ -117,6 +123,39 @@ struct ScenarioState: Equatable, Sendable {
     /// A fingerprint of the streams `events` was built from; nil when stored by a
     /// version that did not record it.
     var streams: UInt64?
+
+    /// True when a time in it is later than `time` (the clock was ahead, and went back).
+    func isAhead(of time: Double) -> Bool { events.isAhead(of: time) || executions.isAhead(of: time) }
+
+    /// Whether `clause` (any but `when`) holds for this view at `time`.
+    @inline(__always)
+    func holds(_ clause: CompiledClause, now time: Double, in epoch: Epoch) -> Bool {
+        Self.holds(clause, events: events, executions: executions, now: time, in: epoch)
+    }
+
+    /// Whether `clause` (any but `when`) holds for these tallies at `time`. Ages are never
+    /// negative. ``EngineCore/assess(_:events:executions:now:detailed:)`` gives the same
+    /// answers with their details.
+    @inline(__always)
+    static func holds(
+        _ clause: CompiledClause, events: Tally, executions: Tally, now time: Double, in epoch: Epoch
+    ) -> Bool {
+        switch clause {
+        case .minEvents(let n, let scope): return events.count(scope, now: time, in: epoch) >= n
+        case .maxEvents(let n, let scope): return events.count(scope, now: time, in: epoch) <= n
+        case .maxExec(let n, let scope): return executions.count(scope, now: time, in: epoch) < n
+        case .sinceFirst(let d):
+            guard let first = events.first else { return false }
+            return Swift.max(0, time - first) >= d
+        case .sinceLast(let d):
+            guard let last = events.last else { return true }
+            return Swift.max(0, time - last) >= d
+        case .between(let d):
+            guard let last = executions.last else { return true }
+            return Swift.max(0, time - last) >= d
+        case .when: return false  // evaluated by the engine, which holds the conditions
+        }
+    }
 }
 
 extension Int64 {
@@ -140,6 +179,12 @@ struct ToDoItem: Equatable, Sendable {
     var info: [String: String]?
 }
 
+/// The current session and version, as tallies compare them: two integers, cheap to pass.
+struct Epoch: Equatable, Sendable {
+    var sessionID: Int64
+    var versionID: Int64
+}
+
 /// Sessions and versions.
 struct SessionMeta: Equatable, Sendable {
     var sessionID: Int64 = 0
@@ -151,6 +196,28 @@ struct SessionMeta: Equatable, Sendable {
     /// was recorded, the version current when it was first read); nil before any session.
     var firstVersion: String?
 
+    var epoch: Epoch { Epoch(sessionID: sessionID, versionID: versionID) }
+
     /// True when the current session's version is not the first one: an upgrade.
     var isUpgrade: Bool { firstVersion != nil && version != nil && version != firstVersion }
+}
+
+extension Optional where Wrapped: Equatable {
+    /// True for `nil`, tested without comparing: `== nil` on an `Equatable` payload copies
+    /// the value and calls `==`, a cost the engine's per-call paths must not pay.
+    @inline(__always)
+    var isAbsent: Bool {
+        if case .none = self { return true }
+        return false
+    }
+}
+
+extension Array {
+    /// Reads element `index` in place. `array[index].property` copies the whole element first
+    /// (retaining whatever it holds); the engine's per-call paths read through this instead.
+    @inline(__always)
+    func reading<T>(_ index: Int, _ body: (UnsafePointer<Element>) -> T) -> T {
+        precondition(index >= 0 && index < count, "index out of range")
+        return withUnsafeBufferPointer { body($0.baseAddress! + index) }
+    }
 }

@@ -1,0 +1,110 @@
+/// Names to indices, for the lookups every string-named engine call makes (scenarios,
+/// groups, params, streams).
+///
+/// A `[String: Int]` hashes with a seeded SipHash on every lookup, which costs about as much
+/// as the rest of a refused `tryToExecute`. Names here come from the rules and the app,
+/// and the engine bounds how many unknown ones it keeps, so a cheaper hash of the UTF-8
+/// bytes (eight at a time, multiplied and folded) is enough; equality is still `String`'s.
+/// Open addressing with linear probing, at most half full.
+struct NameTable: Sendable {
+    private struct Entry {
+        var name: String
+        var hash: UInt64
+        var value: Int
+    }
+    private var entries: [Entry] = []
+    /// Entry number + 1 in each slot; 0 is empty. A power of two long.
+    private var slots: [Int32] = Array(repeating: 0, count: 8)
+
+    init() {}
+
+    var count: Int { entries.count }
+
+    /// The value stored for `name`, or nil; setting stores or replaces it (nil is ignored: a
+    /// name is never removed).
+    subscript(name: String) -> Int? {
+        get {
+            let hash = Self.hash(name)
+            let mask = slots.count - 1
+            return slots.withUnsafeBufferPointer { slots in
+                entries.withUnsafeBufferPointer { entries in
+                    var slot = Int(truncatingIfNeeded: hash) & mask
+                    while true {
+                        let entry = Int(slots[slot]) - 1
+                        if entry < 0 { return nil }
+                        if entries[entry].hash == hash && entries[entry].name == name { return entries[entry].value }
+                        slot = (slot + 1) & mask
+                    }
+                }
+            }
+        }
+        set {
+            guard let newValue else { return }
+            let hash = Self.hash(name)
+            let mask = slots.count - 1
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] != 0 {
+                let entry = Int(slots[slot]) - 1
+                if entries[entry].hash == hash && entries[entry].name == name {
+                    entries[entry].value = newValue
+                    return
+                }
+                slot = (slot + 1) & mask
+            }
+            entries.append(Entry(name: name, hash: hash, value: newValue))
+            slots[slot] = Int32(entries.count)
+            if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
+        }
+    }
+
+    /// Makes room for `capacity` names without growing again.
+    mutating func reserveCapacity(_ capacity: Int) {
+        entries.reserveCapacity(capacity)
+        var size = slots.count
+        while size < capacity * 2 { size *= 2 }
+        if size > slots.count { resize(to: size) }
+    }
+
+    private mutating func resize(to size: Int) {
+        var table = [Int32](repeating: 0, count: size)
+        let mask = size - 1
+        for (entry, item) in entries.enumerated() {
+            var slot = Int(truncatingIfNeeded: item.hash) & mask
+            while table[slot] != 0 { slot = (slot + 1) & mask }
+            table[slot] = Int32(entry + 1)
+        }
+        slots = table
+    }
+
+    /// A 64-bit hash of `name`'s UTF-8 bytes.
+    @inline(__always)
+    static func hash(_ name: String) -> UInt64 {
+        if let hash = name.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
+            return hash
+        }
+        return Array(name.utf8).withUnsafeBytes { hash($0) }
+    }
+
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var hash = UInt64(bytes.count) &* multiplier
+        var index = 0
+        while bytes.count - index >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            hash = (hash ^ word) &* multiplier
+            hash ^= hash >> 32
+            index += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.count {
+            tail |= UInt64(bytes[index]) << shift
+            shift += 8
+            index += 1
+        }
+        hash = (hash ^ tail) &* multiplier
+        hash ^= hash >> 29
+        hash = hash &* 0xBF58_476D_1CE4_E5B9
+        return hash ^ (hash >> 32)
+    }
+}

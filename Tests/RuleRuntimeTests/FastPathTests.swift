@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+/// The per-call paths answer without building explanations and look names up in a
+/// ``NameTable``: these tests hold them to the same answers as the slow, explained path.
+final class FastPathTests: XCTestCase {
+    func testNameTableFindsEveryNameAndNothingElse() {
+        var table = NameTable()
+        // Short and long names, Unicode, names differing in one byte, and enough to grow the table.
+        var names = ["", "a", "b", "ab", "ba", "AskToSubscribe", "ask-to-subscribe", "é", "e\u{301}", "日本語のイベント"]
+        names += (0..<3_000).map { "stream-\($0)-\(String(repeating: "x", count: $0 % 40))" }
+        for (value, name) in names.enumerated() { table[name] = value }
+        XCTAssertEqual(table.count, names.count)
+        for (value, name) in names.enumerated() { XCTAssertEqual(table[name], value, name) }
+        for missing in ["c", "AskToSubscrib", "AskToSubscribeX", "stream-3000-", "stream-1-"] {
+            XCTAssertNil(table[missing], missing)
+        }
+        // A Substring's String and a bridged copy find the same entry.
+        XCTAssertEqual(table[String("xAskToSubscribe".dropFirst())], 5)
+        // Setting an existing name replaces its value; nil is ignored.
+        table["a"] = 99
+        table["b"] = nil
+        XCTAssertEqual(table["a"], 99)
+        XCTAssertEqual(table["b"], 2)
+        XCTAssertEqual(table.count, names.count)
+    }
+
+    func testNameTableReservesWithoutLosingEntries() {
+        var table = NameTable()
+        table["x"] = 1
+        table.reserveCapacity(10_000)
+        for k in 0..<10_000 { table["n\(k)"] = k }
+        XCTAssertEqual(table["x"], 1)
+        XCTAssertEqual(table["n9999"], 9_999)
+    }
+
+    /// `canExecute` (the fast path) and `explain(_).wouldRun` (the explained one) agree for
+    /// random programs, histories and clock moves, backwards ones included.
+    func testCanExecuteAgreesWithExplainOnRandomHistories() throws {
+        var generator = SeededGenerator(
+            seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0xFA57)
+        print("fast path seed: \(generator.seed)")
+        let clauses = [
+            "min_events 2", "min_events 1 per session", "max_events 3", "max_events 1 within 1h",
+            "max_exec 2", "max_exec 1 within 1d", "max_exec 1 per version", "since_first 1h",
+            "since_last 30m", "between 2h", "when (count(b) >= 1)", "when (executions(G) < 3)",
+            "when (since_last(b) >= 10m)",
+        ]
+        for round in 0..<40 {
+            var body: [String] = []
+            for clause in clauses where Bool.random(using: &generator) { body.append(clause) }
+            let groupBody = ["max_exec 2 within 1d", "between 1h"].filter { _ in Bool.random(using: &generator) }
+            let source = """
+                group G < \(groupBody.joined(separator: "; ")) > {
+                  scenario S < on a, b; \(body.joined(separator: "; ")) >
+                  scenario T < >
+                }
+                """
+            let (engine, clock) = try makeEngine(source)
+            for step in 0..<60 {
+                switch Int.random(in: 0..<7, using: &generator) {
+                case 0: engine.trigger("a")
+                case 1: engine.trigger("b")
+                case 2: _ = engine.tryToExecute("S")
+                case 3: _ = engine.tryToExecute("T")
+                case 4: clock.advance(by: Double(Int.random(in: 1...7_200, using: &generator)))
+                case 5: clock.advance(by: -Double(Int.random(in: 1...3_600, using: &generator)))
+                default: engine.startSession(version: Bool.random(using: &generator) ? "1" : "2")
+                }
+                let explained = engine.explain("S").wouldRun
+                XCTAssertEqual(
+                    engine.canExecute("S"), explained,
+                    "round \(round), step \(step), seed \(generator.seed):\n\(source)\n\(engine.explain("S"))")
+            }
+        }
+    }
+}

@@ -45,7 +45,7 @@ struct Checker {
         }
         for (name, span) in declaredEvents.sorted(by: { $0.value.range.lowerBound < $1.value.range.lowerBound })
         where !usedEvents.contains(name) {
-            warning(.unusedEvent, Message.unusedEvent(name), span.file, span.range)
+            warning(Message.unusedEvent(name), span.file, span.range)
         }
         return diagnostics
     }
@@ -61,7 +61,7 @@ struct Checker {
         if let meant = suggestions.first { usedEvents.insert(meant) }
         let replacement = suggestions.first.map(Printer.name)
         error(
-            .unknownEvent, Message.unknown("event", name.text, suggestions), file, name.range,
+            Message.unknown(.unknownEvent, "event", name.text, suggestions), file, name.range,
             notes: [
                 DiagnosticNote("this program declares its events; declare it with 'event \(Printer.name(name.text))'")
             ],
@@ -79,25 +79,31 @@ struct Checker {
         diagnostics = []
         suggestionsLeft = Limits.maxErrorsPerFile
         if let type = typeOf(expr, file), type != .bool {
-            error(.typeMismatch, Message.conditionNotBool(type), file, expr.range)
+            error(Message.conditionNotBool(type), file, expr.range)
         }
         return diagnostics
     }
 
     // MARK: - Reporting
 
-    private mutating func error(
-        _ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
+    private mutating func report(
+        _ severity: Severity, _ problem: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange,
         notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
     ) {
-        diagnostics.append(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
+        diagnostics.append(Diagnostic(problem, severity, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
+    }
+
+    private mutating func error(
+        _ problem: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange,
+        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
+    ) {
+        report(.error, problem, file, range, notes: notes, fixIts: fixIts)
     }
 
     private mutating func warning(
-        _ id: DiagnosticID, _ message: String, _ file: SourceFile, _ range: SourceRange,
-        notes: [DiagnosticNote] = []
+        _ problem: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange, notes: [DiagnosticNote] = []
     ) {
-        diagnostics.append(Diagnostic(id, .warning, message, at: SourceSpan(file, range), notes: notes))
+        report(.warning, problem, file, range, notes: notes)
     }
 
     // MARK: - Declarations
@@ -111,7 +117,7 @@ struct Checker {
         ) -> Bool {
             if let first = table[name.text] {
                 checker.error(
-                    .duplicateDeclaration, Message.duplicateDeclaration(kind, name.text), file, name.range,
+                    Message.duplicateDeclaration(kind, name.text), file, name.range,
                     notes: [DiagnosticNote("'\(name.text)' is first declared here", at: first)])
                 return false
             }
@@ -125,7 +131,7 @@ struct Checker {
                     for name in event.names {
                         if let first = declaredEvents[name.text] {
                             warning(
-                                .duplicateDeclaration, Message.duplicateEventDeclaration(name.text), file.source,
+                                Message.duplicateEventDeclaration(name.text), file.source,
                                 name.range,
                                 notes: [DiagnosticNote("'\(name.text)' is first declared here", at: first)])
                         } else {
@@ -168,7 +174,7 @@ struct Checker {
         case .bool: actual = .bool
         case .invalid: return
         default:
-            error(.typeMismatch, Message.defaultNotLiteral, file, value.range)
+            error(Message.defaultNotLiteral, file, value.range)
             return
         }
         if actual == declared { return }
@@ -177,11 +183,11 @@ struct Checker {
             if seconds == 0 { return }
             let fix = DurationText.format(seconds)
             error(
-                .bareDuration, Message.bareDuration(file.text(value.range), fix), file, value.range,
+                Message.bareDuration(file.text(value.range), fix), file, value.range,
                 fixIts: [FixIt(range: value.range, replacement: fix)])
             return
         }
-        error(.typeMismatch, Message.defaultType(param.name.text, actual, declared), file, value.range)
+        error(Message.defaultType(param.name.text, actual, declared), file, value.range)
     }
 
     // MARK: - Clauses
@@ -200,7 +206,7 @@ struct Checker {
                 switch clause.kind {
                 case .maxExec, .between, .when: break
                 default:
-                    error(.clauseNotInGroup, Message.clauseNotInGroup(keyword), file, clause.range)
+                    error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
                 }
             }
@@ -208,7 +214,7 @@ struct Checker {
             let key = ClauseKey(kind: clause.kind)
             if let first = seen[key] {
                 warning(
-                    .duplicateClause, Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
+                    Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
                     notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 continue
             }
@@ -217,7 +223,7 @@ struct Checker {
             case .on, .priority:
                 if let first = single[keyword] {
                     error(
-                        .duplicateSingleClause, Message.duplicateSingleClause(keyword), file, clause.range,
+                        Message.duplicateSingleClause(keyword), file, clause.range,
                         notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 }
                 single[keyword] = clause
@@ -227,7 +233,7 @@ struct Checker {
                         checkStream(name, file)
                         if let first = seenNames[name.text] {
                             warning(
-                                .duplicateEvent, Message.duplicateEvent(name.text), file, name.range,
+                                Message.duplicateEvent(name.text), file, name.range,
                                 notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                         } else {
                             seenNames[name.text] = name
@@ -242,10 +248,10 @@ struct Checker {
                 if n.value < maximums[scope.kind]?.value ?? .max { maximums[scope.kind] = (n.value, clause) }
             case .maxExec(let n, let scope):
                 checkWindow(n, scope, file)
-                if n.value == 0 { warning(.neverRuns, Message.neverRuns, file, clause.range) }
+                if n.value == 0 { warning(Message.neverRuns, file, clause.range) }
             case .when(let expr):
                 if let type = typeOf(expr, file), type != .bool {
-                    error(.typeMismatch, Message.conditionNotBool(type), file, expr.range)
+                    error(Message.conditionNotBool(type), file, expr.range)
                 }
             case .sinceFirst(let d), .sinceLast(let d), .between(let d):
                 // Each is "at least D": of two, only the larger matters.
@@ -259,7 +265,7 @@ struct Checker {
                     let larger = max(d.seconds, first.largest)
                     times[slot]!.largest = larger
                     warning(
-                        .duplicateClause, Message.twoTimeClauses(keyword, DurationText.format(larger)), file,
+                        Message.twoTimeClauses(keyword, DurationText.format(larger)), file,
                         clause.range,
                         notes: [DiagnosticNote("the other is here", at: SourceSpan(file, first.clause.range))])
                 } else {
@@ -286,13 +292,13 @@ struct Checker {
                     Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope),
                     Printer.scope(wide))
             error(
-                .impossibleScenario, message, file, low.clause.range,
+                message, file, low.clause.range,
                 notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.clause.range))])
         }
         // `since_first D` needs an event; `max_events 0` (per install) allows none.
         if let sinceFirst = times[0]?.clause, let none = maximums[.install], none.value == 0 {
             error(
-                .impossibleScenario, Message.sinceFirstWithoutEvents(Printer.clause(sinceFirst.kind)), file,
+                Message.sinceFirstWithoutEvents(Printer.clause(sinceFirst.kind)), file,
                 sinceFirst.range,
                 notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, none.clause.range))])
         }
@@ -311,7 +317,7 @@ struct Checker {
 
     private mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
         if case .within = scope.kind, n.value > Limits.maxWindowedThreshold {
-            error(.windowThresholdTooLarge, Message.windowThresholdTooLarge(n.value), file, n.range)
+            error(Message.windowThresholdTooLarge(n.value), file, n.range)
         }
     }
 
@@ -347,13 +353,13 @@ struct Checker {
                 notes.append(DiagnosticNote("a 'when' may name only params declared with 'param \(name): TYPE'"))
             }
             error(
-                .unknownName, Message.unknown("param", name, suggestions), file, expr.range, notes: notes,
+                Message.unknown(.unknownName, "param", name, suggestions), file, expr.range, notes: notes,
                 fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
             return nil
         case .unary(_, let operand):
             guard let type = typeOf(operand, file) else { return nil }
             if type != .bool {
-                error(.typeMismatch, Message.operandNotBool("not", type), file, operand.range)
+                error(Message.operandNotBool("not", type), file, operand.range)
                 return nil
             }
             return .bool
@@ -367,7 +373,7 @@ struct Checker {
                     else { continue }
                     _ = typeOf(other, file)
                     error(
-                        .unknownName, Message.stringNeedsQuotes(word), file, side.range,
+                        Message.stringNeedsQuotes(word), file, side.range,
                         fixIts: [FixIt(range: side.range, replacement: Printer.string(word))])
                     return nil
                 }
@@ -378,7 +384,7 @@ struct Checker {
                 var ok = true
                 for (type, side) in [(lt, left), (rt, right)] {
                     if let type, type != .bool {
-                        error(.typeMismatch, Message.operandNotBool(op.rawValue, type), file, side.range)
+                        error(Message.operandNotBool(op.rawValue, type), file, side.range)
                         ok = false
                     }
                 }
@@ -392,11 +398,11 @@ struct Checker {
                         fixIts.append(FixIt(range: side.range, replacement: DurationText.format(seconds)))
                     }
                 }
-                error(.typeMismatch, Message.cannotCompare(lt, rt), file, expr.range, fixIts: fixIts)
+                error(Message.cannotCompare(lt, rt), file, expr.range, fixIts: fixIts)
                 return nil
             }
             if op != .equal && op != .notEqual && lt != .int && lt != .duration {
-                error(.typeMismatch, Message.notOrdered(op.rawValue, lt), file, expr.range)
+                error(Message.notOrdered(op.rawValue, lt), file, expr.range)
                 return nil
             }
             return .bool
@@ -404,12 +410,12 @@ struct Checker {
             guard let builtin = BuiltinFunction(rawValue: function.text) else {
                 let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
                 error(
-                    .unknownFunction, Message.unknown("function", function.text, suggestions), file, function.range,
+                    Message.unknown(.unknownFunction, "function", function.text, suggestions), file, function.range,
                     fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
                 return nil
             }
             if let scope, !builtin.takesScope {
-                error(.typeMismatch, Message.noScope(function.text), file, scope.range)
+                error(Message.noScope(function.text), file, scope.range)
                 return nil
             }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
@@ -418,7 +424,7 @@ struct Checker {
             {
                 let suggestions = suggest(argument.text, scenarioAndGroupList)
                 error(
-                    .unknownScenario, Message.unknown("scenario", argument.text, suggestions), file,
+                    Message.unknown(.unknownScenario, "scenario", argument.text, suggestions), file,
                     argument.range,
                     fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
                 return nil

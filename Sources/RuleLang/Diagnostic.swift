@@ -58,12 +58,10 @@ public struct FixIt: Sendable, Equatable {
 
 /// One problem found in source text. Phases return these; only tools print them.
 public struct Diagnostic: Sendable {
-    /// A stable identifier from ``DiagnosticID``, for tools and documentation.
-    public var id: DiagnosticID
+    /// What it says and its stable identifier, made together (``DiagnosticMessage``).
+    public var problem: DiagnosticMessage
     /// Error, warning or note.
     public var severity: Severity
-    /// The message: lowercase, no final period.
-    public var message: String
     /// Where the problem is.
     public var span: SourceSpan
     /// Secondary messages, possibly in other files.
@@ -71,14 +69,18 @@ public struct Diagnostic: Sendable {
     /// Edits that fix the problem when applied.
     public var fixIts: [FixIt]
 
-    /// A diagnostic `id` of `severity` saying `message` at `span`.
+    /// A stable identifier from ``DiagnosticID``, for tools and documentation.
+    public var id: DiagnosticID { problem.id }
+    /// The message: lowercase, no final period.
+    public var message: String { problem.text }
+
+    /// A diagnostic of `severity` saying `problem` at `span`.
     public init(
-        _ id: DiagnosticID, _ severity: Severity, _ message: String, at span: SourceSpan,
+        _ problem: DiagnosticMessage, _ severity: Severity, at span: SourceSpan,
         notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
     ) {
-        self.id = id
+        self.problem = problem
         self.severity = severity
-        self.message = message
         self.span = span
         self.notes = notes
         self.fixIts = fixIts
@@ -131,8 +133,8 @@ extension Array where Element == Diagnostic {
                     let tail = dropped.first!
                     result.append(
                         Diagnostic(
-                            .tooManyErrors, errors ? .error : .warning,
-                            Message.tooManyDiagnostics(dropped.count, Limits.maxErrorsPerFile), at: tail.span))
+                            Message.tooManyDiagnostics(dropped.count, Limits.maxErrorsPerFile),
+                            errors ? .error : .warning, at: tail.span))
                 } else {
                     result += dropped
                 }
@@ -160,9 +162,7 @@ struct DiagnosticSink {
             if errorCount > Limits.maxErrorsPerFile {
                 isFull = true
                 diagnostics.append(
-                    Diagnostic(
-                        .tooManyErrors, .error,
-                        Message.tooManyErrors(Limits.maxErrorsPerFile), at: diagnostic.span))
+                    Diagnostic(Message.tooManyErrors(Limits.maxErrorsPerFile), .error, at: diagnostic.span))
                 return
             }
         }
@@ -170,9 +170,8 @@ struct DiagnosticSink {
     }
 
     mutating func error(
-        _ id: DiagnosticID, _ message: String, _ range: SourceRange,
-        notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
+        _ problem: DiagnosticMessage, _ range: SourceRange, notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
     ) {
-        add(Diagnostic(id, .error, message, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
+        add(Diagnostic(problem, .error, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
     }
 }

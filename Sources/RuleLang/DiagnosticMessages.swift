@@ -57,149 +57,234 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case windowThresholdTooLarge = "window-threshold-too-large"
 }
 
+/// What a diagnostic says and the stable id that names it, made together in one place
+/// (``Message`` in this module) so an id never drifts from its text.
+public struct DiagnosticMessage: Sendable, Hashable {
+    /// The stable identifier.
+    public let id: DiagnosticID
+    /// The text: lowercase, no final period.
+    public let text: String
+
+    /// `text`, identified by `id`. Other modules (the runtime, timelines, tools) make theirs with it.
+    public init(_ id: DiagnosticID, _ text: String) {
+        self.id = id
+        self.text = text
+    }
+}
+
 /// The wording of every message, in one place: lowercase, no final period,
 /// names in 'single quotes', a second idea after ';'.
 enum Message {
-    static func bareDuration(_ text: String, _ fix: String) -> String {
-        "a duration needs a unit; '\(text)' seconds is '\(fix)'"
+    static func bareDuration(_ text: String, _ fix: String) -> DiagnosticMessage {
+        DiagnosticMessage(.bareDuration, "a duration needs a unit; '\(text)' seconds is '\(fix)'")
     }
-    static func bareDurationChoices(_ text: String) -> String {
-        "a duration needs a unit: '\(text)s', '\(text)m', '\(text)h', '\(text)d' or '\(text)w'?"
+    static func bareDurationChoices(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .bareDuration, "a duration needs a unit: '\(text)s', '\(text)m', '\(text)h', '\(text)d' or '\(text)w'?")
     }
-    static func unitWordApart(_ text: String, _ fix: String) -> String {
-        "a duration is written with a one-letter unit and no space; '\(text)' is '\(fix)'"
+    static func unitWordApart(_ text: String, _ fix: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .bareDuration, "a duration is written with a one-letter unit and no space; '\(text)' is '\(fix)'")
     }
-    static let assignmentInCondition = "use '==' to compare; '=' only gives a param its default"
-    static func scopeUnit(_ word: String, _ fix: String?) -> String {
-        if let fix { return "there is no 'per \(word)'; a \(word) is a window: '\(fix)'" }
-        return word == "year"
-            ? "there is no 'per year'; years differ in length: use a window such as 'within 365d'"
-            : "there is no 'per month'; months differ in length: use a window such as 'within 30d' or 'within 4w'"
+    static let assignmentInCondition = DiagnosticMessage(
+        .wrongOperator, "use '==' to compare; '=' only gives a param its default")
+    static func scopeUnit(_ word: String, _ fix: String?) -> DiagnosticMessage {
+        let text =
+            if let fix { "there is no 'per \(word)'; a \(word) is a window: '\(fix)'" } else if word == "year" {
+                "there is no 'per year'; years differ in length: use a window such as 'within 365d'"
+            } else {
+                "there is no 'per month'; months differ in length: use a window such as 'within 30d' or 'within 4w'"
+            }
+        return DiagnosticMessage(.unknownScope, text)
     }
-    static func numberBeforeScope(_ clause: String, _ fix: String) -> String {
-        "the number comes before the scope: '\(clause) \(fix)'"
+    static func numberBeforeScope(_ clause: String, _ fix: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "the number comes before the scope: '\(clause) \(fix)'")
     }
-    static let conditionNeedsWhen = "a condition needs 'when': 'when CONDITION'"
-    static func stringNeedsQuotes(_ word: String) -> String {
-        "strings are quoted: '\"\(word)\"'; a bare word names a param"
+    static let conditionNeedsWhen = DiagnosticMessage(.unknownClause, "a condition needs 'when': 'when CONDITION'")
+    static func stringNeedsQuotes(_ word: String) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownName, "strings are quoted: '\"\(word)\"'; a bare word names a param")
     }
-    static let bodyInBraces = "a body is written between '<' and '>'; braces hold a group's scenarios"
-    static func lowercaseKeyword(_ written: String, _ keyword: String) -> String {
-        "keywords are lowercase: '\(keyword)', not '\(written)'"
+    static let bodyInBraces = DiagnosticMessage(
+        .expectedToken, "a body is written between '<' and '>'; braces hold a group's scenarios")
+    static func lowercaseKeyword(_ written: String, _ keyword: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "keywords are lowercase: '\(keyword)', not '\(written)'")
     }
-    static let missingSeparator = "clauses are separated by ';'"
-    static let semicolonAfterBody = "no ';' is needed after a body"
-    static func sinceLastTakesDuration(_ clause: String, _ event: String, _ duration: String) -> String {
-        "'\(clause)' takes a duration (the scenario's own events); to test another event use "
-            + "'when \(clause)(\(event)) >= \(duration)'"
+    static let missingSeparator = DiagnosticMessage(.expectedToken, "clauses are separated by ';'")
+    static let semicolonAfterBody = DiagnosticMessage(.extraSemicolon, "no ';' is needed after a body")
+    static func sinceLastTakesDuration(_ clause: String, _ event: String, _ duration: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .expectedToken,
+            "'\(clause)' takes a duration (the scenario's own events); to test another event use "
+                + "'when \(clause)(\(event)) >= \(duration)'")
     }
-    static let chainedComparison = "comparisons cannot be chained; add parentheses"
-    static func clauseNotInGroup(_ clause: String) -> String {
-        "clause '\(clause)' is not allowed in a group; a group takes 'max_exec', 'between' and 'when'"
+    static let chainedComparison = DiagnosticMessage(
+        .chainedComparison, "comparisons cannot be chained; add parentheses")
+    static func clauseNotInGroup(_ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .clauseNotInGroup,
+            "clause '\(clause)' is not allowed in a group; a group takes 'max_exec', 'between' and 'when'")
     }
-    static func comparisonOutsideParentheses(_ op: String) -> String {
-        "'\(op)' is a comparison only inside parentheses; a bare '>' closes the scenario"
+    static func comparisonOutsideParentheses(_ op: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .comparisonOutsideParentheses,
+            "'\(op)' is a comparison only inside parentheses; a bare '>' closes the scenario")
     }
-    static func duplicateClause(_ clause: String) -> String { "duplicate clause '\(clause)'" }
-    static func duplicateDeclaration(_ kind: String, _ name: String) -> String { "duplicate \(kind) '\(name)'" }
-    static func duplicateEvent(_ name: String) -> String { "event '\(name)' is named twice in 'on'" }
-    static func duplicateSingleClause(_ clause: String) -> String { "more than one '\(clause)' clause" }
-    static func expected(_ what: String, found: String) -> String { "expected \(what), found \(found)" }
-    static func fileTooLarge(_ size: Int) -> String {
-        "file is \(size) bytes; the limit is \(Limits.maxFileSize) bytes"
+    static func duplicateClause(_ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateClause, "duplicate clause '\(clause)'")
     }
-    static func impossible(_ a: String, _ b: String, _ scope: String) -> String {
-        "'\(a)' and '\(b)' can never both hold \(scope); the scenario never runs"
+    static func duplicateDeclaration(_ kind: String, _ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateDeclaration, "duplicate \(kind) '\(name)'")
     }
-    static func impossibleAcross(_ a: String, _ b: String, _ narrow: String, _ wide: String) -> String {
-        "'\(a)' and '\(b)' can never both hold: the events \(narrow) are among those \(wide); the scenario never runs"
+    static func duplicateEvent(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateEvent, "event '\(name)' is named twice in 'on'")
     }
-    static func sinceFirstWithoutEvents(_ clause: String) -> String {
-        "'\(clause)' needs an event, and 'max_events 0' allows none; the scenario never runs"
+    static func duplicateSingleClause(_ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateSingleClause, "more than one '\(clause)' clause")
     }
-    static func twoTimeClauses(_ keyword: String, _ larger: String) -> String {
-        "two '\(keyword)' clauses: only the larger, '\(larger)', matters"
+    static func expected(_ what: String, found: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "expected \(what), found \(found)")
     }
-    static func integerOverflow(_ text: String) -> String { "number '\(text)' does not fit in 64 bits" }
-    static func invalidCharacter(_ text: String) -> String { "unexpected character '\(text)'" }
-    static func invalidDuration(_ text: String) -> String {
-        "invalid duration '\(text)'; a duration is numbers with units s, m, h, d, w, as in '1d12h'"
+    static func fileTooLarge(_ size: Int) -> DiagnosticMessage {
+        DiagnosticMessage(.fileTooLarge, "file is \(size) bytes; the limit is \(Limits.maxFileSize) bytes")
     }
-    static func invalidEscape(_ text: String) -> String {
-        "invalid escape '\(text)' in string; only '\\\"' and '\\\\' are allowed"
+    static func impossible(_ a: String, _ b: String, _ scope: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .impossibleScenario, "'\(a)' and '\(b)' can never both hold \(scope); the scenario never runs")
     }
-    static func invalidUTF8(_ byte: UInt8) -> String {
-        "invalid UTF-8 byte 0x\(String(byte, radix: 16, uppercase: true))"
+    static func impossibleAcross(_ a: String, _ b: String, _ narrow: String, _ wide: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .impossibleScenario,
+            "'\(a)' and '\(b)' can never both hold: the events \(narrow) are among those \(wide); the scenario never runs"
+        )
     }
-    static func nameTooLong(_ length: Int) -> String {
-        "name is \(length) bytes long; the limit is \(Limits.maxNameLength)"
+    static func sinceFirstWithoutEvents(_ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .impossibleScenario, "'\(clause)' needs an event, and 'max_events 0' allows none; the scenario never runs")
     }
-    static let expressionTooLong = "expression has more than \(Limits.maxExpressionOperators) operators"
-    static let nestingTooDeep = "expression nests deeper than \(Limits.maxNestingDepth) levels"
-    static let neverRuns = "'max_exec 0' means the scenario never runs"
-    static let tooManyClauses = "more than \(Limits.maxClausesPerBody) clauses in one body"
-    static let tooManyDeclarations = "more than \(Limits.maxDeclarationsPerFile) declarations in one file"
-    static func wrongOperator(_ written: String, _ word: String) -> String {
-        "'\(written)' is written '\(word)' in rules"
+    static func twoTimeClauses(_ keyword: String, _ larger: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateClause, "two '\(keyword)' clauses: only the larger, '\(larger)', matters")
     }
-    static func negativeNumber(_ text: String) -> String {
-        "'\(text)' is negative; counts, thresholds and priorities are whole numbers from 0 "
-            + "(the highest priority wins: use 0 for the lowest)"
+    static func integerOverflow(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.integerOverflow, "number '\(text)' does not fit in 64 bits")
     }
-    static func unquotedName(_ text: String) -> String {
-        "a name holding '-' or '.' must be quoted: '\"\(text)\"'"
+    static func invalidCharacter(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidCharacter, "unexpected character '\(text)'")
     }
-    static func fractionalDuration(_ text: String, _ fix: String?) -> String {
-        fix.map { "durations are whole units; '\(text)' is '\($0)'" }
-            ?? "durations are whole units; write '\(text)' with smaller units, as in '1d12h'"
+    static func invalidDuration(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidDuration,
+            "invalid duration '\(text)'; a duration is numbers with units s, m, h, d, w, as in '1d12h'")
     }
-    static func unitWord(_ text: String, _ fix: String) -> String {
-        "a duration's unit is one letter (s, m, h, d, w); '\(text)' is '\(fix)'"
+    static func invalidEscape(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidEscape, "invalid escape '\(text)' in string; only '\\\"' and '\\\\' are allowed")
     }
-    static func noCalendarUnit(_ text: String, _ unit: DurationText.UnitWord) -> String {
-        unit.calendarUnit == "year"
-            ? "there is no year unit in '\(text)', because years differ in length; use days, as in '365d'"
-            : "there is no month unit in '\(text)', because months differ in length; use '30d' or '4w'"
+    static func invalidUTF8(_ byte: UInt8) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidUTF8, "invalid UTF-8 byte 0x\(String(byte, radix: 16, uppercase: true))")
     }
-    static func noSwiftName(_ name: String) -> String {
-        "'\(name)' has no letter or digit to make a Swift name from; rename it"
+    static func nameTooLong(_ length: Int) -> DiagnosticMessage {
+        DiagnosticMessage(.nameTooLong, "name is \(length) bytes long; the limit is \(Limits.maxNameLength)")
     }
-    static func swiftNameCollision(_ a: String, _ b: String, _ swift: String) -> String {
-        "'\(a)' and '\(b)' both become the Swift name '\(swift)'; rename one of them"
+    static let expressionTooLong = DiagnosticMessage(
+        .expressionTooLong, "expression has more than \(Limits.maxExpressionOperators) operators")
+    static let nestingTooDeep = DiagnosticMessage(
+        .nestingTooDeep, "expression nests deeper than \(Limits.maxNestingDepth) levels")
+    static let neverRuns = DiagnosticMessage(.neverRuns, "'max_exec 0' means the scenario never runs")
+    static let tooManyClauses = DiagnosticMessage(
+        .tooManyClauses, "more than \(Limits.maxClausesPerBody) clauses in one body")
+    static let tooManyDeclarations = DiagnosticMessage(
+        .tooManyDeclarations, "more than \(Limits.maxDeclarationsPerFile) declarations in one file")
+    static func wrongOperator(_ written: String, _ word: String) -> DiagnosticMessage {
+        DiagnosticMessage(.wrongOperator, "'\(written)' is written '\(word)' in rules")
     }
-    static func unusedEvent(_ name: String) -> String { "event '\(name)' is declared but never used" }
-    static func duplicateEventDeclaration(_ name: String) -> String { "event '\(name)' is declared twice" }
-    static func tooManyErrors(_ limit: Int) -> String { "too many errors (more than \(limit)); stopping here" }
-    static func tooManyDiagnostics(_ more: Int, _ limit: Int) -> String {
-        "\(more) more diagnostics not shown (at most \(limit) per file)"
+    static func negativeNumber(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .negativeNumber,
+            "'\(text)' is negative; counts, thresholds and priorities are whole numbers from 0 "
+                + "(the highest priority wins: use 0 for the lowest)")
     }
-    static func unknown(_ kind: String, _ name: String, _ suggestions: [String]) -> String {
-        Suggestions.unknown(kind, name, suggestions: suggestions)
+    static func unquotedName(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.unquotedName, "a name holding '-' or '.' must be quoted: '\"\(text)\"'")
     }
-    static func windowThresholdTooLarge(_ value: Int64) -> String {
-        "threshold \(value) is too large for a 'within' window; the limit is \(Limits.maxWindowedThreshold)"
+    static func fractionalDuration(_ text: String, _ fix: String?) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidDuration,
+            fix.map { "durations are whole units; '\(text)' is '\($0)'" }
+                ?? "durations are whole units; write '\(text)' with smaller units, as in '1d12h'")
     }
-    static let unterminatedString = "unterminated string; add a closing '\"' on the same line"
+    static func unitWord(_ text: String, _ fix: String) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidDuration, "a duration's unit is one letter (s, m, h, d, w); '\(text)' is '\(fix)'")
+    }
+    static func noCalendarUnit(_ id: DiagnosticID, _ text: String, _ unit: DurationText.UnitWord) -> DiagnosticMessage {
+        DiagnosticMessage(
+            id,
+            unit.calendarUnit == "year"
+                ? "there is no year unit in '\(text)', because years differ in length; use days, as in '365d'"
+                : "there is no month unit in '\(text)', because months differ in length; use '30d' or '4w'")
+    }
+    static func noSwiftName(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.noSwiftName, "'\(name)' has no letter or digit to make a Swift name from; rename it")
+    }
+    static func swiftNameCollision(_ a: String, _ b: String, _ swift: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .swiftNameCollision, "'\(a)' and '\(b)' both become the Swift name '\(swift)'; rename one of them")
+    }
+    static func unusedEvent(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.unusedEvent, "event '\(name)' is declared but never used")
+    }
+    static func duplicateEventDeclaration(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateDeclaration, "event '\(name)' is declared twice")
+    }
+    static func tooManyErrors(_ limit: Int) -> DiagnosticMessage {
+        DiagnosticMessage(.tooManyErrors, "too many errors (more than \(limit)); stopping here")
+    }
+    static func tooManyDiagnostics(_ more: Int, _ limit: Int) -> DiagnosticMessage {
+        DiagnosticMessage(.tooManyErrors, "\(more) more diagnostics not shown (at most \(limit) per file)")
+    }
+    static func unknown(_ id: DiagnosticID, _ kind: String, _ name: String, _ suggestions: [String])
+        -> DiagnosticMessage
+    {
+        DiagnosticMessage(id, Suggestions.unknown(kind, name, suggestions: suggestions))
+    }
+    static func windowThresholdTooLarge(_ value: Int64) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .windowThresholdTooLarge,
+            "threshold \(value) is too large for a 'within' window; the limit is \(Limits.maxWindowedThreshold)")
+    }
+    static let unterminatedString = DiagnosticMessage(
+        .unterminatedString, "unterminated string; add a closing '\"' on the same line")
 }
 
 extension Message {
-    static func conditionNotBool(_ type: ValueType) -> String {
-        "'when' needs a bool condition; this is '\(type.rawValue)'"
+    static func conditionNotBool(_ type: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "'when' needs a bool condition; this is '\(type.rawValue)'")
     }
-    static func operandNotBool(_ op: String, _ type: ValueType) -> String {
-        "'\(op)' needs bool operands; this is '\(type.rawValue)'"
+    static func operandNotBool(_ op: String, _ type: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "'\(op)' needs bool operands; this is '\(type.rawValue)'")
     }
-    static func cannotCompare(_ a: ValueType, _ b: ValueType) -> String {
-        "cannot compare '\(a.rawValue)' with '\(b.rawValue)'"
+    static func cannotCompare(_ a: ValueType, _ b: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "cannot compare '\(a.rawValue)' with '\(b.rawValue)'")
     }
-    static func notOrdered(_ op: String, _ type: ValueType) -> String {
-        "'\(op)' compares ints or durations, not '\(type.rawValue)'"
+    static func notOrdered(_ op: String, _ type: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "'\(op)' compares ints or durations, not '\(type.rawValue)'")
     }
-    static func defaultType(_ name: String, _ actual: ValueType, _ declared: ValueType) -> String {
-        "default value of '\(name)' is '\(actual.rawValue)'; the param is '\(declared.rawValue)'"
+    static func defaultType(_ name: String, _ actual: ValueType, _ declared: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .typeMismatch, "default value of '\(name)' is '\(actual.rawValue)'; the param is '\(declared.rawValue)'")
     }
-    static let defaultNotLiteral = "a param's default must be a literal (a number, duration, string, 'true' or 'false')"
-    static func noScope(_ function: String) -> String {
-        "'\(function)' takes no scope; only 'count' and 'executions' do"
+    static let defaultNotLiteral = DiagnosticMessage(
+        .typeMismatch, "a param's default must be a literal (a number, duration, string, 'true' or 'false')")
+    static func noScope(_ function: String) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "'\(function)' takes no scope; only 'count' and 'executions' do")
+    }
+}
+
+extension DiagnosticMessage {
+    /// The runtime's warning when a stored param value no longer has the param's declared type.
+    public static func storedValueIgnored(_ param: String, stored: ValueType, declared: ValueType) -> DiagnosticMessage
+    {
+        DiagnosticMessage(
+            .storedValueIgnored,
+            "the stored value of param '\(param)' is '\(stored.rawValue)' but the param is '\(declared.rawValue)'; "
+                + "the stored value is ignored")
     }
 }

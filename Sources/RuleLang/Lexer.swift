@@ -86,13 +86,13 @@ struct Lexer {
             if peek() == b { position += 1 }
             let word = b == UInt8(ascii: "&") ? "and" : "or"
             sink.error(
-                .wrongOperator, Message.wrongOperator(file.text(start..<position), word), start..<position,
+                Message.wrongOperator(file.text(start..<position), word), start..<position,
                 fixIts: [FixIt(range: start..<position, replacement: word)])
             return single(word == "and" ? .kwAnd : .kwOr)
         case UInt8(ascii: "!"):
             // `!b` -> `not b`: the fix keeps a space before the operand.
             sink.error(
-                .wrongOperator, Message.wrongOperator("!", "not"), start..<position,
+                Message.wrongOperator("!", "not"), start..<position,
                 fixIts: [FixIt(range: start..<position, replacement: "not ")])
             return single(.kwNot)
         case UInt8(ascii: "-")
@@ -101,7 +101,7 @@ struct Lexer {
             let token = number(position, &sink)
             let range = start..<token.range.upperBound
             if token.kind == .integer || token.kind == .duration {
-                sink.error(.negativeNumber, Message.negativeNumber(file.text(range)), range)
+                sink.error(Message.negativeNumber(file.text(range)), range)
             }
             return Token(.invalid, range)
         case UInt8(ascii: "\""):
@@ -113,7 +113,7 @@ struct Lexer {
                 while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
                 let range = start..<position
                 if range.count > Limits.maxNameLength {
-                    sink.error(.nameTooLong, Message.nameTooLong(range.count), range)
+                    sink.error(Message.nameTooLong(range.count), range)
                     return Token(.invalid, range)
                 }
                 if range.count <= 8, let keyword = TokenKind.keywords[file.text(range)] {
@@ -133,7 +133,7 @@ struct Lexer {
                     let whole = start..<position
                     let text = file.text(whole)
                     sink.error(
-                        .unquotedName, Message.unquotedName(text), whole,
+                        Message.unquotedName(text), whole,
                         fixIts: [FixIt(range: whole, replacement: "\"" + text + "\"")])
                     return Token(.identifier, whole)
                 }
@@ -155,10 +155,10 @@ struct Lexer {
             let text = file.text(range)
             if let fix = DurationText.fractional(text) {
                 sink.error(
-                    .invalidDuration, Message.fractionalDuration(text, fix), range,
+                    Message.fractionalDuration(text, fix), range,
                     fixIts: [FixIt(range: range, replacement: fix)])
             } else {
-                sink.error(.invalidDuration, Message.fractionalDuration(text, nil), range)
+                sink.error(Message.fractionalDuration(text, nil), range)
             }
             return Token(.invalid, range)
         }
@@ -167,7 +167,7 @@ struct Lexer {
         case .integer: return Token(.integer, range)
         case .seconds: return Token(.duration, range)
         case .overflow:
-            sink.error(.integerOverflow, Message.integerOverflow(file.text(range)), range)
+            sink.error(Message.integerOverflow(file.text(range)), range)
         case .malformed:
             let text = file.text(range)
             // `30min`, `2weeks`, `1mo`: a unit word where a unit letter goes.
@@ -177,13 +177,13 @@ struct Lexer {
                 if let letter = unit.letter {
                     let fix = digits + letter
                     sink.error(
-                        .invalidDuration, Message.unitWord(text, fix), range,
+                        Message.unitWord(text, fix), range,
                         fixIts: [FixIt(range: range, replacement: fix)])
                 } else {
-                    sink.error(.invalidDuration, Message.noCalendarUnit(text, unit), range)
+                    sink.error(Message.noCalendarUnit(.invalidDuration, text, unit), range)
                 }
             } else {
-                sink.error(.invalidDuration, Message.invalidDuration(text), range)
+                sink.error(Message.invalidDuration(text), range)
             }
         }
         return Token(.invalid, range)
@@ -203,7 +203,7 @@ struct Lexer {
                 if next != UInt8(ascii: "\"") && next != UInt8(ascii: "\\") {
                     let length = next == 0 || next == 0x0A ? 1 : 2
                     sink.error(
-                        .invalidEscape, Message.invalidEscape(file.text(position..<position + length)),
+                        Message.invalidEscape(file.text(position..<position + length)),
                         position..<position + length)
                     valid = false
                 }
@@ -220,7 +220,7 @@ struct Lexer {
                     {
                         position += 1
                     }
-                    sink.error(.invalidUTF8, Message.invalidUTF8(bytes[run]), run..<position)
+                    sink.error(Message.invalidUTF8(bytes[run]), run..<position)
                     valid = false
                     continue
                 }
@@ -230,7 +230,7 @@ struct Lexer {
             position += 1
         }
         position = min(position, end)
-        sink.error(.unterminatedString, Message.unterminatedString, start..<position)
+        sink.error(Message.unterminatedString, start..<position)
         return Token(.invalid, start..<position)
     }
 
@@ -242,14 +242,14 @@ struct Lexer {
             let bad = bytes[start]
             position += 1
             while position < end && Lexer.validScalarLength(bytes, at: position, end: end) == 0 { position += 1 }
-            sink.error(.invalidUTF8, Message.invalidUTF8(bad), start..<position)
+            sink.error(Message.invalidUTF8(bad), start..<position)
         } else {
             position += length
             let text = file.text(start..<position)
             let shown =
                 bytes[start] < 0x20 || bytes[start] == 0x7F
                 ? "\\u{\(String(bytes[start], radix: 16, uppercase: true))}" : text
-            sink.error(.invalidCharacter, Message.invalidCharacter(shown), start..<position)
+            sink.error(Message.invalidCharacter(shown), start..<position)
         }
         return Token(.invalid, start..<position)
     }

@@ -32,7 +32,7 @@ public struct Parser {
     public static func parse(_ file: SourceFile) -> (RuleFile, [Diagnostic]) {
         if file.bytes.count > Limits.maxFileSize {
             let diagnostic = Diagnostic(
-                .fileTooLarge, .error, Message.fileTooLarge(file.bytes.count),
+                Message.fileTooLarge(file.bytes.count), .error,
                 at: SourceSpan(file, 0..<0))
             return (RuleFile(source: file, declarations: []), [diagnostic])
         }
@@ -50,7 +50,7 @@ public struct Parser {
         let expr = parser.parseExpr()
         if parser.current.kind != .eof && !parser.sink.isFull {
             parser.sink.error(
-                .expectedToken, Message.expected("end of expression", found: parser.describe(parser.current)),
+                Message.expected("end of expression", found: parser.describe(parser.current)),
                 parser.current.range)
         }
         return (expr, parser.sink.diagnostics)
@@ -102,7 +102,7 @@ public struct Parser {
             suppressed += 1
             return
         }
-        sink.error(.expectedToken, Message.expected(what, found: describe(current)), current.range)
+        sink.error(Message.expected(what, found: describe(current)), current.range)
     }
 
     /// Skips to just before the next `;`, `>`, `}`, `{` or declaration keyword (or end of file).
@@ -127,7 +127,7 @@ public struct Parser {
         var declarations: [Declaration] = []
         while !check(.eof) && !sink.isFull {
             if declarations.count == Limits.maxDeclarationsPerFile {
-                sink.error(.tooManyDeclarations, Message.tooManyDeclarations, current.range)
+                sink.error(Message.tooManyDeclarations, current.range)
                 break
             }
             if let declaration = parseDeclaration() {
@@ -150,7 +150,7 @@ public struct Parser {
             // `Scenario X`, `SCENARIO X`: keywords are lowercase.
             let keyword = text(current).lowercased()
             sink.error(
-                .expectedToken, Message.lowercaseKeyword(text(current), keyword), current.range,
+                Message.lowercaseKeyword(text(current), keyword), current.range,
                 fixIts: [FixIt(range: current.range, replacement: keyword)])
             switch keyword {
             case "scenario": return parseScenario().map(Declaration.scenario)
@@ -163,7 +163,7 @@ public struct Parser {
             let semicolon = advance()
             sink.add(
                 Diagnostic(
-                    .extraSemicolon, .warning, Message.semicolonAfterBody, at: SourceSpan(file, semicolon.range),
+                    Message.semicolonAfterBody, .warning, at: SourceSpan(file, semicolon.range),
                     fixIts: [FixIt(range: semicolon.range, replacement: "")]))
             return nil
         default:
@@ -262,7 +262,7 @@ public struct Parser {
         let type = ValueType(rawValue: typeName)
         if type == nil {
             let suggestions = Suggestions.closest(to: typeName, in: ValueType.allCases.map(\.rawValue))
-            sink.error(.unknownType, Message.unknown("type", typeName, suggestions), typeToken.range)
+            sink.error(Message.unknown(.unknownType, "type", typeName, suggestions), typeToken.range)
         }
         var defaultValue: Expr?
         if match(.equal) {
@@ -290,7 +290,7 @@ public struct Parser {
             close.map {
                 [FixIt(range: open.range, replacement: "<"), FixIt(range: $0.range, replacement: ">")]
             } ?? []
-        sink.error(.expectedToken, Message.bodyInBraces, open.range, fixIts: fixIts)
+        sink.error(Message.bodyInBraces, open.range, fixIts: fixIts)
         var clauses: [Clause] = []
         guard close != nil else {
             synchronizeToDeclaration()
@@ -332,7 +332,7 @@ public struct Parser {
             defer { if problems > errorsBefore { recovering = true } }
             if let clause = parseClause() {
                 if clauses.count == Limits.maxClausesPerBody {
-                    sink.error(.tooManyClauses, Message.tooManyClauses, clause.range)
+                    sink.error(Message.tooManyClauses, clause.range)
                 }
                 clauses.append(clause)
                 if separatorReported {
@@ -343,7 +343,7 @@ public struct Parser {
                     // `min_events 5 on launch`: the next clause began without a `;`.
                     let end = previous.range.upperBound
                     sink.error(
-                        .expectedToken, Message.missingSeparator, current.range,
+                        Message.missingSeparator, current.range,
                         fixIts: [FixIt(range: end..<end, replacement: ";")])
                     continue
                 }

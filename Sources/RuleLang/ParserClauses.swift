@@ -7,7 +7,7 @@ extension Parser {
             // `is_premium == false`, `not is_premium`: a condition without its `when`.
             let start = current.range.lowerBound
             sink.error(
-                .unknownClause, Message.conditionNeedsWhen, current.range,
+                Message.conditionNeedsWhen, current.range,
                 fixIts: [FixIt(range: start..<start, replacement: "when ")])
             operators = 0
             let expr = parseExpr()
@@ -33,7 +33,7 @@ extension Parser {
             let range = start..<duration.range.upperBound
             let fix = "when \(keyword)(\(text(event))) >= \(text(duration))"
             sink.error(
-                .expectedToken, Message.sinceLastTakesDuration(keyword, text(event), text(duration)), event.range,
+                Message.sinceLastTakesDuration(keyword, text(event), text(duration)), event.range,
                 fixIts: [FixIt(range: range, replacement: fix)])
             return nil
         case "since_first", "since_last", "between":
@@ -51,7 +51,7 @@ extension Parser {
         default:
             let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
             sink.error(
-                .unknownClause, Message.unknown("clause", keyword, suggestions), keywordToken.range,
+                Message.unknown(.unknownClause, "clause", keyword, suggestions), keywordToken.range,
                 fixIts: suggestions.prefix(1).map { FixIt(range: keywordToken.range, replacement: $0) })
             return nil
         }
@@ -89,7 +89,7 @@ extension Parser {
             let value = IntLiteral(value: Lexer.integerValue(file, number.range), range: number.range)
             let fix = "\(text(number)) \(file.text(scope.range))"
             sink.error(
-                .expectedToken, Message.numberBeforeScope(text(keywordToken), fix), scope.range,
+                Message.numberBeforeScope(text(keywordToken), fix), scope.range,
                 fixIts: [FixIt(range: scope.range.lowerBound..<number.range.upperBound, replacement: fix)])
             return countClause(keyword, value, scope)
         }
@@ -102,7 +102,7 @@ extension Parser {
             // `max_exec 1 withn 1d`, `max_exec 1 pr session`: a misspelt scope keyword.
             let token = advance()
             sink.error(
-                .unknownScope, Message.unknown("scope keyword", text(token), [misspelt]), token.range,
+                Message.unknown(.unknownScope, "scope keyword", text(token), [misspelt]), token.range,
                 fixIts: [FixIt(range: token.range, replacement: misspelt)])
             let start = token.range.lowerBound
             if misspelt == "within" {
@@ -157,7 +157,7 @@ extension Parser {
                 // `on launch, min_events 5`: the comma was meant to end the clause.
                 let comma = advance()
                 sink.error(
-                    .expectedToken, Message.missingSeparator, comma.range,
+                    Message.missingSeparator, comma.range,
                     fixIts: [FixIt(range: comma.range, replacement: ";")])
                 separatorReported = true
                 return .on(names)
@@ -173,7 +173,7 @@ extension Parser {
             let name = Lexer.stringValue(file, token.range)
             // A quoted name is a name: the same length limit as an identifier.
             if name.utf8.count > Limits.maxNameLength {
-                sink.error(.nameTooLong, Message.nameTooLong(name.utf8.count), token.range)
+                sink.error(Message.nameTooLong(name.utf8.count), token.range)
             }
             return Name(name, token.range)
         }
@@ -202,16 +202,16 @@ extension Parser {
                 // `per day`: a day is a sliding window.
                 let fix = "within \(window)"
                 sink.error(
-                    .unknownScope, Message.scopeUnit(unit, fix), range, fixIts: [FixIt(range: range, replacement: fix)])
+                    Message.scopeUnit(unit, fix), range, fixIts: [FixIt(range: range, replacement: fix)])
                 return Scope(.within(seconds: DurationText.seconds(window) ?? 0), range)
             }
             if unit == "month" || unit == "year" {
-                sink.error(.unknownScope, Message.scopeUnit(unit, nil), range)
+                sink.error(Message.scopeUnit(unit, nil), range)
                 return nil
             }
             let suggestions = Suggestions.closest(to: word, in: ["install", "version", "session"])
             sink.error(
-                .unknownScope, Message.unknown("scope", word, suggestions), token.range,
+                Message.unknown(.unknownScope, "scope", word, suggestions), token.range,
                 fixIts: suggestions.prefix(1).map { FixIt(range: token.range, replacement: $0) })
             return nil
         }
@@ -238,10 +238,10 @@ extension Parser {
                 if let letter = unit.letter {
                     let fix = text(token).replacingAll("_", with: "") + letter
                     sink.error(
-                        .bareDuration, Message.unitWordApart(file.text(range), fix), range,
+                        Message.unitWordApart(file.text(range), fix), range,
                         fixIts: [FixIt(range: range, replacement: fix)])
                 } else {
-                    sink.error(.bareDuration, Message.noCalendarUnit(file.text(range), unit), range)
+                    sink.error(Message.noCalendarUnit(.bareDuration, file.text(range), unit), range)
                 }
                 return DurationLiteral(seconds: seconds, range: range)
             }
@@ -259,10 +259,10 @@ extension Parser {
         if seconds % 60 == 0 {
             let fix = DurationText.format(seconds)
             sink.error(
-                .bareDuration, Message.bareDuration(written, fix), range,
+                Message.bareDuration(written, fix), range,
                 fixIts: [FixIt(range: range, replacement: fix)])
         } else {
-            sink.error(.bareDuration, Message.bareDurationChoices(written.replacingAll("_", with: "")), range)
+            sink.error(Message.bareDurationChoices(written.replacingAll("_", with: "")), range)
         }
     }
 
@@ -310,7 +310,7 @@ extension Parser {
         if opToken.kind == .equal {
             // `when is_premium = false`: one error with the fix, then read as `==`.
             sink.error(
-                .wrongOperator, Message.assignmentInCondition, opToken.range,
+                Message.assignmentInCondition, opToken.range,
                 fixIts: [FixIt(range: opToken.range, replacement: "==")])
         }
         guard countOperator() else { return Expr(.invalid, left.range.lowerBound..<previous.range.upperBound) }
@@ -319,12 +319,12 @@ extension Parser {
         if (op == .less || op == .greater) && parenDepth == 0 && !bareAnglesCompare {
             let replacement = "(" + file.text(range) + ")"
             sink.error(
-                .comparisonOutsideParentheses, Message.comparisonOutsideParentheses(op.rawValue),
+                Message.comparisonOutsideParentheses(op.rawValue),
                 opToken.range, fixIts: [FixIt(range: range, replacement: replacement)])
         }
         let expr = Expr(.binary(op, left, right), range)
         if comparisonOperator() != nil {
-            sink.error(.chainedComparison, Message.chainedComparison, current.range)
+            sink.error(Message.chainedComparison, current.range)
             advance()
             _ = parsePrimary()
             return Expr(.invalid, range.lowerBound..<previous.range.upperBound)
@@ -356,7 +356,7 @@ extension Parser {
         operators += 1
         if operators <= Limits.maxExpressionOperators { return true }
         if operators == Limits.maxExpressionOperators + 1 {
-            sink.error(.expressionTooLong, Message.expressionTooLong, previous.range)
+            sink.error(Message.expressionTooLong, previous.range)
         }
         synchronize()
         return false
@@ -364,7 +364,7 @@ extension Parser {
 
     mutating func enterNesting() -> Bool {
         if nesting >= Limits.maxNestingDepth {
-            sink.error(.nestingTooDeep, Message.nestingTooDeep, current.range)
+            sink.error(Message.nestingTooDeep, current.range)
             // Skip the rest of this expression: to the end of the body or declaration.
             synchronize()
             return false
@@ -423,7 +423,7 @@ extension Parser {
             // `days_since_install()`, `nope(3)`: an unknown function, whatever its arguments.
             let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
             sink.error(
-                .unknownFunction, Message.unknown("function", function.text, suggestions), function.range,
+                Message.unknown(.unknownFunction, "function", function.text, suggestions), function.range,
                 fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
             skipPastCall()
             return Expr(.invalid, start..<previous.range.upperBound)

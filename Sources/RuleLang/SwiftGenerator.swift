@@ -78,15 +78,14 @@ public enum SwiftGenerator {
         for constant in inSourceOrder {
             if constant.swiftName.isEmpty {
                 collisions.append(
-                    Diagnostic(.noSwiftName, .error, Message.noSwiftName(constant.ruleName), at: constant.span))
+                    Diagnostic(Message.noSwiftName(constant.ruleName), .error, at: constant.span))
                 continue
             }
             let key = "\(constant.kind.namespace) \(constant.swiftName)"
             if let first = seen[key] {
                 collisions.append(
                     Diagnostic(
-                        .swiftNameCollision, .error,
-                        Message.swiftNameCollision(first.ruleName, constant.ruleName, constant.swiftName),
+                        Message.swiftNameCollision(first.ruleName, constant.ruleName, constant.swiftName), .error,
                         at: constant.span,
                         notes: [DiagnosticNote("'\(first.ruleName)' is declared here", at: first.span)]))
             } else {

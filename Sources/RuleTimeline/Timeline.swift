@@ -58,7 +58,7 @@ public struct TimelineParser {
         for line in 1...file.lineStarts.count {
             let range = contentRange(file.lineRange(line))
             if let open = unterminatedQuote(range) {
-                error(.unterminatedString, "unterminated string; add the closing '\"'", open..<range.upperBound)
+                error(TimelineMessage.unterminatedString, open..<range.upperBound)
                 continue
             }
             var words = Words(file: file, range: range)
@@ -100,12 +100,9 @@ public struct TimelineParser {
     private mutating func warnIfUncounted(_ name: Word) {
         guard !knownStreams.contains(name.text) else { return }
         let suggestions = Suggestions.closest(to: name.text, in: streamList)
-        let message =
-            "no rule counts event '\(name.text)'"
-            + (suggestions.isEmpty ? "" : "; did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?")
         diagnostics.append(
             Diagnostic(
-                .uncountedEvent, .warning, message, at: SourceSpan(file, name.range),
+                TimelineMessage.uncountedEvent(name.text, suggestions), .warning, at: SourceSpan(file, name.range),
                 fixIts: suggestions.first.map { [FixIt(range: name.range, replacement: TimelineParser.word($0))] } ?? []
             ))
     }
@@ -115,22 +112,19 @@ public struct TimelineParser {
         name.contains(where: { $0 == " " || $0 == "\"" || $0 == "#" }) || name.isEmpty ? Printer.string(name) : name
     }
 
-    private mutating func error(_ id: DiagnosticID, _ message: String, _ range: SourceRange, fixIts: [FixIt] = []) {
-        diagnostics.append(Diagnostic(id, .error, message, at: SourceSpan(file, range), fixIts: fixIts))
+    private mutating func error(_ problem: DiagnosticMessage, _ range: SourceRange, fixIts: [FixIt] = []) {
+        diagnostics.append(Diagnostic(problem, .error, at: SourceSpan(file, range), fixIts: fixIts))
     }
 
     private mutating func parseStep(_ timeWord: Word, _ words: inout Words) -> TimelineStep? {
         guard let offset = DurationText.seconds(timeWord.text) else {
-            error(
-                .invalidTime,
-                "invalid time '\(timeWord.text)'; a time is an offset from the start such as '0', '90s' or '1d12h'",
-                timeWord.range)
+            error(TimelineMessage.invalidTime(timeWord.text), timeWord.range)
             return nil
         }
         guard let verb = words.next() else {
             error(
-                .expectedToken, "expected a step after the time (\(TimelineParser.verbs.joined(separator: ", ")))",
-                timeWord.range.upperBound..<timeWord.range.upperBound)
+                TimelineMessage.missingStep(TimelineParser.verbs), timeWord.range.upperBound..<timeWord.range.upperBound
+            )
             return nil
         }
         func step(_ action: TimelineStep.Action) -> TimelineStep {
@@ -155,8 +149,7 @@ public struct TimelineParser {
             guard let name = requireWord(&words, "a param name after 'set'", after: verb) else { return nil }
             guard let value = requireWord(&words, "a value after the param name", after: name) else { return nil }
             guard let param = program.params.first(where: { $0.name.text == name.text }) else {
-                let message = Suggestions.unknown("param", name.text, among: program.params.map(\.name.text))
-                error(.unknownName, message, name.range)
+                error(TimelineMessage.unknownParam(name.text, program.params.map(\.name.text)), name.range)
                 return nil
             }
             guard let parsed = parseValue(value, for: param) else { return nil }
@@ -171,9 +164,7 @@ public struct TimelineParser {
                         return nil
                     }
                     guard let seconds = DurationText.seconds(duration.text) else {
-                        error(
-                            .invalidDuration,
-                            "invalid duration '\(duration.text)'; use units s, m, h, d, w, as in '3h'", duration.range)
+                        error(TimelineMessage.invalidDuration(duration.text), duration.range)
                         return nil
                     }
                     until = seconds
@@ -182,7 +173,7 @@ public struct TimelineParser {
                     var pairs: [String: String] = [:]
                     while let pair = words.next() {
                         guard let equals = pair.text.firstIndex(of: "=") else {
-                            error(.expectedToken, "expected KEY=VALUE after 'info', found '\(pair.text)'", pair.range)
+                            error(TimelineMessage.infoPair(pair.text), pair.range)
                             return nil
                         }
                         pairs[String(pair.text[..<equals])] = String(pair.text[pair.text.index(after: equals)...])
@@ -190,9 +181,7 @@ public struct TimelineParser {
                     info = pairs
                 } else {
                     let expected = info != nil ? "KEY=VALUE" : until == nil ? "'until', 'info'" : "'info'"
-                    error(
-                        .expectedToken, "expected \(expected) or the end of the line, found '\(keyword.text)'",
-                        keyword.range)
+                    error(TimelineMessage.todoOption(expected, keyword.text), keyword.range)
                     return nil
                 }
             }
@@ -203,8 +192,7 @@ public struct TimelineParser {
         case "check":
             let rest = words.rest
             guard !rest.isEmpty else {
-                error(
-                    .expectedToken, "expected a condition after 'check'", verb.range.upperBound..<verb.range.upperBound)
+                error(TimelineMessage.missingCondition, verb.range.upperBound..<verb.range.upperBound)
                 return nil
             }
             let (expr, found) = expressions.check(file, range: rest)
@@ -219,28 +207,27 @@ public struct TimelineParser {
             }
             return step(.next(names))
         default:
-            let message = Suggestions.unknown("step", verb.text, among: TimelineParser.verbs, limit: 1)
-            error(.unknownStep, message, verb.range)
+            error(TimelineMessage.unknownStep(verb.text, TimelineParser.verbs), verb.range)
             return nil
         }
     }
 
     private mutating func requireWord(_ words: inout Words, _ what: String, after previous: Word) -> Word? {
         if let word = words.next() { return word }
-        error(.expectedToken, "expected \(what)", previous.range.upperBound..<previous.range.upperBound)
+        error(TimelineMessage.expected(what), previous.range.upperBound..<previous.range.upperBound)
         return nil
     }
 
     private mutating func requireScenario(_ name: Word, alsoAllowing extra: [String]) -> Bool {
         let names = program.scenarios.map(\.name) + extra
         if names.contains(name.text) { return true }
-        error(.unknownScenario, Suggestions.unknown("scenario", name.text, among: names), name.range)
+        error(TimelineMessage.unknownScenario(name.text, names), name.range)
         return false
     }
 
     private mutating func finish(_ words: inout Words, _ step: TimelineStep) -> TimelineStep? {
         if let extra = words.next() {
-            error(.expectedToken, "unexpected '\(extra.text)' at the end of the step", extra.range)
+            error(TimelineMessage.extraWord(extra.text), extra.range)
             return nil
         }
         return step
@@ -253,10 +240,7 @@ public struct TimelineParser {
             "bool": "true or false", "int": "a whole number", "string": "a word or a quoted string",
             "duration": "a duration such as 2d",
         ][type.rawValue]!
-        error(
-            .typeMismatch,
-            "'\(value.text)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param.name.text)' takes \(example)",
-            value.range)
+        error(TimelineMessage.paramValue(value.text, type, param.name.text, example), value.range)
         return nil
     }
 }

@@ -149,9 +149,8 @@ struct EngineCore {
                 stored[index] = nil
                 warnings.append(
                     Diagnostic(
-                        .storedValueIgnored, .warning,
-                        "the stored value of param '\(param.name.text)' is '\(value.type.rawValue)' but the param is '\(rules.params[index].type.rawValue)'; the stored value is ignored",
-                        at: SourceSpan(file.source, param.name.range)))
+                        .storedValueIgnored(param.name.text, stored: value.type, declared: rules.params[index].type),
+                        .warning, at: SourceSpan(file.source, param.name.range)))
             }
         }
         return warnings

@@ -6,12 +6,23 @@ struct ByteWriter {
     mutating func u8(_ value: UInt8) { bytes.append(value) }
 
     mutating func varint(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(rest & 0x7F) | 0x80)
-            rest >>= 7
+        // Most stored integers (counts, ids, lengths) fit one byte.
+        if value < 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value))
+            return
         }
-        bytes.append(UInt8(rest))
+        var buffer: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &buffer) { raw in
+            var rest = value
+            var count = 0
+            while rest >= 0x80 {
+                raw[count] = UInt8(truncatingIfNeeded: rest) | 0x80
+                rest >>= 7
+                count += 1
+            }
+            raw[count] = UInt8(truncatingIfNeeded: rest)
+            append(UnsafeRawBufferPointer(rebasing: raw[..<(count + 1)]))
+        }
     }
 
     mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
@@ -28,29 +39,38 @@ struct ByteWriter {
     }
 
     mutating func string(_ value: String) {
-        let utf8 = Array(value.utf8)
-        varint(UInt64(utf8.count))
-        bytes += utf8
+        var value = value
+        value.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     /// Eight bytes, little-endian, appended at once.
     mutating func u64(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     mutating func u32(_ value: UInt32) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     /// Many times (seconds since 1970) at once.
     mutating func doubles(_ values: [Double]) {
-        values.withUnsafeBytes { raw in
-            #if _endian(little)
-                bytes.append(contentsOf: raw)
-            #else
-                for value in values { u64(value.bitPattern) }
-            #endif
-        }
+        #if _endian(little)
+            values.withUnsafeBytes { append($0) }
+        #else
+            for value in values { u64(value.bitPattern) }
+        #endif
+    }
+
+    /// Raw bytes, copied in one step (an `UnsafeRawBufferPointer` appended as a sequence
+    /// would be copied a byte at a time).
+    @inline(__always)
+    private mutating func append(_ raw: UnsafeRawBufferPointer) {
+        bytes.append(
+            contentsOf: UnsafeBufferPointer(
+                start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
     }
 }
 

@@ -1,0 +1,50 @@
+import RuleLang
+
+/// The wording of every timeline diagnostic with its id, in one place (the rules' own are in
+/// RuleLang's `Message`).
+enum TimelineMessage {
+    static let unterminatedString = DiagnosticMessage(.unterminatedString, "unterminated string; add the closing '\"'")
+    static func uncountedEvent(_ name: String, _ suggestions: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .uncountedEvent,
+            "no rule counts event '\(name)'"
+                + (suggestions.isEmpty
+                    ? "" : "; did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?"))
+    }
+    static func invalidTime(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidTime, "invalid time '\(text)'; a time is an offset from the start such as '0', '90s' or '1d12h'")
+    }
+    static func missingStep(_ verbs: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "expected a step after the time (\(verbs.joined(separator: ", ")))")
+    }
+    static func unknownParam(_ name: String, _ params: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownName, Suggestions.unknown("param", name, among: params))
+    }
+    static func invalidDuration(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidDuration, "invalid duration '\(text)'; use units s, m, h, d, w, as in '3h'")
+    }
+    static func infoPair(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "expected KEY=VALUE after 'info', found '\(text)'")
+    }
+    static func todoOption(_ expected: String, _ found: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "expected \(expected) or the end of the line, found '\(found)'")
+    }
+    static let missingCondition = DiagnosticMessage(.expectedToken, "expected a condition after 'check'")
+    static func unknownStep(_ verb: String, _ verbs: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownStep, Suggestions.unknown("step", verb, among: verbs, limit: 1))
+    }
+    static func expected(_ what: String) -> DiagnosticMessage { DiagnosticMessage(.expectedToken, "expected \(what)") }
+    static func unknownScenario(_ name: String, _ names: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownScenario, Suggestions.unknown("scenario", name, among: names))
+    }
+    static func extraWord(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "unexpected '\(text)' at the end of the step")
+    }
+    static func paramValue(_ value: String, _ type: ValueType, _ param: String, _ example: String) -> DiagnosticMessage
+    {
+        DiagnosticMessage(
+            .typeMismatch,
+            "'\(value)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param)' takes \(example)")
+    }
+}

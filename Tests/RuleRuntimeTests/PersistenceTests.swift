@@ -31,6 +31,22 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(engine.explain("AskToSubscribe").reason, "between 2d: 2d left")
     }
 
+    /// The store keeps no copy of the entries once the engine has them: a later `load`
+    /// replays the file, and sees every write made since the first one.
+    func testLoadAfterWritesReplaysTheFile() throws {
+        let url = temporaryURL("state")
+        let store = FileStore(url: url)
+        XCTAssertEqual(try store.load(), [:])
+        try store.didLoad()
+        try store.apply([StoreChange(key: "e:a", value: [1, 2, 3]), StoreChange(key: "e:b", value: [4])])
+        XCTAssertEqual(try store.load(), ["e:a": [1, 2, 3], "e:b": [4]])
+        // Without didLoad in between, what the first load returned must not be served again.
+        try store.apply([StoreChange(key: "e:a", value: nil), StoreChange(key: "e:c", value: [])])
+        XCTAssertEqual(try store.load(), ["e:b": [4], "e:c": []])
+        try store.compact()
+        XCTAssertEqual(try store.load(), ["e:b": [4], "e:c": []])
+    }
+
     func testCompactionKeepsStateAndShrinksTheFile() throws {
         let url = temporaryURL("state")
         let clock = ManualClock()

@@ -94,8 +94,14 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// The path with symbolic links resolved at open: compaction writes beside the real file.
     private var realPath = ""
     private var identity = FileIdentity(device: 0, inode: 0)
-    private var entries: [String: [UInt8]] = [:]
+    /// The entries `load` read, kept only until the engine has decoded them (``didLoad()``) or
+    /// the first write: the engine holds the state, so the store keeps no second copy. Later
+    /// loads and compactions replay the file itself.
+    private var loaded: [String: [UInt8]]?
     private var fileLength = 0
+    /// The bytes of live data when the file was last loaded or compacted: compaction starts
+    /// when the file has grown past twice that (and the threshold), which keeps its cost
+    /// amortized without tracking each entry's size.
     private var liveBytes = 0
     private var pending: Repair?
     /// Compactions run here, off the caller's path.
@@ -155,7 +161,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
-        return entries
+        if let loaded { return loaded }
+        return try liveEntries()
     }
 
     /// Repairs what `load` found (a torn tail, a salvaged file, an old format);
@@ -165,6 +172,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         defer { lock.unlock() }
         try openIfNeeded()
         try repairIfNeeded()
+        loaded = nil
     }
 
     private func openIfNeeded() throws {
@@ -208,7 +216,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         } catch {
             close(fd)
             fd = -1
-            entries = [:]
+            loaded = nil
             throw error
         }
     }
@@ -273,46 +281,9 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
 
     private func replay(_ bytes: [UInt8], version: UInt32) throws {
-        var offset = FileStore.headerSize
-        var damage: (offset: Int, reason: String, torn: Bool)?
-        let frame = version == 1 ? 8 : FileStore.recordHeaderSize
-        while offset < bytes.count {
-            let remaining = bytes.count - offset
-            if FileStore.isZero(bytes[offset...]) {
-                damage = (offset, "the file ends in \(remaining) zero bytes", true)
-                break
-            }
-            if remaining < frame {
-                damage = (offset, "a record header is cut short", true)
-                break
-            }
-            var reader = ByteReader(bytes, from: offset, to: offset + frame)
-            let length = Int(try reader.u32())
-            let checksum = try reader.u32()
-            if version >= 2 {
-                guard try reader.u32() == CRC32.checksum(bytes[offset..<offset + 8]) else {
-                    damage = (offset, "a record header is damaged", false)
-                    break
-                }
-            }
-            let start = offset + frame
-            if length > bytes.count - start {
-                damage = (offset, "the last record is cut short", true)
-                break
-            }
-            guard CRC32.checksum(bytes[start..<start + length]) == checksum else {
-                damage = (offset, "a record's checksum does not match", false)
-                break
-            }
-            do {
-                try apply(payload: bytes, from: start, to: start + length)
-            } catch {
-                damage = (offset, "a record cannot be decoded (\(error))", false)
-                break
-            }
-            offset = start + length
-        }
+        let (entries, offset, damage) = FileStore.replayRecords(bytes, version: version)
         fileLength = offset
+        loaded = entries
         liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
         guard let damage else {
             if version < FileStore.formatVersion { pending = .upgrade }
@@ -329,6 +300,74 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         pending = .salvage(offset: damage.offset, reason: damage.reason)
     }
 
+    /// Where replaying stopped short of the end, and why; `torn` for what a killed writer
+    /// leaves (a cut-short last record, a zero-filled tail), not corruption.
+    struct Damage {
+        var offset: Int
+        var reason: String
+        var torn: Bool
+    }
+
+    /// Replays the records of a whole file (`bytes`, header included) of format `version`: the
+    /// live entries, the offset where the valid records end, and the damage there, if any.
+    static func replayRecords(_ bytes: [UInt8], version: UInt32) -> ([String: [UInt8]], Int, Damage?) {
+        var entries: [String: [UInt8]] = [:]
+        var offset = FileStore.headerSize
+        let frame = version == 1 ? 8 : FileStore.recordHeaderSize
+        func damage(_ reason: String, torn: Bool) -> ([String: [UInt8]], Int, Damage?) {
+            (entries, offset, Damage(offset: offset, reason: reason, torn: torn))
+        }
+        while offset < bytes.count {
+            let remaining = bytes.count - offset
+            if FileStore.isZero(bytes[offset...]) {
+                return damage("the file ends in \(remaining) zero bytes", torn: true)
+            }
+            if remaining < frame { return damage("a record header is cut short", torn: true) }
+            var reader = ByteReader(bytes, from: offset, to: offset + frame)
+            guard let length = try? Int(reader.u32()), let checksum = try? reader.u32() else {
+                return damage("a record header is cut short", torn: true)
+            }
+            if version >= 2 {
+                guard (try? reader.u32()) == CRC32.checksum(bytes[offset..<offset + 8]) else {
+                    return damage("a record header is damaged", torn: false)
+                }
+            }
+            let start = offset + frame
+            if length > bytes.count - start { return damage("the last record is cut short", torn: true) }
+            guard CRC32.checksum(bytes[start..<start + length]) == checksum else {
+                return damage("a record's checksum does not match", torn: false)
+            }
+            do {
+                try apply(payload: bytes, from: start, to: start + length, to: &entries)
+            } catch {
+                return damage("a record cannot be decoded (\(error))", torn: false)
+            }
+            offset = start + length
+        }
+        return (entries, offset, nil)
+    }
+
+    /// The live entries of the open file's first `fileLength` bytes (its valid records),
+    /// read from the file: the store keeps no copy of them once the engine has its own.
+    private func liveEntries() throws -> [String: [UInt8]] {
+        try FileStore.liveEntries(of: fd, length: fileLength, path: path)
+    }
+
+    /// The live entries of the first `length` bytes of the file open as `descriptor`.
+    static func liveEntries(of descriptor: Int32, length: Int, path: String) throws -> [String: [UInt8]] {
+        let bytes = try read(descriptor, from: 0, count: length, path: path)
+        guard bytes.count == length, length >= headerSize, Array(bytes[0..<8]) == magic else {
+            throw RuleStoreError.corrupt(path: path, offset: 0, reason: "the file changed while in use", keptAt: nil)
+        }
+        var header = ByteReader(bytes, from: 8, to: 12)
+        let version = try header.u32()
+        let (entries, _, damage) = replayRecords(bytes, version: version)
+        if let damage {
+            throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
+        }
+        return entries
+    }
+
     static func isZero(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.withUnsafeBytes { raw in
             var index = 0
@@ -342,7 +381,9 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         }
     }
 
-    private func apply(payload bytes: [UInt8], from start: Int, to end: Int) throws {
+    private static func apply(
+        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout [String: [UInt8]]
+    ) throws {
         var reader = ByteReader(bytes, from: start, to: end)
         let count = try reader.count(max: end - start)
         var decoded: [(String, [UInt8]?)] = []
@@ -435,11 +476,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         }
         if options.syncEveryWrite { try sync(fd) }
         fileLength += scratch.count
-        for change in changes {
-            liveBytes -= FileStore.entrySize(change.key, entries[change.key])
-            entries[change.key] = change.value
-            liveBytes += FileStore.entrySize(change.key, change.value)
-        }
+        // What load returned is stale now; a later load replays the file.
+        loaded = nil
         if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
             if let error = try recreateIfReplaced() { replaced = error } else { startCompaction() }
         }
@@ -525,7 +563,6 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// into place. A kill at any moment leaves the old file, complete, or the new one.
     private func startCompaction() {
         compacting = true
-        let snapshot = entries
         let offset = fileLength
         let startedIn = generation
         let temporary = realPath + ".compacting-\(getpid())-\(FileStore.compactionNumber.next())"
@@ -536,6 +573,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         compactionQueue.async { [weak self] in
             defer { if source >= 0 { close(source) } }
             var failure: RuleStoreError? = source < 0 ? .io(path: label, operation: "dup", errno: errno) : nil
+            var liveSize = 0
             let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
             if failure != nil {
             } else if out < 0 {
@@ -543,10 +581,13 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             } else if flock(out, LOCK_EX | LOCK_NB) != 0 {
                 failure = .io(path: temporary, operation: "lock", errno: errno)
             } else {
-                let live = snapshot.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
                 do {
-                    try FileStore.writeFully(
-                        out, FileStore.header() + FileStore.record(live), path: temporary, system: system)
+                    // The live entries of the records written so far, replayed from the file.
+                    let snapshot = try FileStore.liveEntries(of: source, length: offset, path: label)
+                    let live = snapshot.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
+                    let file = FileStore.header() + FileStore.record(live)
+                    liveSize = file.count
+                    try FileStore.writeFully(out, file, path: temporary, system: system)
                     if system.fsync(out) != 0 { failure = .io(path: temporary, operation: "fsync", errno: errno) }
                 } catch {
                     failure = error as? RuleStoreError ?? .other(error)
@@ -573,7 +614,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             // (its lock with it), and its new file is removed.
             guard
                 let directory = self?.finishCompaction(
-                    out, temporary, from: copied, startedIn: startedIn, failure: failure)
+                    out, temporary, from: copied, startedIn: startedIn, liveSize: liveSize, failure: failure)
             else {
                 if self == nil {
                     if out >= 0 { close(out) }
@@ -602,7 +643,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// into place and switches to it; or drops it when it failed or the file changed meanwhile.
     /// Returns the directory to sync when the switch was made and is not synced yet.
     private func finishCompaction(
-        _ out: Int32, _ temporary: String, from offset: Int, startedIn: Int, failure: RuleStoreError?
+        _ out: Int32, _ temporary: String, from offset: Int, startedIn: Int, liveSize: Int, failure: RuleStoreError?
     ) -> String? {
         lock.lock()
         compacting = false
@@ -638,6 +679,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         compactionCount += 1
         identity = newIdentity
         fileLength = size
+        liveBytes = liveSize
         let directory = (realPath as NSString).deletingLastPathComponent
         if options.syncEveryWrite {
             do { try syncDirectory() } catch { backgroundError = error as? RuleStoreError }
@@ -662,6 +704,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// Writes the live entries to `PATH.tmp`, syncs and locks it, renames it over the
     /// file and only then lets go of the old file (and its lock).
     private func compactLocked() throws {
+        let entries = try loaded ?? liveEntries()
         let live = entries.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
         let file = FileStore.header() + FileStore.record(live)
         let temporary = realPath + ".tmp"
@@ -689,12 +732,17 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         compactionCount += 1
         identity = newIdentity
         fileLength = file.count
+        liveBytes = file.count
         try syncDirectory()
     }
 
     // MARK: - POSIX helpers
 
     private func read(from offset: Int, count: Int) throws -> [UInt8] {
+        try FileStore.read(fd, from: offset, count: count, path: path)
+    }
+
+    private static func read(_ fd: Int32, from offset: Int, count: Int, path: String) throws -> [UInt8] {
         var result = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {

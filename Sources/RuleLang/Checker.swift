@@ -111,6 +111,17 @@ struct Checker {
     private mutating func collectDeclarations() {
         var firstParam: [String: SourceSpan] = [:]
         var firstScenarioOrGroup: [String: SourceSpan] = [:]
+        // Reserved once: a large program would otherwise rehash these tables many times.
+        let declarations = files.reduce(0) { total, file in
+            total
+                + file.declarations.reduce(0) {
+                    if case .group(let group) = $1 { return $0 + 1 + group.members.count }
+                    return $0 + 1
+                }
+        }
+        firstScenarioOrGroup.reserveCapacity(declarations)
+        scenarioNames.reserveCapacity(declarations)
+        program.scenarios.reserveCapacity(declarations)
         func claim(
             _ table: inout [String: SourceSpan], _ kind: String, _ name: Name, _ file: SourceFile,
             _ checker: inout Checker
@@ -193,11 +204,11 @@ struct Checker {
     // MARK: - Clauses
 
     private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
-        var seen: [ClauseKey: Clause] = [:]
-        var single: [String: Clause] = [:]
+        var seen = SmallMap<ClauseKey, Clause>()
+        var single = SmallMap<String, Clause>()
         // The strictest min_events and max_events of each scope.
-        var minimums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
-        var maximums: [ScopeKind: (value: Int64, clause: Clause)] = [:]
+        var minimums = SmallMap<ScopeKind, (value: Int64, clause: Clause)>()
+        var maximums = SmallMap<ScopeKind, (value: Int64, clause: Clause)>()
         // The first since_first, since_last and between clause, with the largest duration seen.
         var times: [(clause: Clause, largest: Int64)?] = [nil, nil, nil]
         for clause in clauses {
@@ -228,7 +239,7 @@ struct Checker {
                 }
                 single[keyword] = clause
                 if case .on(let names) = clause.kind {
-                    var seenNames: [String: Name] = [:]
+                    var seenNames = SmallMap<String, Name>()
                     for name in names {
                         checkStream(name, file)
                         if let first = seenNames[name.text] {
@@ -276,9 +287,12 @@ struct Checker {
         // A minimum above a maximum over the same events, or over more of them (a narrower
         // scope's events are among a wider one's): `min_events 3 within 1d; max_events 2 within 2d`.
         if maximums.isEmpty { return }
-        for (scope, low) in minimums.sorted(by: { $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound })
-        {
-            let candidates = maximums.filter { Checker.scope(scope, isWithin: $0.key) && low.value > $0.value.value }
+        for (scope, low) in minimums.entries.sorted(by: {
+            $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound
+        }) {
+            let candidates = maximums.entries.filter {
+                Checker.scope(scope, isWithin: $0.key) && low.value > $0.value.value
+            }
             guard
                 let (wide, high) = candidates.min(by: {
                     $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound

@@ -624,8 +624,25 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)
+            FileStore.returnFreedMemory()
         }
     }
+
+    /// Hands the pages a compaction freed back to the system. glibc keeps freed heap memory for
+    /// reuse, so without this the replayed snapshot would stay in the process's resident size.
+    static func returnFreedMemory() {
+        #if canImport(Glibc)
+            if let trim = mallocTrim { _ = trim(0) }
+        #endif
+    }
+
+    #if canImport(Glibc)
+        /// glibc's `malloc_trim`, looked up at run time (its header is not part of the Glibc module).
+        private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        }()
+    #endif
 
     /// The file's length, while it is still the file a compaction started from.
     private func appendedLength(since startedIn: Int) -> Int? {

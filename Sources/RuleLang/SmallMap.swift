@@ -1,0 +1,38 @@
+/// A map for the checker's per-body tables, which almost always hold a handful of entries:
+/// a linear search up to `linearLimit` entries (no hashing, no hash table to allocate), then
+/// a dictionary of positions beside them for larger ones (a long `on` list). Iterates in
+/// insertion order.
+struct SmallMap<Key: Hashable, Value> {
+    private(set) var entries: [(key: Key, value: Value)] = []
+    private var index: [Key: Int]?
+    static var linearLimit: Int { 12 }
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// The value for `key`; setting adds or replaces it (setting nil changes nothing: the
+    /// checker never removes an entry).
+    subscript(key: Key) -> Value? {
+        get { position(of: key).map { entries[$0].value } }
+        set {
+            guard let newValue else { return }
+            if let at = position(of: key) {
+                entries[at].value = newValue
+                return
+            }
+            entries.append((key, newValue))
+            if index != nil {
+                index![key] = entries.count - 1
+            } else if entries.count > Self.linearLimit {
+                var table: [Key: Int] = [:]
+                table.reserveCapacity(entries.count * 2)
+                for (at, entry) in entries.enumerated() { table[entry.key] = at }
+                index = table
+            }
+        }
+    }
+
+    private func position(of key: Key) -> Int? {
+        if let index { return index[key] }
+        return entries.firstIndex { $0.key == key }
+    }
+}

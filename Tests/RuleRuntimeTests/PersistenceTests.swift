@@ -47,6 +47,63 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(try store.load(), ["e:b": [4], "e:c": []])
     }
 
+    /// A view whose events equal the stream it counts is stored by reference (format 3), in
+    /// full otherwise; either way it reloads exactly, and a reference to a stream that is not
+    /// stored is reported, not read as an empty history.
+    func testViewsStoredByReferenceReloadExactly() throws {
+        let source = "scenario S < min_events 3; max_exec 2 >\nscenario T < on S, other; min_events 1 >"
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        do {
+            let engine = try RuleEngine(source: source, store: store, clock: clock)
+            for _ in 0..<3 {
+                engine.trigger("S")
+                clock.advance(by: 60)
+            }
+            var entries = try store.load()
+            XCTAssertEqual(entries["s:S"]?.first, 3, "S counts only its own stream: by reference")
+            XCTAssertEqual(entries["s:T"]?.first, 2, "T counts two streams: in full")
+            // An execution rewrites the view in full (only an event's record holds the stream too).
+            XCTAssertTrue(engine.tryToExecute("S"))
+            XCTAssertEqual(try store.load()["s:S"]?.first, 2)
+            engine.trigger("S")
+            entries = try store.load()
+            XCTAssertEqual(entries["s:S"]?.first, 3)
+        }
+        var entries = try store.load()
+        let reloaded = try RuleEngine(source: source, store: store, clock: clock)
+        XCTAssertEqual(
+            reloaded.explain("S").description,
+            "S: would run\n  pass  min_events 3: 4 so far\n  pass  max_exec 2: 1 so far")
+        XCTAssertEqual(reloaded.count("S"), 4)
+        // After a reset the view no longer equals the stream: stored in full.
+        reloaded.reset("S")
+        reloaded.trigger("S")
+        entries = try store.load()
+        XCTAssertEqual(entries["s:S"]?.first, 2)
+        XCTAssertEqual(
+            try RuleEngine(source: source, store: store, clock: clock).explain("S").clauses.first?.detail, "1 so far")
+        // Clearing the stream (Ecno's clearDone) keeps what the scenario saw.
+        let cleared = InMemoryStore()
+        do {
+            let engine = try RuleEngine(source: source, store: cleared, clock: clock)
+            for _ in 0..<3 { engine.trigger("S") }
+            engine.clearDone("S")
+        }
+        XCTAssertNil(try cleared.load()["e:S"])
+        XCTAssertEqual(
+            try RuleEngine(source: source, store: cleared, clock: clock).explain("S").clauses.first?.detail, "3 so far")
+        // A reference to a stream that is not stored: a located error.
+        var damaged = entries
+        damaged["e:S"] = nil
+        damaged["s:S"] = try XCTUnwrap(
+            EngineState.change(key: "s:S", ScenarioState(), eventsFrom: "S").value)
+        XCTAssertThrowsError(try RuleEngine(source: source, store: InMemoryStore(damaged), clock: clock)) { error in
+            XCTAssertTrue("\(error)".contains("s:S"), "\(error)")
+            XCTAssertTrue("\(error)".contains("'S'"), "\(error)")
+        }
+    }
+
     func testCompactionKeepsStateAndShrinksTheFile() throws {
         let url = temporaryURL("state")
         let clock = ManualClock()

@@ -212,21 +212,30 @@ struct EngineCore {
     /// Records one event on the stream in `slot`, in every scenario counting it; returns the changes.
     mutating func recordEvent(_ slot: Int, at time: Double) -> [StoreChange] {
         var changes: [StoreChange] = []
-        if slot < rules.listeners.count {
-            let listeners = rules.listeners[slot]
-            changes.reserveCapacity(listeners.count + 1)
-            for index in listeners {
-                // A scenario seen for the first time starts from the streams' history.
-                buildView(index)
-                views[index].events.record(at: time, in: meta.epoch, keep: rules.scenarios[index].eventKeep)
-                changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
-            }
-        } else if unknownEventSlots.count < UnknownName.limit, !unknownEventSlots.contains(slot) {
+        let listeners = slot < rules.listeners.count ? rules.listeners[slot] : []
+        changes.reserveCapacity(listeners.count + 1)
+        for index in listeners {
+            // A scenario seen for the first time starts from the streams' history (before this event).
+            buildView(index)
+            views[index].events.record(at: time, in: meta.epoch, keep: rules.scenarios[index].eventKeep)
+        }
+        if slot >= rules.listeners.count, unknownEventSlots.count < UnknownName.limit,
+            !unknownEventSlots.contains(slot)
+        {
             unknownEventSlots.append(slot)
         }
         if tallies[slot].isAbsent { tallies[slot] = Tally() }
         tallies[slot]!.record(at: time, in: meta.epoch, keep: keep(slot))
         changes.append(EngineState.change(key: streamKeys[slot], tallies[slot]))
+        for index in listeners {
+            let scenario = rules.scenarios[index]
+            // A view whose events are exactly the stream's (a scenario counting this one stream,
+            // not reset since) is stored by reference: the record carries the tally once.
+            let same = scenario.streams.count == 1 && views[index].events == tallies[slot]
+            changes.append(
+                EngineState.change(
+                    key: scenario.key, views[index], eventsFrom: same ? rules.streams.names[slot] : nil))
+        }
         return changes
     }
 

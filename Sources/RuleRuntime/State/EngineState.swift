@@ -4,8 +4,9 @@
 /// scenario, `g:NAME` a group, `p:NAME` a param, `t:NAME` a to-do, `m:` the
 /// session and version. Keys are split as bytes (the kind is the first byte), so a
 /// name holding any Unicode, a leading combining mark included, round-trips exactly.
-/// Every value starts with a format byte: 1, or 2 for a scenario view that records
-/// which streams it was built from.
+/// Every value starts with a format byte: 1, or for a scenario view 2 (it records which
+/// streams it was built from) or 3 (as 2, with its events given by reference: the name of
+/// a stream whose stored tally they equal, written in the same record).
 struct EngineState {
     var streams: [String: Tally] = [:]
     var scenarios: [String: ScenarioState] = [:]
@@ -17,7 +18,7 @@ struct EngineState {
     var imports: [String: String] = [:]
 
     static let format: UInt8 = 1
-    static let scenarioFormat: UInt8 = 2
+    static let scenarioFormat: UInt8 = 3
     static let metaKey = "m:"
 
     init() {}
@@ -26,6 +27,7 @@ struct EngineState {
     init(entries: [String: [UInt8]]) throws {
         // Most entries are streams: reserve once rather than grow.
         streams.reserveCapacity(entries.count)
+        var byReference: [(scenario: String, stream: String)] = []
         for (key, value) in entries {
             let utf8 = key.utf8
             guard utf8.count >= 2, let kind = utf8.first, utf8.dropFirst().first == UInt8(ascii: ":") else {
@@ -43,7 +45,13 @@ struct EngineState {
                 switch kind {
                 case UInt8(ascii: "e"): streams[name] = try Tally.decode(&reader)
                 case UInt8(ascii: "s"):
-                    var view = ScenarioState(events: try Tally.decode(&reader), executions: try Tally.decode(&reader))
+                    var view = ScenarioState()
+                    if format == 3 {
+                        byReference.append((name, try reader.string()))
+                    } else {
+                        view.events = try Tally.decode(&reader)
+                    }
+                    view.executions = try Tally.decode(&reader)
                     if format >= 2 { view.streams = try reader.u64() }
                     scenarios[name] = view
                 case UInt8(ascii: "g"): groups[name] = try Tally.decode(&reader)
@@ -57,6 +65,15 @@ struct EngineState {
                 throw RuleStoreError.undecodableEntry(key: key, reason: error.description)
             }
         }
+        for (scenario, stream) in byReference {
+            // Written only beside the stream's own tally, and rewritten in full before that
+            // tally is ever deleted: a missing one is damage, not an empty history.
+            guard let tally = streams[stream] else {
+                throw RuleStoreError.undecodableEntry(
+                    key: "s:" + scenario, reason: "its events refer to stream '\(stream)', which is not stored")
+            }
+            scenarios[scenario]?.events = tally
+        }
     }
 
     // MARK: - Changes
@@ -65,11 +82,20 @@ struct EngineState {
         StoreChange(key: key, value: tally.map { t in encode(capacity: t.encodedSize) { t.encode(&$0) } })
     }
 
-    static func change(key: String, _ state: ScenarioState?) -> StoreChange {
+    /// A view's entry; with `eventsFrom`, its events are stored as that stream's name (the
+    /// caller has checked they equal the tally it writes for the stream in the same record).
+    static func change(key: String, _ state: ScenarioState?, eventsFrom stream: String? = nil) -> StoreChange {
         StoreChange(
             key: key,
             value: state.map { s in
-                encode(format: scenarioFormat, capacity: s.events.encodedSize + s.executions.encodedSize + 8) {
+                if let stream {
+                    return encode(format: 3, capacity: stream.utf8.count + s.executions.encodedSize + 16) {
+                        $0.string(stream)
+                        s.executions.encode(&$0)
+                        $0.u64(s.streams ?? 0)
+                    }
+                }
+                return encode(format: 2, capacity: s.events.encodedSize + s.executions.encodedSize + 8) {
                     s.events.encode(&$0)
                     s.executions.encode(&$0)
                     $0.u64(s.streams ?? 0)

@@ -202,7 +202,8 @@ func profileLoop(_ what: String) throws -> Never {
     for _ in 0..<3 { engine.trigger("AskToSubscribe") }
     let handle: Scenario = "AskToSubscribe"
     var yes = 0
-    for _ in 0..<5_000_000 {
+    let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 5_000_000
+    for _ in 0..<iterations {
         switch what {
         case "try": if engine.tryToExecute("AskToSubscribe") { yes += 1 }
         case "handle": if engine.tryToExecute(handle) { yes += 1 }

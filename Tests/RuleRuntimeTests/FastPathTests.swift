@@ -27,6 +27,23 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(table.count, names.count)
     }
 
+    func testTalliesWithoutTimesAreBlankAndEqual() {
+        XCTAssertEqual(Tally(), Tally())
+        XCTAssertTrue(Tally().isBlank)
+        XCTAssertNil(Tally().first)
+        var tally = Tally()
+        tally.record(at: 10, in: SessionMeta().epoch, keep: 4)
+        XCTAssertFalse(tally.isBlank)
+        XCTAssertEqual(tally.first, 10)
+        XCTAssertEqual(tally.last, 10)
+        XCTAssertNotEqual(tally, Tally())
+        tally.first = nil
+        XCTAssertNil(tally.first)
+        XCTAssertEqual(tally.last, 10)
+        // Times without optionals: a tally is eight words (its recent times on the heap).
+        XCTAssertEqual(MemoryLayout<Tally>.size, 64)
+    }
+
     func testNameTableReservesWithoutLosingEntries() {
         var table = NameTable()
         table["x"] = 1

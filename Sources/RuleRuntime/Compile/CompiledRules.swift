@@ -103,15 +103,23 @@ struct CompiledParam: Sendable {
 /// The streams the engine knows, by slot: those the rules name first, then any the app
 /// triggers. A slot never changes, so compiled rules and handles can hold it.
 struct StreamTable: Sendable {
-    var names: [String] = []
+    /// Name to slot; slot `n` is the `n`th name stored, so the names are kept there only.
     var index = NameTable()
+
+    var count: Int { index.count }
+
+    /// The name of the stream in `slot`.
+    func name(_ slot: Int) -> String { index.name(at: slot) }
+
+    /// Every stream's name, by slot.
+    var names: [String] { index.names }
 
     /// The slot of stream `name`, made if new.
     mutating func slot(_ name: String) -> Int {
         if let slot = index[name] { return slot }
-        index[name] = names.count
-        names.append(name)
-        return names.count - 1
+        let slot = index.count
+        index[name] = slot
+        return slot
     }
 }
 
@@ -194,8 +202,8 @@ final class CompiledRules: @unchecked Sendable {
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
         for name in program.events { _ = streams.slot(name.text) }
-        listeners = Array(repeating: [], count: streams.names.count)
-        streamKeep = Array(repeating: recentLimit, count: streams.names.count)
+        listeners = Array(repeating: [], count: streams.count)
+        streamKeep = Array(repeating: recentLimit, count: streams.count)
         for (index, scenario) in scenarios.enumerated() {
             for slot in scenario.streams {
                 listeners[slot].append(index)

@@ -7,9 +7,10 @@
 /// bytes (eight at a time, multiplied and folded) is enough; equality is still `String`'s.
 /// Open addressing with linear probing, at most half full.
 struct NameTable: Sendable {
+    /// No stored hash: 24 bytes an entry (one per stream at 100,000 streams counts); a
+    /// collision costs one `String` comparison, which rejects a different small name at once.
     private struct Entry {
         var name: String
-        var hash: UInt64
         var value: Int
     }
     private var entries: [Entry] = []
@@ -19,6 +20,12 @@ struct NameTable: Sendable {
     init() {}
 
     var count: Int { entries.count }
+
+    /// The name stored `n`th (names are never removed, so `n` is stable).
+    func name(at n: Int) -> String { entries[n].name }
+
+    /// Every name, in the order stored.
+    var names: [String] { entries.map(\.name) }
 
     /// The value stored for `name`, or nil; setting stores or replaces it (nil is ignored: a
     /// name is never removed).
@@ -32,7 +39,7 @@ struct NameTable: Sendable {
                     while true {
                         let entry = Int(slots[slot]) - 1
                         if entry < 0 { return nil }
-                        if entries[entry].hash == hash && entries[entry].name == name { return entries[entry].value }
+                        if entries[entry].name == name { return entries[entry].value }
                         slot = (slot + 1) & mask
                     }
                 }
@@ -45,13 +52,13 @@ struct NameTable: Sendable {
             var slot = Int(truncatingIfNeeded: hash) & mask
             while slots[slot] != 0 {
                 let entry = Int(slots[slot]) - 1
-                if entries[entry].hash == hash && entries[entry].name == name {
+                if entries[entry].name == name {
                     entries[entry].value = newValue
                     return
                 }
                 slot = (slot + 1) & mask
             }
-            entries.append(Entry(name: name, hash: hash, value: newValue))
+            entries.append(Entry(name: name, value: newValue))
             slots[slot] = Int32(entries.count)
             if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
         }
@@ -69,7 +76,7 @@ struct NameTable: Sendable {
         var table = [Int32](repeating: 0, count: size)
         let mask = size - 1
         for (entry, item) in entries.enumerated() {
-            var slot = Int(truncatingIfNeeded: item.hash) & mask
+            var slot = Int(truncatingIfNeeded: Self.hash(item.name)) & mask
             while table[slot] != 0 { slot = (slot + 1) & mask }
             table[slot] = Int32(entry + 1)
         }

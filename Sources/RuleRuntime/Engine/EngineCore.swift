@@ -14,7 +14,8 @@ struct EngineCore {
 
     /// Stream slots: the rules' streams first, then any the app names.
     var streams: StreamTable
-    var tallies: [Tally?]
+    /// By slot; a blank tally for a stream nothing was recorded on.
+    var tallies: [Tally]
     /// By slot: `e:NAME`, the stream's key in the store.
     var streamKeys: [String]
     /// By scenario: its view of events and its executions, valid where `built` is true
@@ -66,11 +67,11 @@ struct EngineCore {
         self.clock = clock
         self.store = store
         streams = rules.streams
-        streams.index.reserveCapacity(streams.names.count + state.streams.count)
-        tallies = Array(repeating: nil, count: streams.names.count)
-        tallies.reserveCapacity(streams.names.count + state.streams.count)
+        streams.index.reserveCapacity(streams.count + state.streams.count)
+        tallies = Array(repeating: Tally(), count: streams.count)
+        tallies.reserveCapacity(streams.count + state.streams.count)
         streamKeys = streams.names.map { "e:" + $0 }
-        streamKeys.reserveCapacity(streams.names.count + state.streams.count)
+        streamKeys.reserveCapacity(streams.count + state.streams.count)
         views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
         built = Array(repeating: false, count: rules.scenarios.count)
         budgets = Array(repeating: Tally(), count: rules.groups.count)
@@ -162,7 +163,7 @@ struct EngineCore {
     mutating func slot(_ name: String) -> Int {
         if let slot = streams.index[name] { return slot }
         let slot = streams.slot(name)
-        tallies.append(nil)
+        tallies.append(Tally())
         streamKeys.append("e:" + name)
         return slot
     }
@@ -178,7 +179,7 @@ struct EngineCore {
 
     /// Gives slots to the streams of `table` this engine does not have yet.
     mutating func adopt(_ table: StreamTable) {
-        for name in table.names.dropFirst(streams.names.count) { _ = slot(name) }
+        for name in table.names.dropFirst(streams.count) { _ = slot(name) }
     }
 
     /// Recent times kept for the stream in `slot`.
@@ -186,7 +187,7 @@ struct EngineCore {
 
     func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
         guard let slot else { return 0 }
-        return tallies[slot]?.count(scope, now: time, in: meta.epoch) ?? 0
+        return tallies[slot].count(scope, now: time, in: meta.epoch)
     }
 
     // MARK: - Sessions
@@ -224,8 +225,7 @@ struct EngineCore {
         {
             unknownEventSlots.append(slot)
         }
-        if tallies[slot].isAbsent { tallies[slot] = Tally() }
-        tallies[slot]!.record(at: time, in: meta.epoch, keep: keep(slot))
+        tallies[slot].record(at: time, in: meta.epoch, keep: keep(slot))
         changes.append(EngineState.change(key: streamKeys[slot], tallies[slot]))
         for index in listeners {
             let scenario = rules.scenarios[index]
@@ -234,7 +234,7 @@ struct EngineCore {
             let same = scenario.streams.count == 1 && views[index].events == tallies[slot]
             changes.append(
                 EngineState.change(
-                    key: scenario.key, views[index], eventsFrom: same ? rules.streams.names[slot] : nil))
+                    key: scenario.key, views[index], eventsFrom: same ? rules.streams.name(slot) : nil))
         }
         return changes
     }
@@ -268,7 +268,7 @@ struct EngineCore {
 
     mutating func mergedEvents(_ index: Int) -> Tally {
         let scenario = rules.scenarios[index]
-        let merged = scenario.streams.compactMap { tallies[$0] }
+        let merged = scenario.streams.map { tallies[$0] }.filter { !$0.isBlank }
         if merged.isEmpty { return Tally() }
         merges += 1
         return Tally.merged(merged, keep: scenario.eventKeep, in: meta.epoch)

@@ -518,7 +518,7 @@ extension RuleEngine {
     /// of each kind. For debug builds and tests: a release app need not read it.
     public var unknownNames: [UnknownName] {
         let (events, scenarios) = locked { core in
-            (core.unknownEventSlots.map { core.streams.names[$0] }, core.unknownScenarios)
+            (core.unknownEventSlots.map { core.streams.name($0) }, core.unknownScenarios)
         }
         let rules = self.rules
         let streams = rules.streams.names

@@ -6,10 +6,20 @@ struct Tally: Equatable, Sendable {
     static let empty = Tally()
 
     var total: Int64 = 0
+    /// `first` and `last`, NaN for none: a stored or clock time is never NaN, and a plain
+    /// `Double` keeps the tally 64 bytes long (an optional one pads it to 80).
+    private var firstTime = Double.nan
+    private var lastTime = Double.nan
     /// The earliest time recorded (seconds since 1970).
-    var first: Double?
+    var first: Double? {
+        get { firstTime.isNaN ? nil : firstTime }
+        set { firstTime = newValue ?? .nan }
+    }
     /// The latest time recorded, even when the clock went backwards in between.
-    var last: Double?
+    var last: Double? {
+        get { lastTime.isNaN ? nil : lastTime }
+        set { lastTime = newValue ?? .nan }
+    }
     /// The most recent times, ascending; at most the retention limit.
     var recent: [Double] = []
     var sessionID: Int64 = 0
@@ -18,6 +28,15 @@ struct Tally: Equatable, Sendable {
     var versionCount: Int64 = 0
 
     var isEmpty: Bool { total == 0 }
+
+    /// Nothing at all recorded or stored: what an absent stream holds.
+    var isBlank: Bool { total == 0 && firstTime.isNaN && lastTime.isNaN && recent.isEmpty }
+
+    static func == (a: Tally, b: Tally) -> Bool {
+        a.total == b.total && a.first == b.first && a.last == b.last && a.sessionID == b.sessionID
+            && a.sessionCount == b.sessionCount && a.versionID == b.versionID && a.versionCount == b.versionCount
+            && a.recent == b.recent
+    }
 
     /// True when its latest time is later than `time`.
     func isAhead(of time: Double) -> Bool { (last ?? -.infinity) > time }

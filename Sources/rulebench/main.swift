@@ -132,8 +132,10 @@ struct Goal {
 
 // MARK: - Memory, in a fresh process
 
-/// Resident bytes per stream for `streams` streams that a scenario counts, measured in a child process.
-func bytesPerStream(_ streams: Int) -> Double? {
+/// Resident bytes per stream for `streams` streams (the first 1,000 counted by a scenario, the
+/// rest named by the app), measured in a child process: right after the last trigger (a
+/// background compaction may be running), and once it has been idle for a second.
+func bytesPerStream(_ streams: Int) -> (now: Double, idle: Double)? {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = ["memory", String(streams)]
@@ -142,7 +144,10 @@ func bytesPerStream(_ streams: Int) -> Double? {
     guard (try? process.run()) != nil else { return nil }
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    let numbers = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap {
+        Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+    return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
 }
 
 func memoryChild(_ streams: Int) throws -> Never {
@@ -160,9 +165,10 @@ func memoryChild(_ streams: Int) throws -> Never {
     for name in names {
         for _ in 0..<3 { engine.trigger(name) }
     }
-    if ProcessInfo.processInfo.environment["RULEBENCH_WAIT"] != nil { usleep(2_000_000) }
     let after = residentBytes() ?? 0
-    print(Double(after - before) / Double(streams))
+    usleep(1_000_000)
+    let idle = residentBytes() ?? 0
+    print(Double(after - before) / Double(streams), Double(idle - before) / Double(streams))
     try? FileManager.default.removeItem(at: benchDirectory)
     exit(0)
 }
@@ -265,9 +271,12 @@ func runBenchmarks() throws {
 
     for streams in [10_000, 100_000] {
         if let bytes = bytesPerStream(streams) {
-            line("memory per stream, \(streams) streams", String(format: "%.0f B (fresh process)", bytes))
+            line(
+                "memory per stream, \(streams) streams",
+                String(format: "%.0f B after the last trigger, %.0f B idle 1 s later", bytes.now, bytes.idle))
             if streams == 100_000 {
-                goals.append(Goal(key: "bytes_per_stream_100k", value: bytes, unit: "B", limit: 150, atMost: true))
+                // Judged on the first figure: a compaction's peak counts.
+                goals.append(Goal(key: "bytes_per_stream_100k", value: bytes.now, unit: "B", limit: 150, atMost: true))
             }
         }
     }

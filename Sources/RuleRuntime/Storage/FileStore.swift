@@ -311,10 +311,18 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// Replays the records of a whole file (`bytes`, header included) of format `version`: the
     /// live entries, the offset where the valid records end, and the damage there, if any.
     static func replayRecords(_ bytes: [UInt8], version: UInt32) -> ([String: [UInt8]], Int, Damage?) {
-        var entries: [String: [UInt8]] = [:]
+        replayRecords(bytes, version: version) { Array(bytes[$0]) }
+    }
+
+    /// As ``replayRecords(_:version:)``, each live value given as `value(range)` of its
+    /// bytes in `bytes` (compaction keeps ranges, not copies).
+    static func replayRecords<Value>(
+        _ bytes: [UInt8], version: UInt32, value: (Range<Int>) -> Value
+    ) -> ([String: Value], Int, Damage?) {
+        var entries: [String: Value] = [:]
         var offset = FileStore.headerSize
         let frame = version == 1 ? 8 : FileStore.recordHeaderSize
-        func damage(_ reason: String, torn: Bool) -> ([String: [UInt8]], Int, Damage?) {
+        func damage(_ reason: String, torn: Bool) -> ([String: Value], Int, Damage?) {
             (entries, offset, Damage(offset: offset, reason: reason, torn: torn))
         }
         while offset < bytes.count {
@@ -338,7 +346,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
                 return damage("a record's checksum does not match", torn: false)
             }
             do {
-                try apply(payload: bytes, from: start, to: start + length, to: &entries)
+                try apply(payload: bytes, from: start, to: start + length, to: &entries, value: value)
             } catch {
                 return damage("a record cannot be decoded (\(error))", torn: false)
             }
@@ -368,6 +376,36 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         return entries
     }
 
+    /// A compacted file of the first `length` bytes of the file open as `descriptor`: the
+    /// header and one record of the live entries, sorted by key, copied from the bytes read
+    /// (only their positions are kept meanwhile, not a copy of each value).
+    static func snapshot(of descriptor: Int32, length: Int, path: String) throws -> [UInt8] {
+        let bytes = try read(descriptor, from: 0, count: length, path: path)
+        guard bytes.count == length, length >= headerSize, Array(bytes[0..<8]) == magic else {
+            throw RuleStoreError.corrupt(path: path, offset: 0, reason: "the file changed while in use", keptAt: nil)
+        }
+        var header = ByteReader(bytes, from: 8, to: 12)
+        let version = try header.u32()
+        let (ranges, _, damage) = replayRecords(bytes, version: version) { $0 }
+        if let damage {
+            throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
+        }
+        var writer = ByteWriter()
+        writer.bytes = FileStore.header()
+        writer.bytes.reserveCapacity(ranges.reduce(32) { $0 + $1.key.utf8.count + $1.value.count + 12 })
+        let start = writer.bytes.count
+        writer.bytes.append(contentsOf: repeatElement(0, count: recordHeaderSize))
+        writer.varint(UInt64(ranges.count))
+        for (key, range) in ranges.sorted(by: { $0.key < $1.key }) {
+            writer.string(key)
+            writer.u8(1)
+            writer.varint(UInt64(range.count))
+            writer.bytes.append(contentsOf: bytes[range])
+        }
+        frame(&writer.bytes, recordAt: start)
+        return writer.bytes
+    }
+
     static func isZero(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.withUnsafeBytes { raw in
             var index = 0
@@ -381,12 +419,13 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         }
     }
 
-    private static func apply(
-        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout [String: [UInt8]]
+    private static func apply<Value>(
+        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout [String: Value],
+        value: (Range<Int>) -> Value
     ) throws {
         var reader = ByteReader(bytes, from: start, to: end)
         let count = try reader.count(max: end - start)
-        var decoded: [(String, [UInt8]?)] = []
+        var decoded: [(String, Value?)] = []
         decoded.reserveCapacity(count)
         for _ in 0..<count {
             let key = try reader.string()
@@ -394,7 +433,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             case 0: decoded.append((key, nil))
             case 1:
                 let length = try reader.count(max: end - start)
-                decoded.append((key, Array(bytes[reader.position..<reader.position + length])))
+                decoded.append((key, value(reader.position..<reader.position + length)))
                 reader.position += length
             default: throw DecodeError(description: "bad entry flag")
             }
@@ -521,17 +560,24 @@ public final class FileStore: RuleStore, @unchecked Sendable {
                 writer.u8(0)
             }
         }
-        let length = UInt32(writer.bytes.count - recordHeaderSize)
-        let checksum = CRC32.checksum(writer.bytes[recordHeaderSize...])
-        writer.bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
-            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
-        }
-        let headerChecksum = CRC32.checksum(writer.bytes[0..<8])
-        writer.bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: headerChecksum.littleEndian, toByteOffset: 8, as: UInt32.self)
-        }
+        frame(&writer.bytes, recordAt: 0)
         swap(&writer.bytes, &buffer)
+    }
+
+    /// Fills the record header reserved at `start` (12 zero bytes) for the payload after it,
+    /// which runs to the end of `bytes`.
+    static func frame(_ bytes: inout [UInt8], recordAt start: Int) {
+        let payload = start + recordHeaderSize
+        let length = UInt32(bytes.count - payload)
+        let checksum = CRC32.checksum(bytes[payload...])
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: checksum.littleEndian, toByteOffset: start + 4, as: UInt32.self)
+        }
+        let headerChecksum = CRC32.checksum(bytes[start..<start + 8])
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: headerChecksum.littleEndian, toByteOffset: start + 8, as: UInt32.self)
+        }
     }
 
     static func record(_ changes: [StoreChange]) -> [UInt8] {
@@ -583,9 +629,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             } else {
                 do {
                     // The live entries of the records written so far, replayed from the file.
-                    let snapshot = try FileStore.liveEntries(of: source, length: offset, path: label)
-                    let live = snapshot.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
-                    let file = FileStore.header() + FileStore.record(live)
+                    let file = try FileStore.snapshot(of: source, length: offset, path: label)
                     liveSize = file.count
                     try FileStore.writeFully(out, file, path: temporary, system: system)
                     if system.fsync(out) != 0 { failure = .io(path: temporary, operation: "fsync", errno: errno) }
@@ -721,9 +765,14 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// Writes the live entries to `PATH.tmp`, syncs and locks it, renames it over the
     /// file and only then lets go of the old file (and its lock).
     private func compactLocked() throws {
-        let entries = try loaded ?? liveEntries()
-        let live = entries.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
-        let file = FileStore.header() + FileStore.record(live)
+        let file: [UInt8]
+        if let loaded {
+            // What load kept (a salvaged prefix, an old format): rewritten as it was read.
+            let live = loaded.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
+            file = FileStore.header() + FileStore.record(live)
+        } else {
+            file = try FileStore.snapshot(of: fd, length: fileLength, path: path)
+        }
         let temporary = realPath + ".tmp"
         let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         guard out >= 0 else { throw RuleStoreError.io(path: temporary, operation: "open", errno: errno) }

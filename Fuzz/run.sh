@@ -34,7 +34,7 @@ for target in "${targets[@]}"; do
       files=$(sources store Sources/RuleLang/*.swift $(find Sources/RuleRuntime -name "*.swift") Fuzz/FuzzStore.swift) ;;
     timeline)
       cp examples/*.timeline examples/seeds/*.timeline "$root/$target/corpus/" 2>/dev/null || true
-      files=$(sources timeline Sources/RuleLang/*.swift $(find Sources/RuleRuntime -name "*.swift") Sources/RuleTimeline/Timeline.swift \
+      files=$(sources timeline Sources/RuleLang/*.swift $(find Sources/RuleRuntime -name "*.swift") Sources/RuleTimeline/Timeline.swift Sources/RuleTimeline/TimelineMessages.swift \
         Fuzz/FuzzTimeline.swift) ;;
     *) echo "unknown target '$target'; targets: check store timeline" >&2; exit 64 ;;
   esac

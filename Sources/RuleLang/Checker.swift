@@ -239,7 +239,7 @@ struct Checker {
                 }
                 single[keyword] = clause
                 if case .on(let names) = clause.kind {
-                    var seenNames = SmallMap<String, Name>()
+                    var seenNames = SmallMap<String, Name>(expecting: names.count)
                     for name in names {
                         checkStream(name, file)
                         if let first = seenNames[name.text] {

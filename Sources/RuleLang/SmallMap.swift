@@ -9,6 +9,14 @@ struct SmallMap<Key: Hashable, Value> {
 
     var isEmpty: Bool { entries.isEmpty }
 
+    init() {}
+
+    /// A map that will hold about `count` entries: room is made once, not as it grows.
+    init(expecting count: Int) {
+        entries.reserveCapacity(count)
+        if count > Self.linearLimit { index = Dictionary(minimumCapacity: count) }
+    }
+
     /// The value for `key`; setting adds or replaces it (setting nil changes nothing: the
     /// checker never removes an entry).
     subscript(key: Key) -> Value? {

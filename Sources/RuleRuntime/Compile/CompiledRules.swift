@@ -190,7 +190,7 @@ final class CompiledRules: @unchecked Sendable {
                 if case .on(let list) = clause.kind { names = list.map(\.text) }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
             }
-            var seen = Set<String>()
+            var seen = Set<String>(minimumCapacity: names.count)
             names = names.filter { seen.insert($0).inserted }
             var (events, executions) = (recentLimit, recentLimit)
             (scenarios[index].clauses, scenarios[index].texts) = compile(info.decl.clauses, &events, &executions)

@@ -734,7 +734,10 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         guard size >= copied, system.rename(temporary, realPath) == 0 else {
             return drop(.io(path: temporary, operation: "rename", errno: errno))
         }
-        close(fd)
+        // The old file is closed after the lock is released: its last close frees its blocks,
+        // which a trigger waiting on the lock need not wait for.
+        let replaced = fd
+        defer { close(replaced) }
         fd = out
         generation += 1
         compactionCount += 1

@@ -116,7 +116,7 @@ struct Lexer {
                     sink.error(Message.nameTooLong(range.count), range)
                     return Token(.invalid, range)
                 }
-                if range.count <= 8, let keyword = TokenKind.keywords[file.text(range)] {
+                if range.count <= 8, let keyword = TokenKind.keyword(bytes[range]) {
                     return Token(keyword, range)
                 }
                 // `episode-played`, `episode.played`: a name with such characters is quoted.

@@ -49,6 +49,30 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         "true": .kwTrue, "false": .kwFalse,
     ]
 
+    /// The keywords packed as little-endian words of their (at most 8) bytes, for the lexer:
+    /// comparing one word per keyword needs no `String` and no hashing.
+    static let packedKeywords: [(word: UInt64, kind: TokenKind)] = keywords.map { (pack($0.key.utf8), $0.value) }
+
+    /// Up to 8 bytes as one little-endian word.
+    @inline(__always)
+    static func pack<Bytes: Collection>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        var word: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in bytes {
+            word |= UInt64(byte) << shift
+            shift += 8
+        }
+        return word
+    }
+
+    /// The keyword spelled by `bytes` (1 to 8 of them), if any.
+    @inline(__always)
+    static func keyword(_ bytes: ArraySlice<UInt8>) -> TokenKind? {
+        let word = pack(bytes)
+        for entry in packedKeywords where entry.word == word { return entry.kind }
+        return nil
+    }
+
     /// True for the keywords that begin a declaration.
     public var startsDeclaration: Bool {
         self == .kwScenario || self == .kwParam || self == .kwGroup

@@ -182,7 +182,8 @@ func profileLoop(_ what: String) throws -> Never {
                 "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
         }
         let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
-        for _ in 0..<40 { _ = RuleCompiler.check(sources) }
+        let rounds = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 40
+        for _ in 0..<rounds { _ = RuleCompiler.check(sources) }
         exit(0)
     }
     if what == "cold" {

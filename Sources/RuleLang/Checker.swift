@@ -204,7 +204,8 @@ struct Checker {
     // MARK: - Clauses
 
     private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
-        var seen = SmallMap<ClauseKey, Clause>()
+        // The first clause of each meaning, by its range (a range is all a note needs).
+        var seen = SmallMap<ClauseKey, SourceRange>()
         var single = SmallMap<String, Clause>()
         // The strictest min_events and max_events of each scope.
         var minimums = SmallMap<ScopeKind, (value: Int64, clause: Clause)>()
@@ -226,10 +227,10 @@ struct Checker {
             if let first = seen[key] {
                 warning(
                     Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
-                    notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                    notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
                 continue
             }
-            seen[key] = clause
+            seen[key] = clause.range
             switch clause.kind {
             case .on, .priority:
                 if let first = single[keyword] {

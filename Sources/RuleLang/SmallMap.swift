@@ -41,6 +41,7 @@ struct SmallMap<Key: Hashable, Value> {
 
     private func position(of key: Key) -> Int? {
         if let index { return index[key] }
-        return entries.firstIndex { $0.key == key }
+        for at in entries.indices where entries[at].key == key { return at }
+        return nil
     }
 }

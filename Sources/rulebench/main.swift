@@ -126,10 +126,12 @@ struct Goal {
     var text: String {
         let shown =
             unit == "x"
-            ? String(format: "%.2fx", value) : unit == "ms" ? String(format: "%.2f", value) : String(format: "%.0f", value)
+            ? String(format: "%.2fx", value)
+            : unit == "ms" ? String(format: "%.2f", value) : String(format: "%.0f", value)
         let bound =
             unit == "x"
-            ? String(format: "%.1fx", limit) : unit == "ms" ? String(format: "%.2f", limit) : String(format: "%.0f", limit)
+            ? String(format: "%.1fx", limit)
+            : unit == "ms" ? String(format: "%.2f", limit) : String(format: "%.0f", limit)
         return "\(key): \(shown) (goal \(atMost ? "<=" : ">=") \(bound)) \(passes ? "PASS" : "FAIL")"
     }
 }

@@ -48,6 +48,43 @@ enum CLI {
         return ExitCode.usage
     }
 
+    /// For an argument that looks like an option (`-x`, `--x`; `-` alone is standard input)
+    /// but is none of `options`: the misuse error with the nearest option, and 64. Nil for
+    /// anything else, which the command takes as an operand.
+    static func unknownOption(_ argument: String, among options: [String], usage: String) -> Int32? {
+        guard argument.hasPrefix("-") && argument != "-" else { return nil }
+        return misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
+    }
+
+    /// The arguments of a command taking only `--json`, `--help` and operands: the operands
+    /// and the flag, or the exit status to return (help printed, or a misuse reported).
+    static func jsonFlagAndOperands(
+        _ arguments: [String], help: String, usage: String
+    ) -> Result<(operands: [String], json: Bool), ExitStatus> {
+        var json = false
+        var operands: [String] = []
+        for argument in arguments {
+            switch argument {
+            case "--json": json = true
+            case "-h", "--help":
+                print(help)
+                return .failure(ExitStatus(ExitCode.ok))
+            default:
+                if let status = unknownOption(argument, among: ["--json", "--help"], usage: usage) {
+                    return .failure(ExitStatus(status))
+                }
+                operands.append(argument)
+            }
+        }
+        return .success((operands, json))
+    }
+
+    /// An exit status carried where an `Error` is expected.
+    struct ExitStatus: Error {
+        let code: Int32
+        init(_ code: Int32) { self.code = code }
+    }
+
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }

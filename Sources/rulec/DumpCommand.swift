@@ -32,21 +32,11 @@ enum DumpCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var json = false
-        var paths: [String] = []
-        for argument in arguments {
-            switch argument {
-            case "--json": json = true
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                if argument.hasPrefix("-") && argument != "-" {
-                    return CLI.misuse(
-                        Suggestions.unknown("option", argument, among: ["--json", "--help"], limit: 1), usage: usage)
-                }
-                paths.append(argument)
-            }
+        let paths: [String]
+        let json: Bool
+        switch CLI.jsonFlagAndOperands(arguments, help: help, usage: usage) {
+        case .success(let parsed): (paths, json) = parsed
+        case .failure(let status): return status.code
         }
         guard json else { return CLI.misuse("'--json' is the only format", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to dump", usage: usage) }

@@ -43,10 +43,8 @@ enum FmtCommand {
                 print(help)
                 return ExitCode.ok
             default:
-                if argument.hasPrefix("-") && argument != "-" {
-                    let options = ["--check", "--write", "--width", "--help"]
-                    return CLI.misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
-                }
+                let options = ["--check", "--write", "--width", "--help"]
+                if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
                 paths.append(argument)
             }
         }

@@ -52,11 +52,8 @@ enum SimulateCommand {
                 print(help)
                 return ExitCode.ok
             default:
-                if argument.hasPrefix("-") && argument != "-" {
-                    let message = Suggestions.unknown(
-                        "option", argument, among: ["--json", "--save", "--help"], limit: 1)
-                    return CLI.misuse(message, usage: usage)
-                }
+                let options = ["--json", "--save", "--help"]
+                if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
                 paths.append(argument)
             }
         }

@@ -49,21 +49,11 @@ enum StateCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var json = false
-        var paths: [String] = []
-        for argument in arguments {
-            switch argument {
-            case "--json": json = true
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                if argument.hasPrefix("-") && argument != "-" {
-                    return CLI.misuse(
-                        Suggestions.unknown("option", argument, among: ["--json", "--help"], limit: 1), usage: usage)
-                }
-                paths.append(argument)
-            }
+        let paths: [String]
+        let json: Bool
+        switch CLI.jsonFlagAndOperands(arguments, help: help, usage: usage) {
+        case .success(let parsed): (paths, json) = parsed
+        case .failure(let status): return status.code
         }
         guard paths.count == 1 else { return CLI.misuse("expected one state FILE", usage: usage) }
         guard let entries = StateFile.entries(paths[0]) else { return ExitCode.failure }
@@ -179,10 +169,8 @@ enum ExplainCommand {
                 print(help)
                 return ExitCode.ok
             default:
-                if argument.hasPrefix("-") && argument != "-" {
-                    let options = ["--state", "--at", "--help"]
-                    return CLI.misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
-                }
+                let options = ["--state", "--at", "--help"]
+                if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
                 // An existing path is rules; anything else names a scenario.
                 if FileManager.default.fileExists(atPath: argument) {
                     paths.append(argument)

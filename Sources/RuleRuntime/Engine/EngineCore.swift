@@ -133,12 +133,10 @@ struct EngineCore {
     mutating func reconcile() -> [Diagnostic] {
         var changes: [StoreChange] = []
         for (index, scenario) in rules.scenarios.enumerated() {
-            guard built[index], var view = Optional(views[index]), let from = view.streams, from != scenario.fingerprint
-            else { continue }
-            view.events = mergedEvents(index)
-            view.streams = scenario.fingerprint
-            views[index] = view
-            changes.append(EngineState.change(key: scenario.key, view))
+            guard built[index], let from = views[index].streams, from != scenario.fingerprint else { continue }
+            views[index].events = mergedEvents(index)
+            views[index].streams = scenario.fingerprint
+            changes.append(EngineState.change(key: scenario.key, views[index]))
         }
         if !changes.isEmpty { save(changes) }
         var warnings: [Diagnostic] = []

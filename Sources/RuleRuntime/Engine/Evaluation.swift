@@ -77,13 +77,13 @@ extension EngineCore {
             }
         }
         for (clause, text) in zip(scenario.clauses, scenario.texts) {
-            add(assess(clause, events: view.events, executions: view.executions, now: time, detailed: true), text, nil)
+            add(assess(clause, events: view.events, executions: view.executions, now: time), text, nil)
         }
         if let group = scenario.group {
             let budget = budgets[group]
             for (clause, text) in zip(rules.groups[group].clauses, rules.groups[group].texts) {
                 add(
-                    assess(clause, events: Tally(), executions: budget, now: time, detailed: true), text,
+                    assess(clause, events: Tally(), executions: budget, now: time), text,
                     rules.groups[group].name)
             }
         }
@@ -138,17 +138,20 @@ extension EngineCore {
         var readyAt: ReadyAt = .now
     }
 
-    /// Evaluates one clause. Ages are never negative: a time later than now
-    /// (the clock went backwards) counts as just now.
-    mutating func assess(
-        _ clause: CompiledClause, events: Tally, executions: Tally, now time: Double, detailed: Bool
-    ) -> Assessment {
-        let meta = self.meta
-        func age(_ t: Double) -> Double { max(0, time - t) }
+    /// Evaluates one clause for an explanation. Whether it passes is decided by
+    /// ``ScenarioState/holds(_:events:executions:now:in:)``, as for ``passes(_:now:)``;
+    /// this adds the numbers and when a time-based clause will pass.
+    mutating func assess(_ clause: CompiledClause, events: Tally, executions: Tally, now time: Double) -> Assessment {
+        if case .when(let condition) = clause {
+            let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
+            return Assessment(passes: passes, detail: passes ? "true" : "false")
+        }
+        let epoch = meta.epoch
+        let passes = ScenarioState.holds(clause, events: events, executions: executions, now: time, in: epoch)
         func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
             // The time at which enough of the counted times leave the window.
             // Other scopes are not time-based: they do not bound the earliest time.
-            guard case .within(let window) = scope else { return .now }
+            guard !passes, case .within(let window) = scope else { return .now }
             // `max_exec 0 within D` allows nothing, however long one waits.
             guard allowed >= 0 else { return .never }
             let first = tally.firstIndex(inWindow: window, now: time)
@@ -156,48 +159,38 @@ extension EngineCore {
             guard excess > 0 else { return .now }
             return .at(tally.recent[first + Int(excess) - 1] + window)
         }
+        // Ages are never negative: a time later than now (the clock went back) counts as just
+        // now, so the clause waits until the clock passes that time plus D, never less.
+        func since(_ at: Double, _ d: Double, _ which: String) -> Assessment {
+            let age = max(0, time - at)
+            if passes { return Assessment(passes: true, detail: "\(which) \(DurationText.human(age)) ago") }
+            return Assessment(passes: false, detail: "\(DurationText.human(d - age)) left", readyAt: .at(at + d))
+        }
         switch clause {
-        case .minEvents(let n, let scope):
-            let count = events.count(scope, now: time, in: meta.epoch)
-            return Assessment(passes: count >= n, detail: detailed ? "\(count) so far" : "")
+        case .minEvents(_, let scope):
+            return Assessment(passes: passes, detail: "\(events.count(scope, now: time, in: epoch)) so far")
         case .maxEvents(let n, let scope):
-            let count = events.count(scope, now: time, in: meta.epoch)
-            let passes = count <= n
             return Assessment(
-                passes: passes, detail: detailed ? "\(count) so far" : "",
-                readyAt: passes ? .now : windowReady(events, scope, allowed: n))
+                passes: passes, detail: "\(events.count(scope, now: time, in: epoch)) so far",
+                readyAt: windowReady(events, scope, allowed: n))
         case .maxExec(let n, let scope):
-            let count = executions.count(scope, now: time, in: meta.epoch)
-            let passes = count < n
             return Assessment(
-                passes: passes, detail: detailed ? "\(count) so far" : "",
-                readyAt: passes ? .now : windowReady(executions, scope, allowed: n - 1))
+                passes: passes, detail: "\(executions.count(scope, now: time, in: epoch)) so far",
+                readyAt: windowReady(executions, scope, allowed: n - 1))
         case .sinceFirst(let d):
             guard let first = events.first else {
-                return Assessment(passes: false, detail: "no event yet", readyAt: .never)
+                return Assessment(passes: passes, detail: "no event yet", readyAt: .never)
             }
-            return since(age(first), d, first, "first", detailed)
+            return since(first, d, "first")
         case .sinceLast(let d):
-            guard let last = events.last else { return Assessment(passes: true, detail: "no event yet") }
-            return since(age(last), d, last, "last", detailed)
+            guard let last = events.last else { return Assessment(passes: passes, detail: "no event yet") }
+            return since(last, d, "last")
         case .between(let d):
-            guard let last = executions.last else { return Assessment(passes: true, detail: "never executed") }
-            return since(age(last), d, last, "last", detailed)
-        case .when(let condition):
-            let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
-            return Assessment(passes: passes, detail: passes ? "true" : "false")
+            guard let last = executions.last else { return Assessment(passes: passes, detail: "never executed") }
+            return since(last, d, "last")
+        case .when:
+            return Assessment(passes: passes)  // answered above
         }
-    }
-
-    private func since(_ age: Double, _ d: Double, _ at: Double, _ which: String, _ detailed: Bool) -> Assessment {
-        if age >= d {
-            return Assessment(passes: true, detail: detailed ? "\(which) \(DurationText.human(age)) ago" : "")
-        }
-        // A time in the future (the clock was set back) has age 0: the clause waits
-        // until the clock passes that time plus D, so it is delayed, never hastened.
-        return Assessment(
-            passes: false, detail: detailed ? "\(DurationText.human(d - age)) left" : "",
-            readyAt: .at(at + d))
     }
 
     // MARK: - Expressions

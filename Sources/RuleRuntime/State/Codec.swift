@@ -6,23 +6,12 @@ struct ByteWriter {
     mutating func u8(_ value: UInt8) { bytes.append(value) }
 
     mutating func varint(_ value: UInt64) {
-        // Most stored integers (counts, ids, lengths) fit one byte.
-        if value < 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value))
-            return
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
         }
-        var buffer: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &buffer) { raw in
-            var rest = value
-            var count = 0
-            while rest >= 0x80 {
-                raw[count] = UInt8(truncatingIfNeeded: rest) | 0x80
-                rest >>= 7
-                count += 1
-            }
-            raw[count] = UInt8(truncatingIfNeeded: rest)
-            append(UnsafeRawBufferPointer(rebasing: raw[..<(count + 1)]))
-        }
+        bytes.append(UInt8(truncatingIfNeeded: rest))
     }
 
     mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }

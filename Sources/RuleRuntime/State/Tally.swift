@@ -220,23 +220,3 @@ struct SessionMeta: Equatable, Sendable {
     /// True when the current session's version is not the first one: an upgrade.
     var isUpgrade: Bool { firstVersion != nil && version != nil && version != firstVersion }
 }
-
-extension Optional where Wrapped: Equatable {
-    /// True for `nil`, tested without comparing: `== nil` on an `Equatable` payload copies
-    /// the value and calls `==`, a cost the engine's per-call paths must not pay.
-    @inline(__always)
-    var isAbsent: Bool {
-        if case .none = self { return true }
-        return false
-    }
-}
-
-extension Array {
-    /// Reads element `index` in place. `array[index].property` copies the whole element first
-    /// (retaining whatever it holds); the engine's per-call paths read through this instead.
-    @inline(__always)
-    func reading<T>(_ index: Int, _ body: (UnsafePointer<Element>) -> T) -> T {
-        precondition(index >= 0 && index < count, "index out of range")
-        return withUnsafeBufferPointer { body($0.baseAddress! + index) }
-    }
-}

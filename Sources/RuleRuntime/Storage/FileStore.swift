@@ -281,7 +281,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
 
     private func replay(_ bytes: [UInt8], version: UInt32) throws {
-        let (entries, offset, damage) = FileStore.replayRecords(bytes, version: version)
+        let (ranges, offset, damage) = FileStore.replayRecords(bytes, version: version)
+        let entries = ranges.mapValues { Array(bytes[$0]) }
         fileLength = offset
         loaded = entries
         liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
@@ -308,21 +309,14 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         var torn: Bool
     }
 
-    /// Replays the records of a whole file (`bytes`, header included) of format `version`: the
-    /// live entries, the offset where the valid records end, and the damage there, if any.
-    static func replayRecords(_ bytes: [UInt8], version: UInt32) -> ([String: [UInt8]], Int, Damage?) {
-        replayRecords(bytes, version: version) { Array(bytes[$0]) }
-    }
-
-    /// As ``replayRecords(_:version:)``, each live value given as `value(range)` of its
-    /// bytes in `bytes` (compaction keeps ranges, not copies).
-    static func replayRecords<Value>(
-        _ bytes: [UInt8], version: UInt32, value: (Range<Int>) -> Value
-    ) -> ([String: Value], Int, Damage?) {
-        var entries: [String: Value] = [:]
+    /// Replays the records of a whole file (`bytes`, header included) of format `version`:
+    /// where each live key's latest value lies in `bytes`, the offset where the valid records
+    /// end, and the damage there, if any.
+    static func replayRecords(_ bytes: [UInt8], version: UInt32) -> ([String: Range<Int>], Int, Damage?) {
+        var entries: [String: Range<Int>] = [:]
         var offset = FileStore.headerSize
         let frame = version == 1 ? 8 : FileStore.recordHeaderSize
-        func damage(_ reason: String, torn: Bool) -> ([String: Value], Int, Damage?) {
+        func damage(_ reason: String, torn: Bool) -> ([String: Range<Int>], Int, Damage?) {
             (entries, offset, Damage(offset: offset, reason: reason, torn: torn))
         }
         while offset < bytes.count {
@@ -346,7 +340,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
                 return damage("a record's checksum does not match", torn: false)
             }
             do {
-                try apply(payload: bytes, from: start, to: start + length, to: &entries, value: value)
+                try apply(payload: bytes, from: start, to: start + length, to: &entries)
             } catch {
                 return damage("a record cannot be decoded (\(error))", torn: false)
             }
@@ -358,38 +352,32 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// The live entries of the open file's first `fileLength` bytes (its valid records),
     /// read from the file: the store keeps no copy of them once the engine has its own.
     private func liveEntries() throws -> [String: [UInt8]] {
-        try FileStore.liveEntries(of: fd, length: fileLength, path: path)
+        let (bytes, ranges) = try FileStore.replayFile(fd, length: fileLength, path: path)
+        return ranges.mapValues { Array(bytes[$0]) }
     }
 
-    /// The live entries of the first `length` bytes of the file open as `descriptor`.
-    static func liveEntries(of descriptor: Int32, length: Int, path: String) throws -> [String: [UInt8]] {
+    /// The first `length` bytes of the file open as `descriptor`, and where the latest value
+    /// of each live key lies in them. Damage there (the file changed under us) is an error.
+    static func replayFile(_ descriptor: Int32, length: Int, path: String) throws -> ([UInt8], [String: Range<Int>]) {
         let bytes = try read(descriptor, from: 0, count: length, path: path)
         guard bytes.count == length, length >= headerSize, Array(bytes[0..<8]) == magic else {
             throw RuleStoreError.corrupt(path: path, offset: 0, reason: "the file changed while in use", keptAt: nil)
         }
         var header = ByteReader(bytes, from: 8, to: 12)
         let version = try header.u32()
-        let (entries, _, damage) = replayRecords(bytes, version: version)
+        let (ranges, _, damage) = replayRecords(bytes, version: version)
         if let damage {
             throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
         }
-        return entries
+        return (bytes, ranges)
     }
 
     /// A compacted file of the first `length` bytes of the file open as `descriptor`: the
     /// header and one record of the live entries, sorted by key, copied from the bytes read
-    /// (only their positions are kept meanwhile, not a copy of each value).
+    /// (only their positions are kept meanwhile, not a copy of each value). Any format the
+    /// reader accepts (version 1 included) comes out in the current one.
     static func snapshot(of descriptor: Int32, length: Int, path: String) throws -> [UInt8] {
-        let bytes = try read(descriptor, from: 0, count: length, path: path)
-        guard bytes.count == length, length >= headerSize, Array(bytes[0..<8]) == magic else {
-            throw RuleStoreError.corrupt(path: path, offset: 0, reason: "the file changed while in use", keptAt: nil)
-        }
-        var header = ByteReader(bytes, from: 8, to: 12)
-        let version = try header.u32()
-        let (ranges, _, damage) = replayRecords(bytes, version: version) { $0 }
-        if let damage {
-            throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
-        }
+        let (bytes, ranges) = try replayFile(descriptor, length: length, path: path)
         var writer = ByteWriter()
         writer.bytes = FileStore.header()
         writer.bytes.reserveCapacity(ranges.reduce(32) { $0 + $1.key.utf8.count + $1.value.count + 12 })
@@ -419,13 +407,12 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         }
     }
 
-    private static func apply<Value>(
-        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout [String: Value],
-        value: (Range<Int>) -> Value
+    private static func apply(
+        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout [String: Range<Int>]
     ) throws {
         var reader = ByteReader(bytes, from: start, to: end)
         let count = try reader.count(max: end - start)
-        var decoded: [(String, Value?)] = []
+        var decoded: [(String, Range<Int>?)] = []
         decoded.reserveCapacity(count)
         for _ in 0..<count {
             let key = try reader.string()
@@ -433,7 +420,7 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             case 0: decoded.append((key, nil))
             case 1:
                 let length = try reader.count(max: end - start)
-                decoded.append((key, value(reader.position..<reader.position + length)))
+                decoded.append((key, reader.position..<reader.position + length))
                 reader.position += length
             default: throw DecodeError(description: "bad entry flag")
             }
@@ -668,25 +655,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)
-            FileStore.returnFreedMemory()
         }
     }
-
-    /// Hands the pages a compaction freed back to the system. glibc keeps freed heap memory for
-    /// reuse, so without this the replayed snapshot would stay in the process's resident size.
-    static func returnFreedMemory() {
-        #if canImport(Glibc)
-            if let trim = mallocTrim { _ = trim(0) }
-        #endif
-    }
-
-    #if canImport(Glibc)
-        /// glibc's `malloc_trim`, looked up at run time (its header is not part of the Glibc module).
-        private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        }()
-    #endif
 
     /// The file's length, while it is still the file a compaction started from.
     private func appendedLength(since startedIn: Int) -> Int? {
@@ -768,14 +738,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// Writes the live entries to `PATH.tmp`, syncs and locks it, renames it over the
     /// file and only then lets go of the old file (and its lock).
     private func compactLocked() throws {
-        let file: [UInt8]
-        if let loaded {
-            // What load kept (a salvaged prefix, an old format): rewritten as it was read.
-            let live = loaded.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) }
-            file = FileStore.header() + FileStore.record(live)
-        } else {
-            file = try FileStore.snapshot(of: fd, length: fileLength, path: path)
-        }
+        // The valid records only: `fileLength` ends before damage being salvaged.
+        let file = try FileStore.snapshot(of: fd, length: fileLength, path: path)
         let temporary = realPath + ".tmp"
         let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         guard out >= 0 else { throw RuleStoreError.io(path: temporary, operation: "open", errno: errno) }

@@ -66,9 +66,9 @@ extension RuleEngine {
 extension EngineCore {
     mutating func markDone(_ tag: String) {
         let slot = slot(tag)
-        var changes = recordEvent(slot, at: now())
-        if todos.removeValue(forKey: tag) != nil { changes.append(EngineState.change(todo: tag, nil)) }
-        save(changes)
+        recordEvent(slot, at: now())
+        if todos.removeValue(forKey: tag) != nil { record.add(EngineState.change(todo: tag, nil)) }
+        commit()
     }
 
     mutating func toDo(_ tag: String, scope: ToDoScope?, info: [String: String]?) -> Bool {

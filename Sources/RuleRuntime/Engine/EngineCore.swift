@@ -11,6 +11,10 @@ struct EngineCore {
     let rules: CompiledRules
     let clock: RuleClock
     let store: RuleStore
+    /// `store`, when it takes a call's changes as one record.
+    let records: RecordStore?
+    /// The current call's changes, encoded as they are made; ``commit()`` stores them.
+    let record = ChangeRecord()
 
     /// Stream slots: the rules' streams first, then any the app names.
     var streams: StreamTable
@@ -66,6 +70,7 @@ struct EngineCore {
         self.rules = rules
         self.clock = clock
         self.store = store
+        records = store as? RecordStore
         streams = rules.streams
         streams.index.reserveCapacity(streams.count + state.streams.count)
         tallies = Array(repeating: Tally(), count: streams.count)
@@ -111,13 +116,27 @@ struct EngineCore {
         return lastTime
     }
 
-    /// Persists one call's changes; a failure is kept and reported, the change stays in memory.
+    /// Persists one call's changes (with any already in ``record``).
     mutating func save(_ changes: [StoreChange]) {
+        for change in changes { record.add(change) }
+        commit()
+    }
+
+    /// Hands the store this call's record and empties it: one `apply` per call. A failure is
+    /// kept and reported; the change stays in memory.
+    mutating func commit() {
+        if record.isEmpty { return }
+        record.finish()
         do {
-            try store.apply(changes)
+            if let records {
+                try records.append(record: record.bytes)
+            } else {
+                try store.apply(record.changes())
+            }
         } catch {
             report(error)
         }
+        record.reset()
     }
 
     mutating func report(_ error: Error) {
@@ -208,11 +227,10 @@ struct EngineCore {
 
     // MARK: - Events
 
-    /// Records one event on the stream in `slot`, in every scenario counting it; returns the changes.
-    mutating func recordEvent(_ slot: Int, at time: Double) -> [StoreChange] {
-        var changes: [StoreChange] = []
+    /// Records one event on the stream in `slot`, in every scenario counting it, and the
+    /// changes in ``record``.
+    mutating func recordEvent(_ slot: Int, at time: Double) {
         let listeners = slot < rules.listeners.count ? rules.listeners[slot] : []
-        changes.reserveCapacity(listeners.count + 1)
         for index in listeners {
             // A scenario seen for the first time starts from the streams' history (before this event).
             buildView(index)
@@ -224,23 +242,21 @@ struct EngineCore {
             unknownEventSlots.append(slot)
         }
         tallies[slot].record(at: time, in: meta.epoch, keep: keep(slot))
-        changes.append(EngineState.change(key: streamKeys[slot], tallies[slot]))
+        record.set(streamKeys[slot], tallies[slot])
         for index in listeners {
             let scenario = rules.scenarios[index]
             // A view whose events are exactly the stream's (a scenario counting this one stream,
             // not reset since) is stored by reference: the record carries the tally once.
             let same = scenario.streams.count == 1 && views[index].events == tallies[slot]
-            changes.append(
-                EngineState.change(
-                    key: scenario.key, views[index], eventsFrom: same ? rules.streams.name(slot) : nil))
+            record.set(scenario.key, views[index], eventsFrom: same ? rules.streams.name(slot) : nil)
         }
-        return changes
     }
 
     mutating func trigger(_ name: String) {
         let slot = slot(name)
         let time = now()
-        save(recordEvent(slot, at: time))
+        recordEvent(slot, at: time)
+        commit()
     }
 
     // MARK: - Views
@@ -293,7 +309,8 @@ struct EngineCore {
     mutating func tryToExecute(_ index: Int) -> Bool {
         let time = now()
         guard passes(index, now: time) else { return false }
-        save(recordExecution(index, at: time))
+        recordExecution(index, at: time)
+        commit()
         return true
     }
 
@@ -301,7 +318,8 @@ struct EngineCore {
     mutating func recordExecution(_ index: Int) {
         let time = now()
         rebase(index, to: time)
-        save(recordExecution(index, at: time))
+        recordExecution(index, at: time)
+        commit()
     }
 
     mutating func executeNext(among candidates: [Int]) -> Int? {
@@ -311,22 +329,23 @@ struct EngineCore {
             return a != b ? a > b : $0 < $1
         }
         for index in ordered where passes(index, now: time) {
-            save(recordExecution(index, at: time))
+            recordExecution(index, at: time)
+            commit()
             return index
         }
         return nil
     }
 
-    mutating func recordExecution(_ index: Int, at time: Double) -> [StoreChange] {
+    /// Records an execution of scenario `index` (and its group), and the changes in ``record``.
+    mutating func recordExecution(_ index: Int, at time: Double) {
         let scenario = rules.scenarios[index]
         buildView(index)
         views[index].executions.record(at: time, in: meta.epoch, keep: scenario.executionKeep)
-        var changes = [EngineState.change(key: scenario.key, views[index])]
+        record.set(scenario.key, views[index], eventsFrom: nil)
         if let group = scenario.group {
             budgets[group].record(at: time, in: meta.epoch, keep: rules.groups[group].executionKeep)
-            changes.append(EngineState.change(key: rules.groups[group].key, budgets[group]))
+            record.set(rules.groups[group].key, budgets[group])
         }
-        return changes
     }
 
     mutating func reset(_ name: String) -> Bool {

@@ -376,7 +376,8 @@ public final class RuleEngine: @unchecked Sendable {
     public func trigger(_ event: Event) {
         locked { core in
             let slot = core.slot(event, serial: serial)
-            core.save(core.recordEvent(slot, at: core.now()))
+            core.recordEvent(slot, at: core.now())
+            core.commit()
         }
     }
 

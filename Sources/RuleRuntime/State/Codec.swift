@@ -1,19 +1,18 @@
-/// A compact binary encoding for stored entries: little-endian, LEB128 varints,
-/// each entry led by a format byte so it can be migrated.
-struct ByteWriter {
-    var bytes: [UInt8] = []
+/// Where encoded bytes go: a growing array (``ByteWriter``) or a call's record buffer
+/// (``ChangeRecord``). Every entry is encoded once, generically, for both.
+///
+/// The encoding is compact binary: little-endian, LEB128 varints, each entry led by a
+/// format byte so it can be migrated.
+protocol ByteSink {
+    mutating func u8(_ value: UInt8)
+    /// Raw bytes, copied in one step.
+    mutating func append(_ raw: UnsafeRawBufferPointer)
+    mutating func varint(_ value: UInt64)
+    /// Eight bytes, little-endian.
+    mutating func u64(_ value: UInt64)
+}
 
-    mutating func u8(_ value: UInt8) { bytes.append(value) }
-
-    mutating func varint(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(truncatingIfNeeded: rest))
-    }
-
+extension ByteSink {
     mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
     mutating func double(_ value: Double) { u64(value.bitPattern) }
@@ -31,13 +30,8 @@ struct ByteWriter {
         var value = value
         value.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            append(UnsafeRawBufferPointer(utf8))
         }
-    }
-
-    /// Eight bytes, little-endian, appended at once.
-    mutating func u64(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     mutating func u32(_ value: UInt32) {
@@ -52,11 +46,31 @@ struct ByteWriter {
             for value in values { u64(value.bitPattern) }
         #endif
     }
+}
+
+/// Encoded bytes in an array.
+struct ByteWriter: ByteSink {
+    var bytes: [UInt8] = []
+
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(truncatingIfNeeded: rest))
+    }
+
+    mutating func u64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
+    }
 
     /// Raw bytes, copied in one step (an `UnsafeRawBufferPointer` appended as a sequence
     /// would be copied a byte at a time).
     @inline(__always)
-    private mutating func append(_ raw: UnsafeRawBufferPointer) {
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
         bytes.append(
             contentsOf: UnsafeBufferPointer(
                 start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))

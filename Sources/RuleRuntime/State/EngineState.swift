@@ -79,7 +79,7 @@ struct EngineState {
     // MARK: - Changes
 
     static func change(key: String, _ tally: Tally?) -> StoreChange {
-        StoreChange(key: key, value: tally.map { t in encode(capacity: t.encodedSize) { t.encode(&$0) } })
+        StoreChange(key: key, value: tally.map { t in encode(capacity: t.encodedSize) { write(t, to: &$0) } })
     }
 
     /// A view's entry; with `eventsFrom`, its events are stored as that stream's name (the
@@ -88,19 +88,29 @@ struct EngineState {
         StoreChange(
             key: key,
             value: state.map { s in
-                if let stream {
-                    return encode(format: 3, capacity: stream.utf8.count + s.executions.encodedSize + 16) {
-                        $0.string(stream)
-                        s.executions.encode(&$0)
-                        $0.u64(s.streams ?? 0)
-                    }
-                }
-                return encode(format: 2, capacity: s.events.encodedSize + s.executions.encodedSize + 8) {
-                    s.events.encode(&$0)
-                    s.executions.encode(&$0)
-                    $0.u64(s.streams ?? 0)
+                encode(capacity: s.events.encodedSize + s.executions.encodedSize + 16) {
+                    write(s, eventsFrom: stream, to: &$0)
                 }
             })
+    }
+
+    /// A stream's or a group's value: the format byte, then the tally.
+    static func write<W: ByteSink>(_ tally: Tally, to writer: inout W) {
+        writer.u8(format)
+        tally.encode(&writer)
+    }
+
+    /// A view's value: format 2, or 3 with its events given as the name of a stream.
+    static func write<W: ByteSink>(_ state: ScenarioState, eventsFrom stream: String?, to writer: inout W) {
+        if let stream {
+            writer.u8(3)
+            writer.string(stream)
+        } else {
+            writer.u8(2)
+            state.events.encode(&writer)
+        }
+        state.executions.encode(&writer)
+        writer.u64(state.streams ?? 0)
     }
 
     static func change(key: String, _ value: ParamValue?) -> StoreChange {
@@ -119,14 +129,20 @@ struct EngineState {
         StoreChange(key: metaKey, value: encode { meta.encode(&$0) })
     }
 
-    private static func encode(format: UInt8 = format, capacity: Int = 64, _ body: (inout ByteWriter) -> Void)
-        -> [UInt8]
-    {
+    /// A value written by `body`, which writes its own format byte.
+    private static func encode(capacity: Int, _ body: (inout ByteWriter) -> Void) -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes.reserveCapacity(capacity + 1)
-        writer.u8(format)
         body(&writer)
         return writer.bytes
+    }
+
+    /// A value of format 1 written by `body`.
+    private static func encode(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
+        encode(capacity: 64) { writer in
+            writer.u8(format)
+            body(&writer)
+        }
     }
 }
 
@@ -136,7 +152,7 @@ extension Tally {
     /// At most the bytes `encode` writes.
     var encodedSize: Int { 8 * recent.count + 80 }
 
-    func encode(_ w: inout ByteWriter) {
+    func encode<W: ByteSink>(_ w: inout W) {
         w.int(total)
         w.optionalDouble(first)
         w.optionalDouble(last)
@@ -168,7 +184,7 @@ extension Tally {
 }
 
 extension ParamValue {
-    func encode(_ w: inout ByteWriter) {
+    func encode<W: ByteSink>(_ w: inout W) {
         switch self {
         case .bool(let value):
             w.u8(0)
@@ -197,7 +213,7 @@ extension ParamValue {
 }
 
 extension ToDoItem {
-    func encode(_ w: inout ByteWriter) {
+    func encode<W: ByteSink>(_ w: inout W) {
         w.double(created)
         w.optionalDouble(expires)
         let pairs = info ?? [:]
@@ -225,7 +241,7 @@ extension ToDoItem {
 }
 
 extension SessionMeta {
-    func encode(_ w: inout ByteWriter) {
+    func encode<W: ByteSink>(_ w: inout W) {
         w.int(sessionID)
         w.int(versionID)
         if let version {

@@ -34,7 +34,7 @@ import Foundation
 /// and leaves the file untouched; with `.salvage` it keeps what precedes the
 /// damage, links the damaged file aside and says so in ``recoveryReport``.
 /// Nothing is rewritten before the engine has decoded every entry.
-public final class FileStore: RuleStore, @unchecked Sendable {
+public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The format version this library writes.
     public static let formatVersion: UInt32 = 2
     /// The largest state file accepted, in bytes (256 MiB); a larger one is refused unread.
@@ -113,7 +113,6 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     private var backgroundError: RuleStoreError?
     private static let compactionNumber = Counter()
     private var lastIdentityCheck: UInt64 = 0
-    private var scratch: [UInt8] = []
 
     /// What `load` found that the first write must repair.
     private enum Repair {
@@ -281,8 +280,8 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
 
     private func replay(_ bytes: [UInt8], version: UInt32) throws {
-        let (ranges, offset, damage) = FileStore.replayRecords(bytes, version: version)
-        let entries = ranges.mapValues { Array(bytes[$0]) }
+        let (index, offset, damage) = FileStore.replayRecords(bytes, version: version)
+        let entries = index.values(in: bytes)
         fileLength = offset
         loaded = entries
         liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
@@ -311,12 +310,15 @@ public final class FileStore: RuleStore, @unchecked Sendable {
 
     /// Replays the records of a whole file (`bytes`, header included) of format `version`:
     /// where each live key's latest value lies in `bytes`, the offset where the valid records
-    /// end, and the damage there, if any.
-    static func replayRecords(_ bytes: [UInt8], version: UInt32) -> ([String: Range<Int>], Int, Damage?) {
-        var entries: [String: Range<Int>] = [:]
+    /// end, and the damage there, if any. Without `checksums` the records' checksums are not
+    /// read (``InMemoryStore``'s records, framed with ``frame(_:recordAt:checksums:)`` without them).
+    static func replayRecords(
+        _ bytes: [UInt8], version: UInt32, checksums: Bool = true
+    ) -> (RecordIndex, Int, Damage?) {
+        var entries = RecordIndex()
         var offset = FileStore.headerSize
         let frame = version == 1 ? 8 : FileStore.recordHeaderSize
-        func damage(_ reason: String, torn: Bool) -> ([String: Range<Int>], Int, Damage?) {
+        func damage(_ reason: String, torn: Bool) -> (RecordIndex, Int, Damage?) {
             (entries, offset, Damage(offset: offset, reason: reason, torn: torn))
         }
         while offset < bytes.count {
@@ -329,14 +331,14 @@ public final class FileStore: RuleStore, @unchecked Sendable {
             guard let length = try? Int(reader.u32()), let checksum = try? reader.u32() else {
                 return damage("a record header is cut short", torn: true)
             }
-            if version >= 2 {
+            if version >= 2 && checksums {
                 guard (try? reader.u32()) == CRC32.checksum(bytes[offset..<offset + 8]) else {
                     return damage("a record header is damaged", torn: false)
                 }
             }
             let start = offset + frame
             if length > bytes.count - start { return damage("the last record is cut short", torn: true) }
-            guard CRC32.checksum(bytes[start..<start + length]) == checksum else {
+            guard !checksums || CRC32.checksum(bytes[start..<start + length]) == checksum else {
                 return damage("a record's checksum does not match", torn: false)
             }
             do {
@@ -352,24 +354,24 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// The live entries of the open file's first `fileLength` bytes (its valid records),
     /// read from the file: the store keeps no copy of them once the engine has its own.
     private func liveEntries() throws -> [String: [UInt8]] {
-        let (bytes, ranges) = try FileStore.replayFile(fd, length: fileLength, path: path)
-        return ranges.mapValues { Array(bytes[$0]) }
+        let (bytes, index) = try FileStore.replayFile(fd, length: fileLength, path: path)
+        return index.values(in: bytes)
     }
 
     /// The first `length` bytes of the file open as `descriptor`, and where the latest value
     /// of each live key lies in them. Damage there (the file changed under us) is an error.
-    static func replayFile(_ descriptor: Int32, length: Int, path: String) throws -> ([UInt8], [String: Range<Int>]) {
+    static func replayFile(_ descriptor: Int32, length: Int, path: String) throws -> ([UInt8], RecordIndex) {
         let bytes = try read(descriptor, from: 0, count: length, path: path)
         guard bytes.count == length, length >= headerSize, Array(bytes[0..<8]) == magic else {
             throw RuleStoreError.corrupt(path: path, offset: 0, reason: "the file changed while in use", keptAt: nil)
         }
         var header = ByteReader(bytes, from: 8, to: 12)
         let version = try header.u32()
-        let (ranges, _, damage) = replayRecords(bytes, version: version)
+        let (index, _, damage) = replayRecords(bytes, version: version)
         if let damage {
             throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
         }
-        return (bytes, ranges)
+        return (bytes, index)
     }
 
     /// A compacted file of the first `length` bytes of the file open as `descriptor`: the
@@ -377,21 +379,27 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     /// (only their positions are kept meanwhile, not a copy of each value). Any format the
     /// reader accepts (version 1 included) comes out in the current one.
     static func snapshot(of descriptor: Int32, length: Int, path: String) throws -> [UInt8] {
-        let (bytes, ranges) = try replayFile(descriptor, length: length, path: path)
-        var writer = ByteWriter()
-        writer.bytes = FileStore.header()
-        writer.bytes.reserveCapacity(ranges.reduce(32) { $0 + $1.key.utf8.count + $1.value.count + 12 })
-        let start = writer.bytes.count
-        writer.bytes.append(contentsOf: repeatElement(0, count: recordHeaderSize))
-        writer.varint(UInt64(ranges.count))
-        for (key, range) in ranges.sorted(by: { $0.key < $1.key }) {
-            writer.string(key)
-            writer.u8(1)
-            writer.varint(UInt64(range.count))
-            writer.bytes.append(contentsOf: bytes[range])
+        let (bytes, index) = try replayFile(descriptor, length: length, path: path)
+        return snapshot(of: bytes, index)
+    }
+
+    /// A file of the header and one record of the live entries of `index` in `bytes`, sorted by key.
+    static func snapshot(of bytes: [UInt8], _ index: RecordIndex) -> [UInt8] {
+        let size = index.live.reduce(32) { $0 + $1.keyCount + $1.valueCount + 12 }
+        let record = ChangeRecord(capacity: size)
+        bytes.withUnsafeBytes { raw in
+            for entry in index.sorted(in: bytes) {
+                record.set(UnsafeRawBufferPointer(rebasing: raw[entry.key])) {
+                    $0.append(UnsafeRawBufferPointer(rebasing: raw[entry.value!]))
+                }
+            }
         }
-        frame(&writer.bytes, recordAt: start)
-        return writer.bytes
+        record.finish()
+        frame(record.bytes)
+        var file = header()
+        file.reserveCapacity(file.count + record.length)
+        file.append(contentsOf: UnsafeRawBufferPointer(record.bytes))
+        return file
     }
 
     static func isZero(_ bytes: ArraySlice<UInt8>) -> Bool {
@@ -408,27 +416,56 @@ public final class FileStore: RuleStore, @unchecked Sendable {
     }
 
     private static func apply(
-        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout [String: Range<Int>]
+        payload bytes: [UInt8], from start: Int, to end: Int, to entries: inout RecordIndex
     ) throws {
-        var reader = ByteReader(bytes, from: start, to: end)
-        let count = try reader.count(max: end - start)
-        var decoded: [(String, Range<Int>?)] = []
-        decoded.reserveCapacity(count)
-        for _ in 0..<count {
-            let key = try reader.string()
-            switch try reader.u8() {
-            case 0: decoded.append((key, nil))
-            case 1:
-                let length = try reader.count(max: end - start)
-                decoded.append((key, reader.position..<reader.position + length))
-                reader.position += length
-            default: throw DecodeError(description: "bad entry flag")
+        try bytes.withUnsafeBytes { raw in
+            // Read twice: checked whole before any change is applied (a record applies all or
+            // nothing), then applied, without keeping the changes in between.
+            func read(_ apply: (Range<Int>, Range<Int>?) -> Void) throws -> Int {
+                var at = start
+                /// A varint no larger than what is left of the payload.
+                func length() throws -> Int {
+                    var value = 0
+                    var shift = 0
+                    while true {
+                        guard at < end else { throw DecodeError(description: "unexpected end of data") }
+                        guard shift < 63 else { throw DecodeError(description: "varint too long") }
+                        let byte = raw[at]
+                        at += 1
+                        value |= Int(byte & 0x7F) << shift
+                        if byte < 0x80 { break }
+                        shift += 7
+                    }
+                    guard value >= 0, value <= end - at else {
+                        throw DecodeError(description: "length \(value) out of range")
+                    }
+                    return value
+                }
+                let count = try length()
+                for _ in 0..<count {
+                    let keyLength = try length()
+                    let key = at..<at + keyLength
+                    at += keyLength
+                    guard at < end else { throw DecodeError(description: "unexpected end of data") }
+                    let flag = raw[at]
+                    at += 1
+                    switch flag {
+                    case 0: apply(key, nil)
+                    case 1:
+                        let valueLength = try length()
+                        apply(key, at..<at + valueLength)
+                        at += valueLength
+                    default: throw DecodeError(description: "bad entry flag")
+                    }
+                }
+                guard at == end else { throw DecodeError(description: "trailing bytes") }
+                return count
             }
+            let count = try read { _, _ in }
+            // A compacted file is one record of every entry: reserve for it at once.
+            if count > 16 { entries.reserveCapacity(entries.entries.count + count, in: raw) }
+            _ = try read { entries.set(key: $0, value: $1, in: raw) }
         }
-        guard reader.isAtEnd else { throw DecodeError(description: "trailing bytes") }
-        // A compacted file is one record of every entry: reserve for it at once.
-        entries.reserveCapacity(entries.count + decoded.count)
-        for (key, value) in decoded { entries[key] = value }
     }
 
     /// Carries out what `load` found, once: truncates a torn tail (keeping the dropped
@@ -482,6 +519,17 @@ public final class FileStore: RuleStore, @unchecked Sendable {
 
     public func apply(_ changes: [StoreChange]) throws {
         if changes.isEmpty { return }
+        try FileStore.record(changes).withUnsafeBytes { try write(record: $0) }
+    }
+
+    /// Frames the engine's record of one call (``ChangeRecord``) in place and writes it.
+    func append(record bytes: UnsafeMutableRawBufferPointer) throws {
+        FileStore.frame(bytes)
+        try write(record: UnsafeRawBufferPointer(bytes))
+    }
+
+    /// Appends one framed record.
+    private func write(record: UnsafeRawBufferPointer) throws {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
@@ -492,16 +540,15 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         if clock &- lastIdentityCheck > 1_000_000_000 {
             replaced = try recreateIfReplaced()
         }
-        FileStore.encodeRecord(changes, into: &scratch)
         do {
-            try writeFully(scratch)
+            try writeFully(record)
         } catch {
             // Never leave half a record behind a later one.
             _ = system.truncate(fd, off_t(fileLength))
             throw error
         }
         if options.syncEveryWrite { try sync(fd) }
-        fileLength += scratch.count
+        fileLength += record.count
         // What load returned is stale now; a later load replays the file.
         loaded = nil
         if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
@@ -530,47 +577,25 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         return .replaced(path: path)
     }
 
-    /// One framed record, `[u32 length][u32 CRC-32][u32 header CRC-32][payload]`, in `buffer`.
-    static func encodeRecord(_ changes: [StoreChange], into buffer: inout [UInt8]) {
-        var writer = ByteWriter()
-        swap(&writer.bytes, &buffer)
-        writer.bytes.removeAll(keepingCapacity: true)
-        writer.bytes.append(contentsOf: repeatElement(0, count: recordHeaderSize))
-        writer.varint(UInt64(changes.count))
-        for change in changes {
-            writer.string(change.key)
-            if let value = change.value {
-                writer.u8(1)
-                writer.varint(UInt64(value.count))
-                writer.bytes += value
-            } else {
-                writer.u8(0)
-            }
-        }
-        frame(&writer.bytes, recordAt: 0)
-        swap(&writer.bytes, &buffer)
+    /// Fills the header (12 zero bytes) of the record that is all of `bytes`: its payload's
+    /// length, and unless `checksums` is false, the payload's and the header's checksums.
+    static func frame(_ bytes: UnsafeMutableRawBufferPointer, checksums: Bool = true) {
+        let length = UInt32(bytes.count - recordHeaderSize)
+        bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
+        guard checksums else { return }
+        let checksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize...]))
+        bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+        let headerChecksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<8]))
+        bytes.storeBytes(of: headerChecksum.littleEndian, toByteOffset: 8, as: UInt32.self)
     }
 
-    /// Fills the record header reserved at `start` (12 zero bytes) for the payload after it,
-    /// which runs to the end of `bytes`.
-    static func frame(_ bytes: inout [UInt8], recordAt start: Int) {
-        let payload = start + recordHeaderSize
-        let length = UInt32(bytes.count - payload)
-        let checksum = CRC32.checksum(bytes[payload...])
-        bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self)
-            raw.storeBytes(of: checksum.littleEndian, toByteOffset: start + 4, as: UInt32.self)
-        }
-        let headerChecksum = CRC32.checksum(bytes[start..<start + 8])
-        bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: headerChecksum.littleEndian, toByteOffset: start + 8, as: UInt32.self)
-        }
-    }
-
+    /// One framed record, `[u32 length][u32 CRC-32][u32 header CRC-32][payload]`, of `changes`.
     static func record(_ changes: [StoreChange]) -> [UInt8] {
-        var buffer: [UInt8] = []
-        encodeRecord(changes, into: &buffer)
-        return buffer
+        let record = ChangeRecord()
+        for change in changes { record.add(change) }
+        record.finish()
+        frame(record.bytes)
+        return [UInt8](UnsafeRawBufferPointer(record.bytes))
     }
 
     /// About what an entry takes in a compacted file; deleted entries take nothing.
@@ -793,14 +818,24 @@ public final class FileStore: RuleStore, @unchecked Sendable {
         return result
     }
 
+    private func writeFully(_ bytes: UnsafeRawBufferPointer) throws {
+        try FileStore.writeFully(fd, bytes, path: path, system: system)
+    }
+
     private func writeFully(_ bytes: [UInt8]) throws {
         try FileStore.writeFully(fd, bytes, path: path, system: system)
     }
 
     private static func writeFully(_ fd: Int32, _ bytes: [UInt8], path: String, system: FileSystemCalls) throws {
+        try bytes.withUnsafeBytes { try writeFully(fd, $0, path: path, system: system) }
+    }
+
+    private static func writeFully(
+        _ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String, system: FileSystemCalls
+    ) throws {
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { system.write(fd, $0.baseAddress! + written, bytes.count - written) }
+            let n = system.write(fd, bytes.baseAddress! + written, bytes.count - written)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw RuleStoreError.io(path: path, operation: "write", errno: errno)

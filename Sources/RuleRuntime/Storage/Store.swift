@@ -92,25 +92,60 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Keeps state in memory only: for tests, previews and simulations.
-public final class InMemoryStore: RuleStore, @unchecked Sendable {
+///
+/// It holds what a ``FileStore`` file would (records appended per call, without checksums,
+/// rewritten as one record when mostly superseded), so a call costs an append rather than
+/// a dictionary update and a copy per entry.
+public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [String: [UInt8]]
+    /// A state file's bytes: the header, then records.
+    private var log: [UInt8]
+    /// The log's length after its last compaction: it is compacted again past twice that.
+    private var compactedLength: Int
+    /// Compactions so far (tests).
+    private(set) var compactions = 0
 
     /// A store holding `entries`.
     public init(_ entries: [String: [UInt8]] = [:]) {
-        self.entries = entries
+        log = FileStore.header()
+        if !entries.isEmpty {
+            log += FileStore.record(
+                entries.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) })
+        }
+        compactedLength = log.count
     }
 
     public func load() throws -> [String: [UInt8]] {
         lock.lock()
         defer { lock.unlock() }
-        return entries
+        let (index, _, damage) = FileStore.replayRecords(log, version: FileStore.formatVersion, checksums: false)
+        if let damage {
+            throw RuleStoreError.corrupt(path: "<memory>", offset: damage.offset, reason: damage.reason, keptAt: nil)
+        }
+        return index.values(in: log)
     }
 
     public func apply(_ changes: [StoreChange]) throws {
+        if changes.isEmpty { return }
+        var record = FileStore.record(changes)
+        try record.withUnsafeMutableBytes { try append(record: $0) }
+    }
+
+    func append(record bytes: UnsafeMutableRawBufferPointer) throws {
+        FileStore.frame(bytes, checksums: false)
         lock.lock()
         defer { lock.unlock() }
-        for change in changes { entries[change.key] = change.value }
+        log.append(contentsOf: UnsafeRawBufferPointer(bytes))
+        if log.count > 2 * compactedLength && log.count > 1 << 16 {
+            let (index, _, damage) = FileStore.replayRecords(log, version: FileStore.formatVersion, checksums: false)
+            // The log holds only records written here: it cannot be damaged.
+            guard damage == nil else { return }
+            log = FileStore.snapshot(of: log, index)
+            compactedLength = log.count
+            // Room to grow to the next compaction without reallocating on the way.
+            log.reserveCapacity(Swift.max(2 * compactedLength, 1 << 16) + 4096)
+            compactions += 1
+        }
     }
 }
 

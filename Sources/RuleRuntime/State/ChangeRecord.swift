@@ -1,0 +1,216 @@
+import Foundation
+
+/// One engine call's changes, encoded once, as they are made, into a buffer reused from call
+/// to call: a state-file record (``FileStore``) with its header left blank, that is room for
+/// the header, a varint count, and per change a key string, a flag (1 = value, 0 = deleted)
+/// and the value's length and bytes.
+///
+/// A store that takes records (``RecordStore``) is handed these bytes as they are; any other
+/// store is given the same changes decoded as `[StoreChange]`. A class owning raw memory, so
+/// that a call encodes with plain stores (no array uniqueness or capacity checks per byte)
+/// and the engine's state is not borrowed while it writes.
+final class ChangeRecord: ByteSink {
+    @exclusivity(unchecked) private var base: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var capacity: Int
+    /// Bytes written, header included.
+    @exclusivity(unchecked) private(set) var length = 0
+    /// How many changes the record holds.
+    @exclusivity(unchecked) private(set) var count = 0
+    /// Where the count starts: after the record header.
+    static let countOffset = FileStore.recordHeaderSize
+
+    init(capacity: Int = 1024) {
+        self.capacity = Swift.max(capacity, 64)
+        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 8)
+        reset()
+    }
+
+    deinit { base.deallocate() }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The record's bytes, valid until the next change.
+    var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: base, count: length) }
+
+    /// Empties the record, keeping its buffer.
+    func reset() {
+        // The header, and one byte for the count (widened by `finish` past 127 changes).
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: ChangeRecord.countOffset + 1)
+        length = ChangeRecord.countOffset + 1
+        count = 0
+    }
+
+    // MARK: - Changes
+
+    /// Sets `key` to the value `encode` writes.
+    @inline(__always)
+    func set(_ key: String, _ encode: (ChangeRecord) -> Void) {
+        write(key: key)
+        setValue(encode)
+    }
+
+    /// Sets the key stored as `key` (UTF-8) to the value `encode` writes.
+    func set(_ key: UnsafeRawBufferPointer, _ encode: (ChangeRecord) -> Void) {
+        varint(UInt64(key.count))
+        append(key)
+        setValue(encode)
+    }
+
+    /// Sets `key` to a stream's or a group's tally.
+    func set(_ key: String, _ tally: Tally) {
+        set(key) { record in
+            var sink = record
+            EngineState.write(tally, to: &sink)
+        }
+    }
+
+    /// Sets `key` to a scenario's view (its events given as stream `eventsFrom`'s, if named).
+    func set(_ key: String, _ view: ScenarioState, eventsFrom stream: String?) {
+        set(key) { record in
+            var sink = record
+            EngineState.write(view, eventsFrom: stream, to: &sink)
+        }
+    }
+
+    /// Deletes `key`.
+    func delete(_ key: String) {
+        write(key: key)
+        u8(0)
+        count += 1
+    }
+
+    /// Adds a change made elsewhere.
+    func add(_ change: StoreChange) {
+        if let value = change.value {
+            set(change.key) { record in value.withUnsafeBytes { record.append($0) } }
+        } else {
+            delete(change.key)
+        }
+    }
+
+    @inline(__always)
+    private func write(key: String) {
+        var sink = self
+        sink.string(key)
+    }
+
+    @inline(__always)
+    private func setValue(_ encode: (ChangeRecord) -> Void) {
+        u8(1)
+        let lengthAt = length
+        u8(0)
+        encode(self)
+        writeVarint(length - lengthAt - 1, at: lengthAt)
+        count += 1
+    }
+
+    /// Writes the count: the bytes are then a record whose header ``FileStore/frame(_:recordAt:checksums:)`` fills.
+    func finish() {
+        writeVarint(count, at: ChangeRecord.countOffset)
+    }
+
+    /// Writes `value` as a varint over the byte reserved at `offset`, moving the bytes after
+    /// it along when it needs more than one.
+    @inline(__always)
+    private func writeVarint(_ value: Int, at offset: Int) {
+        if value < 0x80 {
+            base.storeBytes(of: UInt8(value), toByteOffset: offset, as: UInt8.self)
+            return
+        }
+        var size = 1
+        while value >> (7 * size) != 0 { size += 1 }
+        let tail = length - offset - 1
+        reserve(size - 1)
+        let at = base + offset
+        memmove(at + size, at + 1, tail)
+        length += size - 1
+        var rest = UInt64(value)
+        for k in 0..<size {
+            at.storeBytes(
+                of: UInt8(truncatingIfNeeded: rest) | (k < size - 1 ? 0x80 : 0), toByteOffset: k, as: UInt8.self)
+            rest >>= 7
+        }
+    }
+
+    /// The changes of a finished record, one by one.
+    func changes() -> [StoreChange] {
+        let copy = [UInt8](UnsafeRawBufferPointer(bytes))
+        var changes: [StoreChange] = []
+        changes.reserveCapacity(count)
+        var reader = ByteReader(copy, from: ChangeRecord.countOffset)
+        // The record was written above: it decodes.
+        guard let stored = try? reader.varint() else { return [] }
+        for _ in 0..<stored {
+            guard let key = try? reader.string(), let flag = try? reader.u8() else { break }
+            if flag == 0 {
+                changes.append(StoreChange(key: key, value: nil))
+            } else {
+                guard let length = try? reader.count(max: reader.end - reader.position) else { break }
+                changes.append(StoreChange(key: key, value: Array(copy[reader.position..<reader.position + length])))
+                reader.position += length
+            }
+        }
+        return changes
+    }
+
+    // MARK: - Bytes
+
+    /// Room for `extra` more bytes.
+    @inline(__always)
+    private func reserve(_ extra: Int) {
+        if length + extra > capacity { grow(to: length + extra) }
+    }
+
+    private func grow(to needed: Int) {
+        var size = capacity * 2
+        while size < needed { size *= 2 }
+        let bigger = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        bigger.copyMemory(from: base, byteCount: length)
+        base.deallocate()
+        base = bigger
+        capacity = size
+    }
+
+    @inline(__always)
+    func u8(_ value: UInt8) {
+        reserve(1)
+        base.storeBytes(of: value, toByteOffset: length, as: UInt8.self)
+        length += 1
+    }
+
+    @inline(__always)
+    func append(_ raw: UnsafeRawBufferPointer) {
+        guard let source = raw.baseAddress, raw.count > 0 else { return }
+        reserve(raw.count)
+        (base + length).copyMemory(from: source, byteCount: raw.count)
+        length += raw.count
+    }
+
+    @inline(__always)
+    func varint(_ value: UInt64) {
+        reserve(10)
+        var rest = value
+        var at = length
+        while rest >= 0x80 {
+            base.storeBytes(of: UInt8(truncatingIfNeeded: rest) | 0x80, toByteOffset: at, as: UInt8.self)
+            rest >>= 7
+            at += 1
+        }
+        base.storeBytes(of: UInt8(truncatingIfNeeded: rest), toByteOffset: at, as: UInt8.self)
+        length = at + 1
+    }
+
+    @inline(__always)
+    func u64(_ value: UInt64) {
+        reserve(8)
+        base.storeBytes(of: value.littleEndian, toByteOffset: length, as: UInt64.self)
+        length += 8
+    }
+}
+
+/// A store that takes a call's changes as one state-file record (``ChangeRecord``), with
+/// no per-change arrays: ``FileStore`` and ``InMemoryStore``.
+protocol RecordStore: RuleStore {
+    /// Stores the record in `bytes` (header blank, count written); it may fill the header in place.
+    func append(record bytes: UnsafeMutableRawBufferPointer) throws
+}

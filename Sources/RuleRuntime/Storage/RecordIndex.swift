@@ -1,0 +1,105 @@
+import Foundation
+
+/// Where each key's latest value lies in a state file's bytes, found by replaying its records.
+///
+/// Keys are compared and hashed as the bytes they are stored as: replaying makes no `String`
+/// and no allocation per key, so replaying a file of 100,000 entries (loading, compaction)
+/// costs little time and leaves little memory behind. Open addressing, at most half full.
+struct RecordIndex {
+    /// A key and its latest value, as byte offsets; `valueCount` is -1 once the key is deleted.
+    struct Entry {
+        var keyStart: Int
+        var keyCount: Int
+        var valueStart: Int
+        var valueCount: Int
+
+        var key: Range<Int> { keyStart..<keyStart + keyCount }
+        var value: Range<Int>? { valueCount < 0 ? nil : valueStart..<valueStart + valueCount }
+    }
+
+    /// Every key seen, in first-seen order; deleted ones have no value.
+    private(set) var entries: [Entry] = []
+    /// Entry number + 1 in each slot; 0 is empty. A power of two long.
+    private var slots: [Int32] = Array(repeating: 0, count: 16)
+    /// How many keys have a value.
+    private(set) var liveCount = 0
+
+    /// The keys with a value.
+    var live: LazyFilterSequence<[Entry]> { entries.lazy.filter { $0.valueCount >= 0 } }
+
+    /// Makes room for `capacity` keys without growing again (`bytes` holds the keys so far).
+    mutating func reserveCapacity(_ capacity: Int, in bytes: UnsafeRawBufferPointer) {
+        entries.reserveCapacity(capacity)
+        var size = slots.count
+        while size < capacity * 2 { size *= 2 }
+        if size > slots.count { resize(to: size, in: bytes) }
+    }
+
+    /// Sets the key at `key` in `bytes` to the value at `value` (nil: deleted).
+    mutating func set(key: Range<Int>, value: Range<Int>?, in bytes: UnsafeRawBufferPointer) {
+        let keyStart = bytes.baseAddress! + key.lowerBound
+        let mask = slots.count - 1
+        var slot =
+            Int(truncatingIfNeeded: NameTable.hash(UnsafeRawBufferPointer(start: keyStart, count: key.count))) & mask
+        let valueStart = value?.lowerBound ?? 0
+        let valueCount = value?.count ?? -1
+        let found: Bool = slots.withUnsafeMutableBufferPointer { slots in
+            entries.withUnsafeMutableBufferPointer { entries in
+                while slots[slot] != 0 {
+                    let index = Int(slots[slot]) - 1
+                    if entries[index].keyCount == key.count
+                        && memcmp(bytes.baseAddress! + entries[index].keyStart, keyStart, key.count) == 0
+                    {
+                        if (entries[index].valueCount >= 0) != (valueCount >= 0) {
+                            liveCount += valueCount < 0 ? -1 : 1
+                        }
+                        entries[index].valueStart = valueStart
+                        entries[index].valueCount = valueCount
+                        return true
+                    }
+                    slot = (slot + 1) & mask
+                }
+                return false
+            }
+        }
+        if found { return }
+        entries.append(
+            Entry(keyStart: key.lowerBound, keyCount: key.count, valueStart: valueStart, valueCount: valueCount))
+        if valueCount >= 0 { liveCount += 1 }
+        slots[slot] = Int32(entries.count)
+        if entries.count * 2 > slots.count { resize(to: slots.count * 2, in: bytes) }
+    }
+
+    private mutating func resize(to size: Int, in bytes: UnsafeRawBufferPointer) {
+        var table = [Int32](repeating: 0, count: size)
+        let mask = size - 1
+        for (index, entry) in entries.enumerated() {
+            let key = UnsafeRawBufferPointer(rebasing: bytes[entry.key])
+            var slot = Int(truncatingIfNeeded: NameTable.hash(key)) & mask
+            while table[slot] != 0 { slot = (slot + 1) & mask }
+            table[slot] = Int32(index + 1)
+        }
+        slots = table
+    }
+
+    /// The live entries as the engine reads them.
+    func values(in bytes: [UInt8]) -> [String: [UInt8]] {
+        var values: [String: [UInt8]] = [:]
+        values.reserveCapacity(liveCount)
+        for entry in live {
+            values[String(decoding: bytes[entry.key], as: UTF8.self)] = Array(bytes[entry.value!])
+        }
+        return values
+    }
+
+    /// The live entries sorted by key bytes.
+    func sorted(in bytes: [UInt8]) -> [Entry] {
+        bytes.withUnsafeBytes { raw in
+            live.sorted { a, b in
+                let common = min(a.keyCount, b.keyCount)
+                let order = memcmp(raw.baseAddress! + a.keyStart, raw.baseAddress! + b.keyStart, common)
+                return order != 0 ? order < 0 : a.keyCount < b.keyCount
+            }
+        }
+    }
+}

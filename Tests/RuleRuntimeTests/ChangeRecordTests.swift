@@ -1,0 +1,91 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+/// A call's changes are encoded once into a reused record buffer and handed to the store as
+/// bytes; stores without the record path get them back as `[StoreChange]`. These tests hold
+/// the record, its replay and ``InMemoryStore``'s log to the changes they carry.
+final class ChangeRecordTests: XCTestCase {
+    /// Changes of every shape: short and long keys, empty, short, 127/128-byte and long values, deletions.
+    private func sampleChanges(_ count: Int, seed: UInt64) -> [StoreChange] {
+        var random = SeededGenerator(seed: seed)
+        return (0..<count).map { k in
+            let key = "e:" + String(repeating: "k", count: Int(random.next() % 40)) + "\(k)"
+            if random.next() % 5 == 0 { return StoreChange(key: key, value: nil) }
+            let sizes = [0, 1, 127, 128, 129, 300, 20_000]
+            let size = sizes[Int(random.next() % UInt64(sizes.count))]
+            return StoreChange(key: key, value: (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        }
+    }
+
+    func testRecordDecodesToTheChangesItWasGiven() {
+        // 1 change (one-byte count), 127 and 128 (the count widens in place), 300.
+        for count in [1, 127, 128, 300] {
+            let changes = sampleChanges(count, seed: UInt64(count))
+            let record = ChangeRecord(capacity: 16)
+            for change in changes { record.add(change) }
+            record.finish()
+            XCTAssertEqual(record.count, count)
+            XCTAssertEqual(record.changes(), changes, "\(count) changes")
+            // Reused after a reset, it holds only the next call's changes.
+            record.reset()
+            record.add(changes[0])
+            record.finish()
+            XCTAssertEqual(record.changes(), [changes[0]])
+        }
+    }
+
+    func testFramedRecordReplaysAsTheLatestValueOfEachKey() {
+        let first = sampleChanges(200, seed: 7)
+        let second = first.prefix(50).map { StoreChange(key: $0.key, value: $0.value == nil ? [1] : nil) }
+        var file = FileStore.header()
+        file += FileStore.record(first)
+        file += FileStore.record(Array(second))
+        let (index, end, damage) = FileStore.replayRecords(file, version: FileStore.formatVersion)
+        XCTAssertNil(damage)
+        XCTAssertEqual(end, file.count)
+        var expected: [String: [UInt8]] = [:]
+        for change in first + second { expected[change.key] = change.value }
+        XCTAssertEqual(index.values(in: file), expected)
+        XCTAssertEqual(index.liveCount, expected.count)
+        // A snapshot holds the same entries in one record.
+        let snapshot = FileStore.snapshot(of: file, index)
+        let (again, _, none) = FileStore.replayRecords(snapshot, version: FileStore.formatVersion)
+        XCTAssertNil(none)
+        XCTAssertEqual(again.values(in: snapshot), expected)
+    }
+
+    func testInMemoryStoreCompactsItsLogAndKeepsTheLatestValues() throws {
+        let store = InMemoryStore(["e:kept": [9, 9], "e:gone": [1]])
+        try store.apply([StoreChange(key: "e:gone", value: nil)])
+        var expected: [String: [UInt8]] = ["e:kept": [9, 9]]
+        // Far past the 64 KiB a log grows to before it is compacted.
+        for k in 0..<5_000 {
+            let key = "e:s\(k % 37)"
+            let value = [UInt8](repeating: UInt8(k % 251), count: 40 + k % 90)
+            try store.apply([StoreChange(key: key, value: value)])
+            expected[key] = value
+        }
+        XCTAssertGreaterThan(store.compactions, 0)
+        XCTAssertEqual(try store.load(), expected)
+    }
+
+    func testEngineStateSurvivesInMemoryCompaction() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_000_000))
+        let store = InMemoryStore()
+        let source = "scenario Ask < on a, b; min_events 3; max_exec 2 within 1d >\nscenario Solo < min_events 1 >"
+        let engine = try RuleEngine(source: source, store: store, clock: clock)
+        for k in 0..<3_000 {
+            engine.trigger(k % 3 == 0 ? "a" : k % 3 == 1 ? "b" : "Solo")
+            if k % 500 == 0 { _ = engine.tryToExecute("Ask") }
+            clock.advance(by: 60)
+        }
+        XCTAssertGreaterThan(store.compactions, 0)
+        let reloaded = try RuleEngine(source: source, store: store, clock: clock)
+        for name in ["Ask", "Solo"] {
+            XCTAssertEqual(reloaded.explain(name).description, engine.explain(name).description, name)
+        }
+        XCTAssertEqual(reloaded.count("a"), 1_000)
+    }
+}

@@ -27,6 +27,21 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(table.count, names.count)
     }
 
+    func testTallyKeepsTheNewestTimesAndComparesEveryOne() {
+        var tally = Tally()
+        let epoch = Epoch(sessionID: 1, versionID: 1)
+        for time in [5.0, 1, 7, 3, 9, 2, 8] { tally.record(at: time, in: epoch, keep: 4) }
+        // Sorted (the clock went back in between), only the newest four kept.
+        XCTAssertEqual(tally.recent, [5, 7, 8, 9])
+        var other = tally
+        XCTAssertEqual(other, tally)
+        other.recent[1] = 6
+        XCTAssertNotEqual(other, tally, "tallies differing in one recent time only")
+        other = tally
+        other.recent.removeFirst()
+        XCTAssertNotEqual(other, tally)
+    }
+
     func testTalliesWithoutTimesAreBlankAndEqual() {
         XCTAssertEqual(Tally(), Tally())
         XCTAssertTrue(Tally().isBlank)

@@ -123,14 +123,14 @@ extension EngineCore {
             }
         }
         tallies[slot] = Tally()
-        changes.append(EngineState.change(key: streamKeys[slot], nil as Tally?))
+        changes.append(EngineState.change(key: streamKey(slot), nil as Tally?))
         save(changes)
     }
 
     mutating func clearAll() {
         var changes: [StoreChange] = []
         for slot in tallies.indices where !tallies[slot].isBlank {
-            changes.append(EngineState.change(key: streamKeys[slot], nil as Tally?))
+            changes.append(EngineState.change(key: streamKey(slot), nil as Tally?))
         }
         for index in views.indices where built[index] {
             changes.append(EngineState.change(key: rules.scenarios[index].key, nil as ScenarioState?))

@@ -20,8 +20,6 @@ struct EngineCore {
     var streams: StreamTable
     /// By slot; a blank tally for a stream nothing was recorded on.
     var tallies: [Tally]
-    /// By slot: `e:NAME`, the stream's key in the store.
-    var streamKeys: [String]
     /// By scenario: its view of events and its executions, valid where `built` is true
     /// (a view is merged from the streams when first needed). Not optional, so that a
     /// call reads a view in place rather than copying it out of an `Optional`.
@@ -75,8 +73,6 @@ struct EngineCore {
         streams.index.reserveCapacity(streams.count + state.streams.count)
         tallies = Array(repeating: Tally(), count: streams.count)
         tallies.reserveCapacity(streams.count + state.streams.count)
-        streamKeys = streams.names.map { "e:" + $0 }
-        streamKeys.reserveCapacity(streams.count + state.streams.count)
         views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
         built = Array(repeating: false, count: rules.scenarios.count)
         budgets = Array(repeating: Tally(), count: rules.groups.count)
@@ -181,7 +177,6 @@ struct EngineCore {
         if let slot = streams.index[name] { return slot }
         let slot = streams.slot(name)
         tallies.append(Tally())
-        streamKeys.append("e:" + name)
         return slot
     }
 
@@ -198,6 +193,9 @@ struct EngineCore {
     mutating func adopt(_ table: StreamTable) {
         for name in table.names.dropFirst(streams.count) { _ = slot(name) }
     }
+
+    /// `e:NAME`, the store's key for the stream in `slot` (made when needed, not kept per stream).
+    func streamKey(_ slot: Int) -> String { "e:" + streams.name(slot) }
 
     /// Recent times kept for the stream in `slot`.
     func keep(_ slot: Int) -> Int { slot < rules.streamKeep.count ? rules.streamKeep[slot] : rules.recentLimit }
@@ -242,7 +240,7 @@ struct EngineCore {
             unknownEventSlots.append(slot)
         }
         tallies[slot].record(at: time, in: meta.epoch, keep: keep(slot))
-        record.set(streamKeys[slot], tallies[slot])
+        record.set(stream: streams.name(slot), tallies[slot])
         for index in listeners {
             let scenario = rules.scenarios[index]
             // A view whose events are exactly the stream's (a scenario counting this one stream,

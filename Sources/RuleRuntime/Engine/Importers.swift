@@ -139,7 +139,7 @@ extension EngineCore {
         if ownStream, !eventTally.isEmpty {
             let slot = slot(name)
             tallies[slot] = eventTally
-            changes.append(EngineState.change(key: streamKeys[slot], eventTally))
+            changes.append(EngineState.change(key: streamKey(slot), eventTally))
         }
         let view = ScenarioState(events: eventTally, executions: executionTally, streams: scenario.fingerprint)
         views[index] = view
@@ -192,7 +192,7 @@ extension EngineCore {
             tally.versionCount = Int64(inVersion)
             tally.sessionCount = 0
             tallies[slot] = tally
-            changes.append(EngineState.change(key: streamKeys[slot], tally))
+            changes.append(EngineState.change(key: streamKey(slot), tally))
             // Scenarios counting the tag see it: rebuild their views from the streams.
             for index in slot < rules.listeners.count ? rules.listeners[slot] : [] where built[index] {
                 views[index].events = mergedEvents(index)

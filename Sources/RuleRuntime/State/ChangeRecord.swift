@@ -64,6 +64,21 @@ final class ChangeRecord: ByteSink {
         }
     }
 
+    /// Sets stream `name`'s entry (`e:NAME`) to its tally, without making the key.
+    func set(stream name: String, _ tally: Tally) {
+        var name = name
+        name.withUTF8 { utf8 in
+            varint(UInt64(utf8.count + 2))
+            u8(UInt8(ascii: "e"))
+            u8(UInt8(ascii: ":"))
+            append(UnsafeRawBufferPointer(utf8))
+        }
+        setValue { record in
+            var sink = record
+            EngineState.write(tally, to: &sink)
+        }
+    }
+
     /// Sets `key` to a scenario's view (its events given as stream `eventsFrom`'s, if named).
     func set(_ key: String, _ view: ScenarioState, eventsFrom stream: String?) {
         set(key) { record in

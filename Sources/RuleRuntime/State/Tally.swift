@@ -1,3 +1,5 @@
+import Foundation
+
 /// Counts and times of one stream of events or executions, in bounded space:
 /// a total, the first and last times, counts for the current session and
 /// version, and only the most recent timestamps (at most `keep`).
@@ -33,9 +35,15 @@ struct Tally: Equatable, Sendable {
     var isBlank: Bool { total == 0 && firstTime.isNaN && lastTime.isNaN && recent.isEmpty }
 
     static func == (a: Tally, b: Tally) -> Bool {
-        a.total == b.total && a.first == b.first && a.last == b.last && a.sessionID == b.sessionID
-            && a.sessionCount == b.sessionCount && a.versionID == b.versionID && a.versionCount == b.versionCount
-            && a.recent == b.recent
+        guard
+            a.total == b.total && a.first == b.first && a.last == b.last && a.sessionID == b.sessionID
+                && a.sessionCount == b.sessionCount && a.versionID == b.versionID
+                && a.versionCount == b.versionCount && a.recent.count == b.recent.count
+        else { return false }
+        // Stored times are never NaN, so equal times are equal bits: one memory compare.
+        return a.recent.withUnsafeBytes { x in
+            b.recent.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
     }
 
     /// True when its latest time is later than `time`.
@@ -68,7 +76,20 @@ struct Tally: Equatable, Sendable {
         } else {
             recent.append(time)
         }
-        if recent.count > keep { recent.removeFirst(recent.count - keep) }
+        if recent.count > keep { Tally.dropOldest(&recent, keeping: keep) }
+    }
+
+    /// Drops the oldest times so that `keep` remain: a move and a shortening, in place.
+    @inline(__always)
+    static func dropOldest(_ times: inout [Double], keeping keep: Int) {
+        let excess = times.count - keep
+        guard excess > 0 else { return }
+        times.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            base.update(from: base + excess, count: keep)
+        }
+        // One at a time: `removeLast(_:)` goes through a generic range replacement.
+        for _ in 0..<excess { times.removeLast() }
     }
 
     /// Moves every recorded time later than `now` back to `now` (the clock was ahead

@@ -99,14 +99,19 @@ extension EngineCore {
         buildView(index)
         let scenario = rules.scenarios[index]
         let epoch = meta.epoch
-        if views[index].isAhead(of: time) || scenario.group.map({ budgets[$0].isAhead(of: time) }) == true {
+        // The view is read through a pointer: a call on `views[index]` copies it out
+        // (two tallies, a memcpy and four retains) before calling.
+        let ahead = views.withUnsafeBufferPointer { $0[index].isAhead(of: time) }
+        if ahead || scenario.group.map({ budgets[$0].isAhead(of: time) }) == true {
             rebase(index, to: time)
         }
         for clause in scenario.clauses {
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
             } else {
-                guard views[index].holds(clause, now: time, in: epoch) else { return false }
+                guard views.withUnsafeBufferPointer({ $0[index].holds(clause, now: time, in: epoch) }) else {
+                    return false
+                }
             }
         }
         guard let group = scenario.group else { return true }

@@ -9,6 +9,37 @@ struct Checker {
     /// Declared events and where each is first declared; empty when the program declares none.
     private var declaredEvents: [String: SourceSpan] = [:]
     private var usedEvents: Set<String> = []
+    /// `checkBody`'s tables, emptied and reused from body to body (no allocation per scenario).
+    private var bodyTables = BodyTables()
+
+    private struct BodyTables: Sendable {
+        var seen = SmallMap<ClauseKey, SourceRange>()
+        var single = SmallMap<String, SourceRange>()
+        /// The strictest value of each scope and the position of its clause in the body.
+        var minimums = SmallMap<ScopeKind, (value: Int64, clause: Int)>()
+        var maximums = SmallMap<ScopeKind, (value: Int64, clause: Int)>()
+        /// An `on` list's names, with the first range of each.
+        var names = SmallMap<String, SourceRange>()
+    }
+
+    /// The first since_first, since_last and between clause (its position in the body), with
+    /// the largest duration seen: three values, not an array allocated per body.
+    private struct TimeClauses {
+        private var slots:
+            ((clause: Int, largest: Int64)?, (clause: Int, largest: Int64)?, (clause: Int, largest: Int64)?) =
+                (nil, nil, nil)
+
+        subscript(slot: Int) -> (clause: Int, largest: Int64)? {
+            get { slot == 0 ? slots.0 : slot == 1 ? slots.1 : slots.2 }
+            set {
+                switch slot {
+                case 0: slots.0 = newValue
+                case 1: slots.1 = newValue
+                default: slots.2 = newValue
+                }
+            }
+        }
+    }
     private lazy var eventList = Array(declaredEvents.keys)
     /// Suggestions left to look for: past the error cap nobody reads them.
     private(set) var suggestionsLeft = Limits.maxErrorsPerFile
@@ -204,15 +235,23 @@ struct Checker {
     // MARK: - Clauses
 
     private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
+        // Taken out of `bodyTables` (and put back, emptied, at the end) so that the tables
+        // keep their storage from body to body.
+        var tables = BodyTables()
+        swap(&tables, &bodyTables)
+        defer {
+            tables.seen.removeAll()
+            tables.single.removeAll()
+            tables.minimums.removeAll()
+            tables.maximums.removeAll()
+            tables.names.removeAll()
+            swap(&tables, &bodyTables)
+        }
         // The first clause of each meaning, by its range (a range is all a note needs).
-        var seen = SmallMap<ClauseKey, SourceRange>()
-        var single = SmallMap<String, Clause>()
-        // The strictest min_events and max_events of each scope.
-        var minimums = SmallMap<ScopeKind, (value: Int64, clause: Clause)>()
-        var maximums = SmallMap<ScopeKind, (value: Int64, clause: Clause)>()
+        // The strictest min_events and max_events of each scope are `minimums` and `maximums`.
         // The first since_first, since_last and between clause, with the largest duration seen.
-        var times: [(clause: Clause, largest: Int64)?] = [nil, nil, nil]
-        for clause in clauses {
+        var times = TimeClauses()
+        for (position, clause) in clauses.enumerated() {
             let keyword = clause.kind.keyword
             if inGroup {
                 switch clause.kind {
@@ -224,40 +263,44 @@ struct Checker {
             }
             // Duplicates found by meaning (ClauseKey), not by printing every clause.
             let key = ClauseKey(kind: clause.kind)
-            if let first = seen[key] {
+            if let first = tables.seen[key] {
                 warning(
                     Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
                     notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
                 continue
             }
-            seen[key] = clause.range
+            tables.seen[key] = clause.range
             switch clause.kind {
             case .on, .priority:
-                if let first = single[keyword] {
+                if let first = tables.single[keyword] {
                     error(
                         Message.duplicateSingleClause(keyword), file, clause.range,
-                        notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                        notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
                 }
-                single[keyword] = clause
+                tables.single[keyword] = clause.range
                 if case .on(let names) = clause.kind {
-                    var seenNames = SmallMap<String, Name>(expecting: names.count)
+                    tables.names.removeAll()
                     for name in names {
                         checkStream(name, file)
-                        if let first = seenNames[name.text] {
+                        if let first = tables.names[name.text] {
                             warning(
                                 Message.duplicateEvent(name.text), file, name.range,
-                                notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
+                                notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
                         } else {
-                            seenNames[name.text] = name
+                            tables.names[name.text] = name.range
                         }
                     }
                 }
             case .minEvents(let n, let scope):
                 checkWindow(n, scope, file)
-                if n.value > minimums[scope.kind]?.value ?? .min { minimums[scope.kind] = (n.value, clause) }
+                if n.value > tables.minimums[scope.kind]?.value ?? .min {
+                    tables.minimums[scope.kind] = (n.value, position)
+                }
             case .maxEvents(let n, let scope):
                 checkWindow(n, scope, file)
-                if n.value < maximums[scope.kind]?.value ?? .max { maximums[scope.kind] = (n.value, clause) }
+                if n.value < tables.maximums[scope.kind]?.value ?? .max {
+                    tables.maximums[scope.kind] = (n.value, position)
+                }
             case .maxExec(let n, let scope):
                 checkWindow(n, scope, file)
                 if n.value == 0 { warning(Message.neverRuns, file, clause.range) }
@@ -279,43 +322,46 @@ struct Checker {
                     warning(
                         Message.twoTimeClauses(keyword, DurationText.format(larger)), file,
                         clause.range,
-                        notes: [DiagnosticNote("the other is here", at: SourceSpan(file, first.clause.range))])
+                        notes: [DiagnosticNote("the other is here", at: SourceSpan(file, clauses[first.clause].range))])
                 } else {
-                    times[slot] = (clause, d.seconds)
+                    times[slot] = (position, d.seconds)
                 }
             }
         }
         // A minimum above a maximum over the same events, or over more of them (a narrower
         // scope's events are among a wider one's): `min_events 3 within 1d; max_events 2 within 2d`.
-        if maximums.isEmpty { return }
-        for (scope, low) in minimums.entries.sorted(by: {
-            $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound
+        if tables.maximums.isEmpty { return }
+        for (scope, low) in tables.minimums.entries.sorted(by: {
+            $0.value.clause < $1.value.clause
         }) {
-            let candidates = maximums.entries.filter {
+            let candidates = tables.maximums.entries.filter {
                 Checker.scope(scope, isWithin: $0.key) && low.value > $0.value.value
             }
             guard
                 let (wide, high) = candidates.min(by: {
-                    $0.value.clause.range.lowerBound < $1.value.clause.range.lowerBound
+                    $0.value.clause < $1.value.clause
                 })
             else { continue }
             let message =
                 wide == scope
                 ? Message.impossible(
-                    Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope))
+                    Printer.clause(clauses[low.clause].kind), Printer.clause(clauses[high.clause].kind),
+                    Printer.scope(scope))
                 : Message.impossibleAcross(
-                    Printer.clause(low.clause.kind), Printer.clause(high.clause.kind), Printer.scope(scope),
+                    Printer.clause(clauses[low.clause].kind), Printer.clause(clauses[high.clause].kind),
+                    Printer.scope(scope),
                     Printer.scope(wide))
             error(
-                message, file, low.clause.range,
-                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, high.clause.range))])
+                message, file, clauses[low.clause].range,
+                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, clauses[high.clause].range))])
         }
         // `since_first D` needs an event; `max_events 0` (per install) allows none.
-        if let sinceFirst = times[0]?.clause, let none = maximums[.install], none.value == 0 {
+        if let sinceFirst = times[0].map({ clauses[$0.clause] }), let none = tables.maximums[.install], none.value == 0
+        {
             error(
                 Message.sinceFirstWithoutEvents(Printer.clause(sinceFirst.kind)), file,
                 sinceFirst.range,
-                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, none.clause.range))])
+                notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, clauses[none.clause].range))])
         }
     }
 

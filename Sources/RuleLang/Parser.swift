@@ -320,6 +320,8 @@ public struct Parser {
             return []
         }
         var clauses: [Clause] = []
+        // Room for a typical body at once, rather than growing 1, 2, 4, 8.
+        clauses.reserveCapacity(8)
         var recovering = false
         while !check(.greater) && !sink.isFull {
             if check(.eof) || check(.rightBrace) || check(.leftBrace) || startsDeclaration {

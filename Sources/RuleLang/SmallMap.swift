@@ -17,6 +17,12 @@ struct SmallMap<Key: Hashable, Value> {
         if count > Self.linearLimit { index = Dictionary(minimumCapacity: count) }
     }
 
+    /// Empties the map, keeping its room for the next body.
+    mutating func removeAll() {
+        entries.removeAll(keepingCapacity: true)
+        index = nil
+    }
+
     /// The value for `key`; setting adds or replaces it (setting nil changes nothing: the
     /// checker never removes an entry).
     subscript(key: Key) -> Value? {
@@ -45,3 +51,5 @@ struct SmallMap<Key: Hashable, Value> {
         return nil
     }
 }
+
+extension SmallMap: Sendable where Key: Sendable, Value: Sendable {}

@@ -23,6 +23,17 @@ final class CheckerTests: XCTestCase {
             ), [])
     }
 
+    /// The checker reuses its per-body tables: nothing one body holds may leak into the next.
+    func testEachBodyIsCheckedOnItsOwn() {
+        let body = "< on a, b; min_events 3; max_events 2; since_first 1d; between 2h; priority 1 >"
+        XCTAssertEqual(
+            lines("scenario A \(body)\nscenario B \(body)\nscenario C < on b, a; min_events 1; since_first 2d >"),
+            [
+                "1:23: error: 'min_events 3' and 'max_events 2' can never both hold per install; the scenario never runs",
+                "2:23: error: 'min_events 3' and 'max_events 2' can never both hold per install; the scenario never runs",
+            ])
+    }
+
     func testTable() {
         let cases: [(String, [String])] = [
             (

@@ -19,7 +19,7 @@ struct SmallMap<Key: Hashable, Value> {
 
     /// Empties the map, keeping its room for the next body.
     mutating func removeAll() {
-        entries.removeAll(keepingCapacity: true)
+        if !entries.isEmpty { entries.removeAll(keepingCapacity: true) }
         index = nil
     }
 

@@ -18,15 +18,15 @@ extension Parser {
             return nil
         }
         let keywordToken = advance()
-        let keyword = text(keywordToken)
+        let word = clauseWord(keywordToken)
+        let keyword = word?.text ?? text(keywordToken)
         let start = keywordToken.range.lowerBound
         let kind: ClauseKind?
-        switch keyword {
-        case "min_events", "max_events", "max_exec":
+        switch word {
+        case .minEvents?, .maxEvents?, .maxExec?:
             kind = parseCountClause(keyword)
-        case _
-        where (keyword == "since_first" || keyword == "since_last") && check(.identifier)
-            && peek().kind == .duration:
+        case let word?
+        where (word == .sinceFirst || word == .sinceLast) && check(.identifier) && peek().kind == .duration:
             // `since_last shared 4d`: another event's age is a condition.
             let event = advance()
             let duration = advance()
@@ -36,19 +36,18 @@ extension Parser {
                 Message.sinceLastTakesDuration(keyword, text(event), text(duration)), event.range,
                 fixIts: [FixIt(range: range, replacement: fix)])
             return nil
-        case "since_first", "since_last", "between":
+        case .sinceFirst?, .sinceLast?, .between?:
             kind = parseDurationLiteral().map { value in
-                keyword == "since_first"
-                    ? .sinceFirst(value) : keyword == "since_last" ? .sinceLast(value) : .between(value)
+                word == .sinceFirst ? .sinceFirst(value) : word == .sinceLast ? .sinceLast(value) : .between(value)
             }
-        case "on":
+        case .on?:
             kind = parseOnClause()
-        case "when":
+        case .when?:
             operators = 0
             kind = .when(parseExpr())
-        case "priority":
+        case .priority?:
             kind = parseIntLiteral().map(ClauseKind.priority)
-        default:
+        case nil:
             let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
             sink.error(
                 Message.unknown(.unknownClause, "clause", keyword, suggestions), keywordToken.range,
@@ -57,6 +56,44 @@ extension Parser {
         }
         guard let kind else { return nil }
         return Clause(kind: kind, range: start..<previous.range.upperBound)
+    }
+
+    /// A clause keyword, found from a token's bytes without making a `String` of them.
+    enum ClauseWord: CaseIterable {
+        case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority
+
+        /// The keyword as written (one of ``ClauseKind/keywords``).
+        var text: String {
+            switch self {
+            case .minEvents: return "min_events"
+            case .maxEvents: return "max_events"
+            case .maxExec: return "max_exec"
+            case .sinceFirst: return "since_first"
+            case .sinceLast: return "since_last"
+            case .between: return "between"
+            case .on: return "on"
+            case .when: return "when"
+            case .priority: return "priority"
+            }
+        }
+
+        static let spellings: [(bytes: [UInt8], word: ClauseWord)] = allCases.map { (Array($0.text.utf8), $0) }
+    }
+
+    /// The clause keyword `token` spells, if any, compared as bytes.
+    func clauseWord(_ token: Token) -> ClauseWord? {
+        let range = token.range
+        return file.bytes.withUnsafeBufferPointer { bytes in
+            for spelling in ClauseWord.spellings where spelling.bytes.count == range.count {
+                var same = true
+                for (offset, byte) in spelling.bytes.enumerated() where bytes[range.lowerBound + offset] != byte {
+                    same = false
+                    break
+                }
+                if same { return spelling.word }
+            }
+            return nil
+        }
     }
 
     /// True at `not`, `(`, or a name that is not a clause keyword followed by a comparison,

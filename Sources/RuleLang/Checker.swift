@@ -13,7 +13,6 @@ struct Checker {
     private var bodyTables = BodyTables()
 
     private struct BodyTables: Sendable {
-        var seen = SmallMap<ClauseKey, SourceRange>()
         var single = SmallMap<String, SourceRange>()
         /// The strictest value of each scope and the position of its clause in the body.
         var minimums = SmallMap<ScopeKind, (value: Int64, clause: Int)>()
@@ -240,14 +239,12 @@ struct Checker {
         var tables = BodyTables()
         swap(&tables, &bodyTables)
         defer {
-            tables.seen.removeAll()
             tables.single.removeAll()
             tables.minimums.removeAll()
             tables.maximums.removeAll()
             tables.names.removeAll()
             swap(&tables, &bodyTables)
         }
-        // The first clause of each meaning, by its range (a range is all a note needs).
         // The strictest min_events and max_events of each scope are `minimums` and `maximums`.
         // The first since_first, since_last and between clause, with the largest duration seen.
         var times = TimeClauses()
@@ -261,15 +258,17 @@ struct Checker {
                     continue
                 }
             }
-            // Duplicates found by meaning (ClauseKey), not by printing every clause.
-            let key = ClauseKey(kind: clause.kind)
-            if let first = tables.seen[key] {
+            // Duplicates found by meaning (ClauseKey), not by printing every clause, against
+            // the earlier clauses of the same kind only (a body rarely has two of a kind).
+            let tag = clause.kind.tag
+            if let first = clauses[..<position].first(where: {
+                $0.kind.tag == tag && ClauseKey(kind: $0.kind) == ClauseKey(kind: clause.kind)
+            }) {
                 warning(
                     Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
-                    notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
+                    notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])
                 continue
             }
-            tables.seen[key] = clause.range
             switch clause.kind {
             case .on, .priority:
                 if let first = tables.single[keyword] {

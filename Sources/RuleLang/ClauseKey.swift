@@ -1,6 +1,23 @@
+extension ClauseKind {
+    /// Which clause it is, as a number: clauses of different kinds never mean the same.
+    var tag: UInt8 {
+        switch self {
+        case .minEvents: return 0
+        case .maxEvents: return 1
+        case .maxExec: return 2
+        case .sinceFirst: return 3
+        case .sinceLast: return 4
+        case .between: return 5
+        case .on: return 6
+        case .when: return 7
+        case .priority: return 8
+        }
+    }
+}
+
 /// A clause compared by meaning, ranges aside: the checker finds duplicate clauses with it
 /// without printing each clause to text.
-struct ClauseKey: Hashable {
+struct ClauseKey: Equatable {
     let kind: ClauseKind
 
     static func == (a: ClauseKey, b: ClauseKey) -> Bool {
@@ -18,29 +35,6 @@ struct ClauseKey: Hashable {
         }
     }
 
-    func hash(into hasher: inout Hasher) {
-        switch kind {
-        case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
-            hasher.combine(kind.keyword.utf8.count)
-            hasher.combine(kind.keyword.utf8.first)
-            hasher.combine(n.value)
-            hasher.combine(s.kind)
-        case .sinceFirst(let d), .sinceLast(let d), .between(let d):
-            hasher.combine(kind.keyword.utf8.count)
-            hasher.combine(kind.keyword.utf8.last)
-            hasher.combine(d.seconds)
-        case .on(let names):
-            hasher.combine(1)
-            for name in names { hasher.combine(name.text) }
-        case .when(let expr):
-            hasher.combine(2)
-            ClauseKey.hash(expr, into: &hasher)
-        case .priority(let n):
-            hasher.combine(3)
-            hasher.combine(n.value)
-        }
-    }
-
     /// Structural equality of expressions, ranges aside.
     static func same(_ a: Expr, _ b: Expr) -> Bool {
         switch (a.kind, b.kind) {
@@ -55,39 +49,6 @@ struct ClauseKey: Hashable {
         case (.parenthesized(let x), .parenthesized(let y)): return same(x, y)
         case (.invalid, .invalid): return true
         default: return false
-        }
-    }
-
-    static func hash(_ expr: Expr, into hasher: inout Hasher) {
-        switch expr.kind {
-        case .integer(let value):
-            hasher.combine(10)
-            hasher.combine(value)
-        case .duration(let value):
-            hasher.combine(11)
-            hasher.combine(value)
-        case .string(let text):
-            hasher.combine(12)
-            hasher.combine(text)
-        case .bool(let flag): hasher.combine(flag)
-        case .name(let text):
-            hasher.combine(13)
-            hasher.combine(text)
-        case .unary(_, let operand):
-            hasher.combine(14)
-            hash(operand, into: &hasher)
-        case .binary(let op, let left, let right):
-            hasher.combine(op)
-            hash(left, into: &hasher)
-            hash(right, into: &hasher)
-        case .call(let function, let argument, let scope):
-            hasher.combine(function.text)
-            hasher.combine(argument.text)
-            hasher.combine(scope?.kind)
-        case .parenthesized(let inner):
-            hasher.combine(15)
-            hash(inner, into: &hasher)
-        case .invalid: hasher.combine(16)
         }
     }
 }

@@ -179,7 +179,7 @@ func memoryChild(_ streams: Int) throws -> Never {
     exit(0)
 }
 
-/// `rulebench profile try|handle|trigger|file|cold|check`: one operation in a loop, for a profiler.
+/// `rulebench profile try|handle|trigger|file|cold|check|build`: one operation in a loop, for a profiler.
 func profileLoop(_ what: String) throws -> Never {
     if what == "check" {
         var texts = ["", ""]
@@ -190,6 +190,17 @@ func profileLoop(_ what: String) throws -> Never {
         let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
         let rounds = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 40
         for _ in 0..<rounds { _ = RuleCompiler.check(sources) }
+        exit(0)
+    }
+    if what == "build" {
+        var texts = ["", ""]
+        for k in 0..<10_000 {
+            texts[k % 2] +=
+                "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
+        }
+        let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
+        let rounds = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 40
+        for _ in 0..<rounds { _ = try RuleEngine(sources: sources) }
         exit(0)
     }
     if what == "cold" {

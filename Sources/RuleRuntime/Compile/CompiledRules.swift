@@ -40,8 +40,10 @@ final class CompiledScenario: @unchecked Sendable {
     /// The slots of the streams it counts: its `on` list, or its own name.
     var streams: [Int]
     var clauses: [CompiledClause]
-    /// Each clause's canonical text, for explanations.
-    var texts: [String]
+    /// The clauses as declared (`on` and `priority` included), for explanations.
+    var declared: [Clause] = []
+    /// Each compiled clause's canonical text, printed when an explanation asks.
+    var texts: [String] { CompiledRules.texts(of: declared) }
     var group: Int?
     var priority: Int64
     /// Recent times kept in its view of events and of executions.
@@ -55,7 +57,6 @@ final class CompiledScenario: @unchecked Sendable {
         key = "s:" + name
         streams = []
         clauses = []
-        texts = []
         self.group = group
         priority = 0
         eventKeep = keep
@@ -80,7 +81,10 @@ final class CompiledGroup: @unchecked Sendable {
     /// Its key in the store: `g:NAME`.
     var key: String
     var clauses: [CompiledClause] = []
-    var texts: [String] = []
+    /// The clauses as declared, for explanations.
+    var declared: [Clause] = []
+    /// Each compiled clause's canonical text, printed when an explanation asks.
+    var texts: [String] { CompiledRules.texts(of: declared) }
     var members: [Int] = []
     var executionKeep: Int
 
@@ -181,7 +185,8 @@ final class CompiledRules: @unchecked Sendable {
         // Clauses after every name has its index: a `when` may name any scenario or group.
         for (index, group) in program.groups.enumerated() {
             var (events, executions) = (recentLimit, recentLimit)
-            (groups[index].clauses, groups[index].texts) = compile(group.clauses, &events, &executions)
+            groups[index].clauses = compile(group.clauses, &events, &executions)
+            groups[index].declared = group.clauses
             groups[index].executionKeep = executions
         }
         for (index, info) in program.scenarios.enumerated() {
@@ -193,7 +198,8 @@ final class CompiledRules: @unchecked Sendable {
             var seen = Set<String>(minimumCapacity: names.count)
             names = names.filter { seen.insert($0).inserted }
             var (events, executions) = (recentLimit, recentLimit)
-            (scenarios[index].clauses, scenarios[index].texts) = compile(info.decl.clauses, &events, &executions)
+            scenarios[index].clauses = compile(info.decl.clauses, &events, &executions)
+            scenarios[index].declared = info.decl.clauses
             scenarios[index].streams = names.map { streams.slot($0) }
             scenarios[index].eventKeep = events
             scenarios[index].executionKeep = executions
@@ -215,9 +221,9 @@ final class CompiledRules: @unchecked Sendable {
     /// Lowers clauses, raising `events` and `executions` to what windowed clauses need.
     private func compile(
         _ clauses: [Clause], _ events: inout Int, _ executions: inout Int
-    ) -> ([CompiledClause], [String]) {
+    ) -> [CompiledClause] {
         var compiled: [CompiledClause] = []
-        var texts: [String] = []
+        compiled.reserveCapacity(clauses.count)
         func needs(_ n: IntLiteral, _ scope: Scope, _ keep: inout Int) {
             if case .within = scope.kind {
                 keep = max(keep, Int(min(max(n.value, 0), Limits.maxWindowedThreshold)) + 1)
@@ -247,9 +253,18 @@ final class CompiledRules: @unchecked Sendable {
             case .on, .priority: continue
             }
             compiled.append(lowered)
-            texts.append(Printer.clause(clause.kind))
         }
-        return (compiled, texts)
+        return compiled
+    }
+
+    /// The canonical text of each clause `compile` lowers (all but `on` and `priority`), in order.
+    static func texts(of declared: [Clause]) -> [String] {
+        declared.compactMap { clause in
+            switch clause.kind {
+            case .on, .priority: return nil
+            default: return Printer.clause(clause.kind)
+            }
+        }
     }
 
     /// Lowers an expression checked against `rules.program`; `slot` gives each stream's slot.

@@ -59,6 +59,9 @@ struct EngineCore {
     /// Importers that ran on this store, with their reports (JSON).
     var imports: [String: String] = [:]
     var scheduledWakeUp: Double?
+    /// Clause texts for explanations, by scenario and by group, printed when first asked for.
+    var scenarioTexts: [[String]?] = []
+    var groupTexts: [[String]?] = []
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 
@@ -76,6 +79,8 @@ struct EngineCore {
         views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
         built = Array(repeating: false, count: rules.scenarios.count)
         budgets = Array(repeating: Tally(), count: rules.groups.count)
+        scenarioTexts = Array(repeating: nil, count: rules.scenarios.count)
+        groupTexts = Array(repeating: nil, count: rules.groups.count)
         self.stored = Array(repeating: nil, count: rules.params.count)
         providers = Array(repeating: nil, count: rules.params.count)
         todos = state.todos

@@ -52,6 +52,22 @@ public struct Explanation: Sendable, CustomStringConvertible {
 }
 
 extension EngineCore {
+    /// Scenario `index`'s clause texts, printed at its first explanation and kept.
+    mutating func texts(scenario index: Int) -> [String] {
+        if let texts = scenarioTexts[index] { return texts }
+        let texts = rules.scenarios[index].texts
+        scenarioTexts[index] = texts
+        return texts
+    }
+
+    /// Group `index`'s clause texts, printed at the first explanation that needs them and kept.
+    mutating func texts(group index: Int) -> [String] {
+        if let texts = groupTexts[index] { return texts }
+        let texts = rules.groups[index].texts
+        groupTexts[index] = texts
+        return texts
+    }
+
     /// Says, clause by clause, why scenario `index` would or would not run now.
     mutating func explain(_ index: Int) -> Explanation {
         let time = now()
@@ -76,12 +92,12 @@ extension EngineCore {
             case .never: earliest = nil
             }
         }
-        for (clause, text) in zip(scenario.clauses, scenario.texts) {
+        for (clause, text) in zip(scenario.clauses, texts(scenario: index)) {
             add(assess(clause, events: view.events, executions: view.executions, now: time), text, nil)
         }
         if let group = scenario.group {
             let budget = budgets[group]
-            for (clause, text) in zip(rules.groups[group].clauses, rules.groups[group].texts) {
+            for (clause, text) in zip(rules.groups[group].clauses, texts(group: group)) {
                 add(
                     assess(clause, events: Tally(), executions: budget, now: time), text,
                     rules.groups[group].name)

@@ -119,12 +119,7 @@ struct StreamTable: Sendable {
     var names: [String] { index.names }
 
     /// The slot of stream `name`, made if new.
-    mutating func slot(_ name: String) -> Int {
-        if let slot = index[name] { return slot }
-        let slot = index.count
-        index[name] = slot
-        return slot
-    }
+    mutating func slot(_ name: String) -> Int { index.insert(name) }
 }
 
 /// A checked program lowered to tables indexed by number: the engine evaluates it
@@ -163,21 +158,22 @@ final class CompiledRules: @unchecked Sendable {
             case .bool(let flag)?: value = .bool(flag)
             default: break
             }
-            paramIndex[param.name.text] = params.count
+            // Names are unique in a checked program: the position is the next index.
+            guard paramIndex.insert(param.name.text) == params.count else { continue }
             params.append(
                 CompiledParam(name: param.name.text, key: "p:" + param.name.text, type: type, defaultValue: value))
         }
         self.paramIndex = paramIndex
         var groupIndex = NameTable()
         for group in program.groups {
-            groupIndex[group.name.text] = groups.count
+            groupIndex.insert(group.name.text)
             groups.append(
                 CompiledGroup(name: group.name.text, keep: recentLimit))
         }
         self.groupIndex = groupIndex
         var scenarioIndex = NameTable()
         for info in program.scenarios {
-            scenarioIndex[info.name] = scenarios.count
+            scenarioIndex.insert(info.name)
             scenarios.append(
                 CompiledScenario(name: info.name, group: info.group.flatMap { groupIndex[$0] }, keep: recentLimit))
         }

@@ -1,5 +1,6 @@
-/// Names to indices, for the lookups every string-named engine call makes (scenarios,
-/// groups, params, streams).
+/// Names to their positions (the order they were inserted), for the lookups every
+/// string-named engine call makes (scenarios, groups, params, streams: each numbered in
+/// the order it was declared or first used, so its position is its index).
 ///
 /// A `[String: Int]` hashes with a seeded SipHash on every lookup, which costs about as much
 /// as the rest of a refused `tryToExecute`. Names here come from the rules and the app,
@@ -7,13 +8,10 @@
 /// bytes (eight at a time, multiplied and folded) is enough; equality is still `String`'s.
 /// Open addressing with linear probing, at most half full.
 struct NameTable: Sendable {
-    /// No stored hash: 24 bytes an entry (one per stream at 100,000 streams counts); a
-    /// collision costs one `String` comparison, which rejects a different small name at once.
-    private struct Entry {
-        var name: String
-        var value: Int
-    }
-    private var entries: [Entry] = []
+    /// The names by position. No stored hash and no value: 16 bytes a name (one per stream at
+    /// 100,000 streams counts); a collision costs one `String` comparison, which rejects a
+    /// different small name at once.
+    private var entries: [String] = []
     /// Entry number + 1 in each slot; 0 is empty. A power of two long.
     private var slots: [Int32] = Array(repeating: 0, count: 8)
 
@@ -22,46 +20,43 @@ struct NameTable: Sendable {
     var count: Int { entries.count }
 
     /// The name stored `n`th (names are never removed, so `n` is stable).
-    func name(at n: Int) -> String { entries[n].name }
+    func name(at n: Int) -> String { entries[n] }
 
     /// Every name, in the order stored.
-    var names: [String] { entries.map(\.name) }
+    var names: [String] { entries }
 
-    /// The value stored for `name`, or nil; setting stores or replaces it (nil is ignored: a
-    /// name is never removed).
+    /// The position of `name`, or nil.
     subscript(name: String) -> Int? {
-        get {
-            let hash = Self.hash(name)
-            let mask = slots.count - 1
-            return slots.withUnsafeBufferPointer { slots in
-                entries.withUnsafeBufferPointer { entries in
-                    var slot = Int(truncatingIfNeeded: hash) & mask
-                    while true {
-                        let entry = Int(slots[slot]) - 1
-                        if entry < 0 { return nil }
-                        if entries[entry].name == name { return entries[entry].value }
-                        slot = (slot + 1) & mask
-                    }
+        let hash = Self.hash(name)
+        let mask = slots.count - 1
+        return slots.withUnsafeBufferPointer { slots in
+            entries.withUnsafeBufferPointer { entries in
+                var slot = Int(truncatingIfNeeded: hash) & mask
+                while true {
+                    let entry = Int(slots[slot]) - 1
+                    if entry < 0 { return nil }
+                    if entries[entry] == name { return entry }
+                    slot = (slot + 1) & mask
                 }
             }
         }
-        set {
-            guard let newValue else { return }
-            let hash = Self.hash(name)
-            let mask = slots.count - 1
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0 {
-                let entry = Int(slots[slot]) - 1
-                if entries[entry].name == name {
-                    entries[entry].value = newValue
-                    return
-                }
-                slot = (slot + 1) & mask
-            }
-            entries.append(Entry(name: name, value: newValue))
-            slots[slot] = Int32(entries.count)
-            if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
+    }
+
+    /// The position of `name`, stored at the end if it is new (a name is never removed).
+    @discardableResult
+    mutating func insert(_ name: String) -> Int {
+        let hash = Self.hash(name)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while slots[slot] != 0 {
+            let entry = Int(slots[slot]) - 1
+            if entries[entry] == name { return entry }
+            slot = (slot + 1) & mask
         }
+        entries.append(name)
+        slots[slot] = Int32(entries.count)
+        if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
+        return entries.count - 1
     }
 
     /// Makes room for `capacity` names without growing again.
@@ -75,8 +70,8 @@ struct NameTable: Sendable {
     private mutating func resize(to size: Int) {
         var table = [Int32](repeating: 0, count: size)
         let mask = size - 1
-        for (entry, item) in entries.enumerated() {
-            var slot = Int(truncatingIfNeeded: Self.hash(item.name)) & mask
+        for (entry, name) in entries.enumerated() {
+            var slot = Int(truncatingIfNeeded: Self.hash(name)) & mask
             while table[slot] != 0 { slot = (slot + 1) & mask }
             table[slot] = Int32(entry + 1)
         }

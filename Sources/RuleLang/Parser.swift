@@ -177,7 +177,10 @@ public struct Parser {
     /// `event` is a keyword only where a declaration starts, followed by a name: a stream
     /// may still be called `event`.
     var startsEventDeclaration: Bool {
-        guard current.kind == .identifier, file.bytes[current.range].elementsEqual("event".utf8) else { return false }
+        // The length first: most identifiers here are not five bytes long.
+        guard current.kind == .identifier, current.range.count == 5,
+            file.bytes[current.range].elementsEqual("event".utf8)
+        else { return false }
         let next = peek().kind
         return next == .identifier || next == .string
     }

@@ -67,25 +67,39 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     case priority(IntLiteral)
 
     /// The clause's keyword as written in source.
-    public var keyword: String {
+    public var keyword: String { word.text }
+
+    /// Which clause it is, without its payload.
+    var word: ClauseWord {
         switch self {
-        case .minEvents: return "min_events"
-        case .maxEvents: return "max_events"
-        case .maxExec: return "max_exec"
-        case .sinceFirst: return "since_first"
-        case .sinceLast: return "since_last"
-        case .between: return "between"
-        case .on: return "on"
-        case .when: return "when"
-        case .priority: return "priority"
+        case .minEvents: return .minEvents
+        case .maxEvents: return .maxEvents
+        case .maxExec: return .maxExec
+        case .sinceFirst: return .sinceFirst
+        case .sinceLast: return .sinceLast
+        case .between: return .between
+        case .on: return .on
+        case .when: return .when
+        case .priority: return .priority
         }
     }
 
-    /// Every clause keyword, for suggestions.
+    /// Every clause keyword, for suggestions; in the order of ``ClauseWord``'s cases.
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
         "between", "on", "when", "priority",
     ]
+}
+
+/// A clause keyword: which clause it is, without the clause's payload.
+enum ClauseWord: Int, CaseIterable, Sendable {
+    case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority
+
+    /// The keyword as written.
+    var text: String { ClauseKind.keywords[rawValue] }
+
+    /// Each keyword's bytes, for finding one in source without making a `String`.
+    static let spellings: [(bytes: [UInt8], word: ClauseWord)] = allCases.map { (Array($0.text.utf8), $0) }
 }
 
 /// One clause with its range.

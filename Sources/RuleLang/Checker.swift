@@ -17,7 +17,7 @@ struct Checker {
         /// The strictest value of each scope and the position of its clause in the body.
         var minimums = SmallMap<ScopeKind, (value: Int64, clause: Int)>()
         var maximums = SmallMap<ScopeKind, (value: Int64, clause: Int)>()
-        /// An `on` list's names, with the first range of each.
+        /// An `on` list's names, with the first range of each (emptied before each list).
         var names = SmallMap<String, SourceRange>()
     }
 
@@ -242,7 +242,6 @@ struct Checker {
             tables.single.removeAll()
             tables.minimums.removeAll()
             tables.maximums.removeAll()
-            tables.names.removeAll()
             swap(&tables, &bodyTables)
         }
         // The strictest min_events and max_events of each scope are `minimums` and `maximums`.
@@ -258,12 +257,9 @@ struct Checker {
                     continue
                 }
             }
-            // Duplicates found by meaning (ClauseKey), not by printing every clause, against
-            // the earlier clauses of the same kind only (a body rarely has two of a kind).
-            let tag = clause.kind.tag
-            if let first = clauses[..<position].first(where: {
-                $0.kind.tag == tag && ClauseKey(kind: $0.kind) == ClauseKey(kind: clause.kind)
-            }) {
+            // Duplicates found by meaning, not by printing every clause, among the earlier
+            // clauses (a body is short, and clauses of another kind are rejected at once).
+            if let first = clauses[..<position].first(where: { $0.kind.means(clause.kind) }) {
                 warning(
                     Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
                     notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])

@@ -58,28 +58,6 @@ extension Parser {
         return Clause(kind: kind, range: start..<previous.range.upperBound)
     }
 
-    /// A clause keyword, found from a token's bytes without making a `String` of them.
-    enum ClauseWord: CaseIterable {
-        case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority
-
-        /// The keyword as written (one of ``ClauseKind/keywords``).
-        var text: String {
-            switch self {
-            case .minEvents: return "min_events"
-            case .maxEvents: return "max_events"
-            case .maxExec: return "max_exec"
-            case .sinceFirst: return "since_first"
-            case .sinceLast: return "since_last"
-            case .between: return "between"
-            case .on: return "on"
-            case .when: return "when"
-            case .priority: return "priority"
-            }
-        }
-
-        static let spellings: [(bytes: [UInt8], word: ClauseWord)] = allCases.map { (Array($0.text.utf8), $0) }
-    }
-
     /// The clause keyword `token` spells, if any, compared as bytes.
     func clauseWord(_ token: Token) -> ClauseWord? {
         let range = token.range

@@ -179,28 +179,25 @@ func memoryChild(_ streams: Int) throws -> Never {
     exit(0)
 }
 
+/// The front end's benchmark: 10,000 scenarios (scenario `k` is `B<k>`), in two files, as 10,000
+/// scenarios are more than the 1 MiB file limit.
+func frontEndSources() -> [SourceFile] {
+    var texts = ["", ""]
+    for k in 0..<10_000 {
+        texts[k % 2] +=
+            "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
+    }
+    return texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
+}
+
 /// `rulebench profile try|handle|trigger|file|cold|check|build`: one operation in a loop, for a profiler.
 func profileLoop(_ what: String) throws -> Never {
-    if what == "check" {
-        var texts = ["", ""]
-        for k in 0..<10_000 {
-            texts[k % 2] +=
-                "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
-        }
-        let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
+    if what == "check" || what == "build" {
+        let sources = frontEndSources()
         let rounds = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 40
-        for _ in 0..<rounds { _ = RuleCompiler.check(sources) }
-        exit(0)
-    }
-    if what == "build" {
-        var texts = ["", ""]
-        for k in 0..<10_000 {
-            texts[k % 2] +=
-                "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
+        for _ in 0..<rounds {
+            if what == "check" { _ = RuleCompiler.check(sources) } else { _ = try RuleEngine(sources: sources) }
         }
-        let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
-        let rounds = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 40
-        for _ in 0..<rounds { _ = try RuleEngine(sources: sources) }
         exit(0)
     }
     if what == "cold" {
@@ -400,11 +397,9 @@ func runBenchmarks() throws {
         var on: [String]
         var clauses: [ClauseJSON]
     }
-    var texts = ["", ""]  // two files: 10,000 scenarios are more than the 1 MiB file limit
+    // The same information as `frontEndSources()`, scenario by scenario.
     var scenarios: [ScenarioJSON] = []
     for k in 0..<10_000 {
-        texts[k % 2] +=
-            "scenario B\(k) < on launch, e\(k); min_events \(k % 9) per session; since_first 7d; max_exec 4 within 7d; between 2d >\n"
         scenarios.append(
             ScenarioJSON(
                 name: "B\(k)", on: ["launch", "e\(k)"],
@@ -416,7 +411,7 @@ func runBenchmarks() throws {
                 ]))
     }
     let json = try JSONEncoder().encode(scenarios)
-    let sources = texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
+    let sources = frontEndSources()
     guard !RuleCompiler.check(sources).hasErrors else { throw RuleEngineError.invalidRules([]) }
     // Interleaved, as the per-call figures: the goal is the median of the rounds' ratios.
     let front = interleaved(

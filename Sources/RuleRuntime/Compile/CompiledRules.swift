@@ -42,8 +42,6 @@ final class CompiledScenario: @unchecked Sendable {
     var clauses: [CompiledClause]
     /// The clauses as declared (`on` and `priority` included), for explanations.
     var declared: [Clause] = []
-    /// Each compiled clause's canonical text, printed when an explanation asks.
-    var texts: [String] { CompiledRules.texts(of: declared) }
     var group: Int?
     var priority: Int64
     /// Recent times kept in its view of events and of executions.
@@ -83,8 +81,6 @@ final class CompiledGroup: @unchecked Sendable {
     var clauses: [CompiledClause] = []
     /// The clauses as declared, for explanations.
     var declared: [Clause] = []
-    /// Each compiled clause's canonical text, printed when an explanation asks.
-    var texts: [String] { CompiledRules.texts(of: declared) }
     var members: [Int] = []
     var executionKeep: Int
 

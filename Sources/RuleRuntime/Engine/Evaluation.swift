@@ -54,17 +54,18 @@ public struct Explanation: Sendable, CustomStringConvertible {
 extension EngineCore {
     /// Scenario `index`'s clause texts, printed at its first explanation and kept.
     mutating func texts(scenario index: Int) -> [String] {
-        if let texts = scenarioTexts[index] { return texts }
-        let texts = rules.scenarios[index].texts
-        scenarioTexts[index] = texts
-        return texts
+        EngineCore.texts(&scenarioTexts[index], rules.scenarios[index].declared)
     }
 
     /// Group `index`'s clause texts, printed at the first explanation that needs them and kept.
     mutating func texts(group index: Int) -> [String] {
-        if let texts = groupTexts[index] { return texts }
-        let texts = rules.groups[index].texts
-        groupTexts[index] = texts
+        EngineCore.texts(&groupTexts[index], rules.groups[index].declared)
+    }
+
+    private static func texts(_ kept: inout [String]?, _ declared: [Clause]) -> [String] {
+        if let kept { return kept }
+        let texts = CompiledRules.texts(of: declared)
+        kept = texts
         return texts
     }
 

@@ -58,10 +58,8 @@ final class ChangeRecord: ByteSink {
 
     /// Sets `key` to a stream's or a group's tally.
     func set(_ key: String, _ tally: Tally) {
-        set(key) { record in
-            var sink = record
-            EngineState.write(tally, to: &sink)
-        }
+        write(key: key)
+        setValue(tally)
     }
 
     /// Sets stream `name`'s entry (`e:NAME`) to its tally, without making the key.
@@ -73,10 +71,7 @@ final class ChangeRecord: ByteSink {
             u8(UInt8(ascii: ":"))
             append(UnsafeRawBufferPointer(utf8))
         }
-        setValue { record in
-            var sink = record
-            EngineState.write(tally, to: &sink)
-        }
+        setValue(tally)
     }
 
     /// Sets `key` to a scenario's view (its events given as stream `eventsFrom`'s, if named).
@@ -109,6 +104,13 @@ final class ChangeRecord: ByteSink {
         sink.string(key)
     }
 
+    private func setValue(_ tally: Tally) {
+        setValue { record in
+            var sink = record
+            EngineState.write(tally, to: &sink)
+        }
+    }
+
     @inline(__always)
     private func setValue(_ encode: (ChangeRecord) -> Void) {
         u8(1)
@@ -119,7 +121,7 @@ final class ChangeRecord: ByteSink {
         count += 1
     }
 
-    /// Writes the count: the bytes are then a record whose header ``FileStore/frame(_:recordAt:checksums:)`` fills.
+    /// Writes the count: the bytes are then a record whose header ``FileStore/frame(_:checksums:)`` fills.
     func finish() {
         writeVarint(count, at: ChangeRecord.countOffset)
     }
@@ -147,23 +149,17 @@ final class ChangeRecord: ByteSink {
         }
     }
 
-    /// The changes of a finished record, one by one.
+    /// The changes of a finished record, one by one (read as a store reads a record).
     func changes() -> [StoreChange] {
-        let copy = [UInt8](UnsafeRawBufferPointer(bytes))
         var changes: [StoreChange] = []
         changes.reserveCapacity(count)
-        var reader = ByteReader(copy, from: ChangeRecord.countOffset)
-        // The record was written above: it decodes.
-        guard let stored = try? reader.varint() else { return [] }
-        for _ in 0..<stored {
-            guard let key = try? reader.string(), let flag = try? reader.u8() else { break }
-            if flag == 0 {
-                changes.append(StoreChange(key: key, value: nil))
-            } else {
-                guard let length = try? reader.count(max: reader.end - reader.position) else { break }
-                changes.append(StoreChange(key: key, value: Array(copy[reader.position..<reader.position + length])))
-                reader.position += length
-            }
+        let raw = UnsafeRawBufferPointer(bytes)
+        // The record was written above: it reads back whole.
+        _ = try? FileStore.forEachChange(in: raw, from: ChangeRecord.countOffset, to: length) { key, value in
+            changes.append(
+                StoreChange(
+                    key: String(decoding: UnsafeRawBufferPointer(rebasing: raw[key]), as: UTF8.self),
+                    value: value.map { [UInt8](UnsafeRawBufferPointer(rebasing: raw[$0])) }))
         }
         return changes
     }

@@ -34,6 +34,11 @@ extension ByteSink {
         }
     }
 
+    /// Eight bytes, little-endian (a sink may write them more directly).
+    mutating func u64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { append($0) }
+    }
+
     mutating func u32(_ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
@@ -61,10 +66,6 @@ struct ByteWriter: ByteSink {
             rest >>= 7
         }
         bytes.append(UInt8(truncatingIfNeeded: rest))
-    }
-
-    mutating func u64(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { append($0) }
     }
 
     /// Raw bytes, copied in one step (an `UnsafeRawBufferPointer` appended as a sequence

@@ -311,7 +311,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// Replays the records of a whole file (`bytes`, header included) of format `version`:
     /// where each live key's latest value lies in `bytes`, the offset where the valid records
     /// end, and the damage there, if any. Without `checksums` the records' checksums are not
-    /// read (``InMemoryStore``'s records, framed with ``frame(_:recordAt:checksums:)`` without them).
+    /// read (``InMemoryStore``'s records, framed with ``frame(_:checksums:)`` without them).
     static func replayRecords(
         _ bytes: [UInt8], version: UInt32, checksums: Bool = true
     ) -> (RecordIndex, Int, Damage?) {
@@ -421,51 +421,56 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         try bytes.withUnsafeBytes { raw in
             // Read twice: checked whole before any change is applied (a record applies all or
             // nothing), then applied, without keeping the changes in between.
-            func read(_ apply: (Range<Int>, Range<Int>?) -> Void) throws -> Int {
-                var at = start
-                /// A varint no larger than what is left of the payload.
-                func length() throws -> Int {
-                    var value = 0
-                    var shift = 0
-                    while true {
-                        guard at < end else { throw DecodeError(description: "unexpected end of data") }
-                        guard shift < 63 else { throw DecodeError(description: "varint too long") }
-                        let byte = raw[at]
-                        at += 1
-                        value |= Int(byte & 0x7F) << shift
-                        if byte < 0x80 { break }
-                        shift += 7
-                    }
-                    guard value >= 0, value <= end - at else {
-                        throw DecodeError(description: "length \(value) out of range")
-                    }
-                    return value
-                }
-                let count = try length()
-                for _ in 0..<count {
-                    let keyLength = try length()
-                    let key = at..<at + keyLength
-                    at += keyLength
-                    guard at < end else { throw DecodeError(description: "unexpected end of data") }
-                    let flag = raw[at]
-                    at += 1
-                    switch flag {
-                    case 0: apply(key, nil)
-                    case 1:
-                        let valueLength = try length()
-                        apply(key, at..<at + valueLength)
-                        at += valueLength
-                    default: throw DecodeError(description: "bad entry flag")
-                    }
-                }
-                guard at == end else { throw DecodeError(description: "trailing bytes") }
-                return count
-            }
-            let count = try read { _, _ in }
+            let count = try forEachChange(in: raw, from: start, to: end) { _, _ in }
             // A compacted file is one record of every entry: reserve for it at once.
             if count > 16 { entries.reserveCapacity(entries.entries.count + count, in: raw) }
-            _ = try read { entries.set(key: $0, value: $1, in: raw) }
+            _ = try forEachChange(in: raw, from: start, to: end) { entries.set(key: $0, value: $1, in: raw) }
         }
+    }
+
+    /// Reads the record payload at `raw[start..<end]`: a varint count, then per change a key
+    /// string, a flag (1 = value, 0 = deleted) and the value. Calls `body` with each change's
+    /// key and value byte ranges (nil: deleted), in order; throws at anything malformed, after
+    /// the changes before it; returns how many changes there are.
+    static func forEachChange(
+        in raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ body: (Range<Int>, Range<Int>?) -> Void
+    ) throws -> Int {
+        var at = start
+        /// A varint no larger than what is left of the payload.
+        func length() throws -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                guard at < end else { throw DecodeError(description: "unexpected end of data") }
+                guard shift < 63 else { throw DecodeError(description: "varint too long") }
+                let byte = raw[at]
+                at += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            guard value >= 0, value <= end - at else { throw DecodeError(description: "length \(value) out of range") }
+            return value
+        }
+        let count = try length()
+        for _ in 0..<count {
+            let keyLength = try length()
+            let key = at..<at + keyLength
+            at += keyLength
+            guard at < end else { throw DecodeError(description: "unexpected end of data") }
+            let flag = raw[at]
+            at += 1
+            switch flag {
+            case 0: body(key, nil)
+            case 1:
+                let valueLength = try length()
+                body(key, at..<at + valueLength)
+                at += valueLength
+            default: throw DecodeError(description: "bad entry flag")
+            }
+        }
+        guard at == end else { throw DecodeError(description: "trailing bytes") }
+        return count
     }
 
     /// Carries out what `load` found, once: truncates a torn tail (keeping the dropped

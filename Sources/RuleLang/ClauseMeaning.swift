@@ -1,27 +1,10 @@
 extension ClauseKind {
-    /// Which clause it is, as a number: clauses of different kinds never mean the same.
-    var tag: UInt8 {
-        switch self {
-        case .minEvents: return 0
-        case .maxEvents: return 1
-        case .maxExec: return 2
-        case .sinceFirst: return 3
-        case .sinceLast: return 4
-        case .between: return 5
-        case .on: return 6
-        case .when: return 7
-        case .priority: return 8
-        }
-    }
-}
-
-/// A clause compared by meaning, ranges aside: the checker finds duplicate clauses with it
-/// without printing each clause to text.
-struct ClauseKey: Equatable {
-    let kind: ClauseKind
-
-    static func == (a: ClauseKey, b: ClauseKey) -> Bool {
-        switch (a.kind, b.kind) {
+    /// True when two clauses mean the same, ranges aside: the checker finds duplicate clauses
+    /// with it without printing each clause to text. Clauses of different kinds are told
+    /// apart by their keyword before any payload is compared.
+    func means(_ other: ClauseKind) -> Bool {
+        guard word == other.word else { return false }
+        switch (self, other) {
         case (.minEvents(let x, let s), .minEvents(let y, let t)), (.maxEvents(let x, let s), .maxEvents(let y, let t)),
             (.maxExec(let x, let s), .maxExec(let y, let t)):
             return x.value == y.value && s.kind == t.kind
@@ -29,7 +12,7 @@ struct ClauseKey: Equatable {
             (.between(let x), .between(let y)):
             return x.seconds == y.seconds
         case (.on(let x), .on(let y)): return x.map(\.text) == y.map(\.text)
-        case (.when(let x), .when(let y)): return ClauseKey.same(x, y)
+        case (.when(let x), .when(let y)): return ClauseKind.same(x, y)
         case (.priority(let x), .priority(let y)): return x.value == y.value
         default: return false
         }

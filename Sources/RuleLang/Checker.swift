@@ -258,8 +258,13 @@ struct Checker {
                 }
             }
             // Duplicates found by meaning, not by printing every clause, among the earlier
-            // clauses (a body is short, and clauses of another kind are rejected at once).
-            if let first = clauses[..<position].first(where: { $0.kind.means(clause.kind) }) {
+            // clauses (a body is short): by index, the keyword first, which copies no clause
+            // and rejects nearly every one.
+            let word = clause.kind.word
+            if let earlier = (0..<position).first(where: {
+                clauses[$0].kind.word == word && clauses[$0].kind.means(clause.kind)
+            }) {
+                let first = clauses[earlier]
                 warning(
                     Message.duplicateClause(Printer.clause(clause.kind)), file, clause.range,
                     notes: [DiagnosticNote("first written here", at: SourceSpan(file, first.range))])

@@ -60,7 +60,7 @@ final class ChangeRecordTests: XCTestCase {
         let store = InMemoryStore(["e:kept": [9, 9], "e:gone": [1]])
         try store.apply([StoreChange(key: "e:gone", value: nil)])
         var expected: [String: [UInt8]] = ["e:kept": [9, 9]]
-        // Far past the 64 KiB a log grows to before it is compacted.
+        // Values changing length: far past the 64 KiB of superseded values that make it compact.
         for k in 0..<5_000 {
             let key = "e:s\(k % 37)"
             let value = [UInt8](repeating: UInt8(k % 251), count: 40 + k % 90)
@@ -73,7 +73,7 @@ final class ChangeRecordTests: XCTestCase {
 
     func testEngineStateSurvivesInMemoryCompaction() throws {
         let clock = ManualClock(Date(timeIntervalSince1970: 1_000_000))
-        let store = InMemoryStore()
+        let store = InMemoryStore([:], compactionThreshold: 1_024)
         let source = "scenario Ask < on a, b; min_events 3; max_exec 2 within 1d >\nscenario Solo < min_events 1 >"
         let engine = try RuleEngine(source: source, store: store, clock: clock)
         for k in 0..<3_000 {
@@ -87,5 +87,24 @@ final class ChangeRecordTests: XCTestCase {
             XCTAssertEqual(reloaded.explain(name).description, engine.explain(name).description, name)
         }
         XCTAssertEqual(reloaded.count("a"), 1_000)
+    }
+
+    func testInMemoryStoreWritesOverValuesAndDeletes() throws {
+        let store = InMemoryStore(["": [], "e:a": [1, 2, 3]], compactionThreshold: 8)
+        XCTAssertEqual(try store.load(), ["": [], "e:a": [1, 2, 3]])
+        // Same length (written over in place), longer, shorter, deleted, set again, deleted twice.
+        var expected: [String: [UInt8]] = ["": []]
+        for value: [UInt8]? in [[4, 5, 6], [7, 8, 9, 10], [1], nil, [2, 2], nil, nil] {
+            try store.apply([StoreChange(key: "e:a", value: value)])
+            expected["e:a"] = value
+            XCTAssertEqual(try store.load(), expected)
+        }
+        XCTAssertGreaterThan(store.compactions, 0)
+        // A malformed record (the store takes the engine's own) is an error, not a crash.
+        var record = FileStore.record([StoreChange(key: "e:b", value: [1]), StoreChange(key: "e:c", value: [2])])
+        record.removeLast()
+        XCTAssertThrowsError(try record.withUnsafeMutableBytes { try store.append(record: $0) })
+        expected["e:b"] = [1]
+        XCTAssertEqual(try store.load(), expected)
     }
 }

@@ -20,7 +20,7 @@ extension RuleEngine {
     /// When `tag` was last done: the latest time recorded, even if the clock went backwards since.
     public func lastDone(_ tag: String) -> Date? {
         locked { core in
-            core.streams.index[tag].flatMap { core.tallies[$0].last }.map { Date(timeIntervalSince1970: $0) }
+            core.streams.index[tag].flatMap { core.tallies.counts($0).last }.map { Date(timeIntervalSince1970: $0) }
         }
     }
 
@@ -113,7 +113,7 @@ extension EngineCore {
     }
 
     mutating func clearDone(_ tag: String) {
-        guard let slot = streams.index[tag], !tallies[slot].isBlank else { return }
+        guard let slot = streams.index[tag], !tallies.isBlank(slot) else { return }
         var changes: [StoreChange] = []
         // Scenarios counting this stream keep what they saw: store their views first
         // (a view merged in memory only would be merged again, without this stream).
@@ -129,7 +129,7 @@ extension EngineCore {
 
     mutating func clearAll() {
         var changes: [StoreChange] = []
-        for slot in tallies.indices where !tallies[slot].isBlank {
+        for slot in tallies.indices where !tallies.isBlank(slot) {
             changes.append(EngineState.change(key: streamKey(slot), nil as Tally?))
         }
         for index in views.indices where built[index] {
@@ -140,7 +140,7 @@ extension EngineCore {
         }
         changes += todos.keys.map { EngineState.change(todo: $0, nil) }
         changes += orphans.sorted().map { StoreChange(key: $0, value: nil) }
-        tallies = Array(repeating: Tally(), count: tallies.count)
+        tallies.removeAll()
         // Scenarios start empty, not merged again from cleared streams.
         views = Array(repeating: ScenarioState(), count: views.count)
         built = Array(repeating: false, count: built.count)

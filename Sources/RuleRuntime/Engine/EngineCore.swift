@@ -19,7 +19,7 @@ struct EngineCore {
     /// Stream slots: the rules' streams first, then any the app names.
     var streams: StreamTable
     /// By slot; a blank tally for a stream nothing was recorded on.
-    var tallies: [Tally]
+    var tallies: StreamTallies
     /// By scenario: its view of events and its executions, valid where `built` is true
     /// (a view is merged from the streams when first needed). Not optional, so that a
     /// call reads a view in place rather than copying it out of an `Optional`.
@@ -74,7 +74,7 @@ struct EngineCore {
         records = store as? RecordStore
         streams = rules.streams
         streams.index.reserveCapacity(streams.count + state.streams.count)
-        tallies = Array(repeating: Tally(), count: streams.count)
+        tallies = StreamTallies(count: streams.count)
         tallies.reserveCapacity(streams.count + state.streams.count)
         views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
         built = Array(repeating: false, count: rules.scenarios.count)
@@ -181,7 +181,7 @@ struct EngineCore {
     mutating func slot(_ name: String) -> Int {
         if let slot = streams.index[name] { return slot }
         let slot = streams.slot(name)
-        tallies.append(Tally())
+        tallies.append()
         return slot
     }
 
@@ -207,7 +207,7 @@ struct EngineCore {
 
     func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
         guard let slot else { return 0 }
-        return tallies[slot].count(scope, now: time, in: meta.epoch)
+        return tallies.count(slot, scope, now: time, in: meta.epoch)
     }
 
     // MARK: - Sessions
@@ -244,13 +244,13 @@ struct EngineCore {
         {
             unknownEventSlots.append(slot)
         }
-        tallies[slot].record(at: time, in: meta.epoch, keep: keep(slot))
-        record.set(stream: streams.name(slot), tallies[slot])
+        tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
+        tallies.withTally(slot) { record.set(stream: streams.name(slot), $0, recent: $1) }
         for index in listeners {
             let scenario = rules.scenarios[index]
             // A view whose events are exactly the stream's (a scenario counting this one stream,
             // not reset since) is stored by reference: the record carries the tally once.
-            let same = scenario.streams.count == 1 && views[index].events == tallies[slot]
+            let same = scenario.streams.count == 1 && tallies.equals(slot, views[index].events)
             record.set(scenario.key, views[index], eventsFrom: same ? rules.streams.name(slot) : nil)
         }
     }

@@ -236,11 +236,11 @@ extension EngineCore {
             return .int(budgets[index].count(scope, now: time, in: meta.epoch))
         case .sinceFirst(let slot):
             // No event yet: 0s, so `since_first(x) >= D` is false, like the clause.
-            guard let first = tallies[slot].first else { return .duration(0) }
+            guard let first = tallies.counts(slot).first else { return .duration(0) }
             return .duration(max(0, time - first))
         case .sinceLast(let slot):
             // No event yet: forever, so `since_last(x) >= D` is true, like the clause.
-            guard let last = tallies[slot].last else { return .duration(.infinity) }
+            guard let last = tallies.counts(slot).last else { return .duration(.infinity) }
             return .duration(max(0, time - last))
         case .todo(let name):
             return .bool(pendingToDo(name, now: time) != nil)

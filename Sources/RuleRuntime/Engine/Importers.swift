@@ -110,7 +110,7 @@ extension EngineCore {
             report.skipped.append("\(typeName): scenario '\(name)' already has history in this store")
             return
         }
-        if ownStream, let slot = streams.index[name], !tallies[slot].isBlank {
+        if ownStream, let slot = streams.index[name], !tallies.isBlank(slot) {
             report.skipped.append("\(typeName): stream '\(name)' already has events in this store")
             return
         }
@@ -176,7 +176,7 @@ extension EngineCore {
                 report.skipped.append("tag '\(tag)': not a list of timestamps")
                 continue
             }
-            if let slot = streams.index[tag], !tallies[slot].isBlank {
+            if let slot = streams.index[tag], !tallies.isBlank(slot) {
                 report.skipped.append("tag '\(tag)': already has events in this store")
                 continue
             }

@@ -63,7 +63,7 @@ final class ChangeRecord: ByteSink {
     }
 
     /// Sets stream `name`'s entry (`e:NAME`) to its tally, without making the key.
-    func set(stream name: String, _ tally: Tally) {
+    func set(stream name: String, _ counts: TallyCounts, recent: UnsafeBufferPointer<Double>) {
         var name = name
         name.withUTF8 { utf8 in
             varint(UInt64(utf8.count + 2))
@@ -71,7 +71,10 @@ final class ChangeRecord: ByteSink {
             u8(UInt8(ascii: ":"))
             append(UnsafeRawBufferPointer(utf8))
         }
-        setValue(tally)
+        setValue { record in
+            var sink = record
+            EngineState.write(counts, recent: recent, to: &sink)
+        }
     }
 
     /// Sets `key` to a scenario's view (its events given as stream `eventsFrom`'s, if named).

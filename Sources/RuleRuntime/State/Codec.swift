@@ -44,9 +44,9 @@ extension ByteSink {
     }
 
     /// Many times (seconds since 1970) at once.
-    mutating func doubles(_ values: [Double]) {
+    mutating func doubles(_ values: UnsafeBufferPointer<Double>) {
         #if _endian(little)
-            values.withUnsafeBytes { append($0) }
+            append(UnsafeRawBufferPointer(values))
         #else
             for value in values { u64(value.bitPattern) }
         #endif

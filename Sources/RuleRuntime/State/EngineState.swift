@@ -96,8 +96,14 @@ struct EngineState {
 
     /// A stream's or a group's value: the format byte, then the tally.
     static func write<W: ByteSink>(_ tally: Tally, to writer: inout W) {
+        tally.recent.withUnsafeBufferPointer { write(tally.counts, recent: $0, to: &writer) }
+    }
+
+    /// As ``write(_:to:)``, from a tally's counts and recent times (a stream keeps them apart).
+    @inline(__always)
+    static func write<W: ByteSink>(_ counts: TallyCounts, recent: UnsafeBufferPointer<Double>, to writer: inout W) {
         writer.u8(format)
-        tally.encode(&writer)
+        Tally.encode(counts, recent: recent, to: &writer)
     }
 
     /// A view's value: format 2, or 3 with its events given as the name of a stream.
@@ -153,15 +159,21 @@ extension Tally {
     var encodedSize: Int { 8 * recent.count + 80 }
 
     func encode<W: ByteSink>(_ w: inout W) {
-        w.int(total)
-        w.optionalDouble(first)
-        w.optionalDouble(last)
+        recent.withUnsafeBufferPointer { Tally.encode(counts, recent: $0, to: &w) }
+    }
+
+    /// A tally's encoding from its counts and recent times (a stream's are kept apart).
+    @inline(__always)
+    static func encode<W: ByteSink>(_ counts: TallyCounts, recent: UnsafeBufferPointer<Double>, to w: inout W) {
+        w.int(counts.total)
+        w.optionalDouble(counts.first)
+        w.optionalDouble(counts.last)
         w.varint(UInt64(recent.count))
         w.doubles(recent)
-        w.int(sessionID)
-        w.int(sessionCount)
-        w.int(versionID)
-        w.int(versionCount)
+        w.int(counts.sessionID)
+        w.int(counts.sessionCount)
+        w.int(counts.versionID)
+        w.int(counts.versionCount)
     }
 
     static func decode(_ r: inout ByteReader) throws -> Tally {

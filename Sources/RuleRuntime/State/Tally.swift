@@ -1,17 +1,20 @@
 import Foundation
 
-/// Counts and times of one stream of events or executions, in bounded space:
-/// a total, the first and last times, counts for the current session and
-/// version, and only the most recent timestamps (at most `keep`).
-struct Tally: Equatable, Sendable {
-    /// Nothing recorded.
-    static let empty = Tally()
-
+/// A tally without its recent times: a total, the first and last times, and counts for the
+/// current session and version. 56 bytes; the engine's streams keep theirs beside recent
+/// times held in one shared buffer (``StreamTallies``), scenarios' views and group budgets
+/// inside a ``Tally``.
+struct TallyCounts: Equatable, Sendable {
     var total: Int64 = 0
     /// `first` and `last`, NaN for none: a stored or clock time is never NaN, and a plain
     /// `Double` keeps the tally 64 bytes long (an optional one pads it to 80).
     private var firstTime = Double.nan
     private var lastTime = Double.nan
+    var sessionID: Int64 = 0
+    var sessionCount: Int64 = 0
+    var versionID: Int64 = 0
+    var versionCount: Int64 = 0
+
     /// The earliest time recorded (seconds since 1970).
     var first: Double? {
         get { firstTime.isNaN ? nil : firstTime }
@@ -22,28 +25,136 @@ struct Tally: Equatable, Sendable {
         get { lastTime.isNaN ? nil : lastTime }
         set { lastTime = newValue ?? .nan }
     }
+
+    /// Nothing recorded and no time stored.
+    var isBlank: Bool { total == 0 && firstTime.isNaN && lastTime.isNaN }
+
+    static func == (a: TallyCounts, b: TallyCounts) -> Bool {
+        a.total == b.total && a.first == b.first && a.last == b.last && a.sessionID == b.sessionID
+            && a.sessionCount == b.sessionCount && a.versionID == b.versionID && a.versionCount == b.versionCount
+    }
+
+    /// Counts one time in the session and version of `epoch` (the recent times are the caller's).
+    @inline(__always)
+    mutating func record(at time: Double, in epoch: Epoch) {
+        total.saturatingIncrement()
+        // The first event is the one recorded first, even if the clock later went back
+        // before it: a backwards clock must never make `since_first` pass early.
+        if firstTime.isNaN { firstTime = time }
+        if lastTime.isNaN || time > lastTime { lastTime = time }
+        if sessionID != epoch.sessionID {
+            sessionID = epoch.sessionID
+            sessionCount = 0
+        }
+        sessionCount.saturatingIncrement()
+        if versionID != epoch.versionID {
+            versionID = epoch.versionID
+            versionCount = 0
+        }
+        versionCount.saturatingIncrement()
+    }
+
+    /// How many are counted in `scope` at `now`, given the recent times. A window of D counts
+    /// times whose age (never negative) is less than D; past the retention it is a lower bound.
+    @inline(__always)
+    func count(_ scope: CountScope, now: Double, in epoch: Epoch, recent: UnsafeBufferPointer<Double>) -> Int64 {
+        switch scope {
+        case .install: return total
+        case .session: return sessionID == epoch.sessionID ? sessionCount : 0
+        case .version: return versionID == epoch.versionID ? versionCount : 0
+        case .within(let window):
+            // An empty (or NaN) window counts nothing.
+            guard window > 0 else { return 0 }
+            return Int64(recent.count - TallyCounts.firstIndex(in: recent, window: window, now: now))
+        }
+    }
+
+    /// Index of the first of `recent` (ascending) less than `window` old at `now`.
+    static func firstIndex(in recent: UnsafeBufferPointer<Double>, window: Double, now: Double) -> Int {
+        let oldest = now - window
+        var low = 0
+        var high = recent.count
+        while low < high {
+            let mid = (low + high) / 2
+            if recent[mid] <= oldest { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Where `time` goes among `recent` (ascending): after every time not later than it.
+    /// Searched from the end, as a new time is nearly always the latest.
+    @inline(__always)
+    static func insertionIndex(of time: Double, in recent: UnsafeBufferPointer<Double>) -> Int {
+        var index = recent.count
+        while index > 0 && recent[index - 1] > time { index -= 1 }
+        return index
+    }
+}
+
+/// Counts and times of one stream of events or executions, in bounded space:
+/// a total, the first and last times, counts for the current session and
+/// version, and only the most recent timestamps (at most `keep`).
+struct Tally: Equatable, Sendable {
+    /// Nothing recorded.
+    static let empty = Tally()
+
+    var counts = TallyCounts()
     /// The most recent times, ascending; at most the retention limit.
     var recent: [Double] = []
-    var sessionID: Int64 = 0
-    var sessionCount: Int64 = 0
-    var versionID: Int64 = 0
-    var versionCount: Int64 = 0
 
-    var isEmpty: Bool { total == 0 }
+    init() {}
+
+    init(counts: TallyCounts, recent: [Double]) {
+        self.counts = counts
+        self.recent = recent
+    }
+
+    var total: Int64 {
+        get { counts.total }
+        set { counts.total = newValue }
+    }
+    /// The earliest time recorded (seconds since 1970).
+    var first: Double? {
+        get { counts.first }
+        set { counts.first = newValue }
+    }
+    /// The latest time recorded, even when the clock went backwards in between.
+    var last: Double? {
+        get { counts.last }
+        set { counts.last = newValue }
+    }
+    var sessionID: Int64 {
+        get { counts.sessionID }
+        set { counts.sessionID = newValue }
+    }
+    var sessionCount: Int64 {
+        get { counts.sessionCount }
+        set { counts.sessionCount = newValue }
+    }
+    var versionID: Int64 {
+        get { counts.versionID }
+        set { counts.versionID = newValue }
+    }
+    var versionCount: Int64 {
+        get { counts.versionCount }
+        set { counts.versionCount = newValue }
+    }
+
+    var isEmpty: Bool { counts.total == 0 }
 
     /// Nothing at all recorded or stored: what an absent stream holds.
-    var isBlank: Bool { total == 0 && firstTime.isNaN && lastTime.isNaN && recent.isEmpty }
+    var isBlank: Bool { counts.isBlank && recent.isEmpty }
 
     static func == (a: Tally, b: Tally) -> Bool {
-        guard
-            a.total == b.total && a.first == b.first && a.last == b.last && a.sessionID == b.sessionID
-                && a.sessionCount == b.sessionCount && a.versionID == b.versionID
-                && a.versionCount == b.versionCount && a.recent.count == b.recent.count
-        else { return false }
-        // Stored times are never NaN, so equal times are equal bits: one memory compare.
-        return a.recent.withUnsafeBytes { x in
-            b.recent.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
-        }
+        guard a.counts == b.counts && a.recent.count == b.recent.count else { return false }
+        return a.recent.withUnsafeBufferPointer { x in b.recent.withUnsafeBufferPointer { y in Tally.same(x, y) } }
+    }
+
+    /// True when two runs of times of the same length are equal: stored times are never NaN,
+    /// so equal times are equal bits, and one memory compare decides.
+    @inline(__always)
+    static func same(_ x: UnsafeBufferPointer<Double>, _ y: UnsafeBufferPointer<Double>) -> Bool {
+        x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count * 8) == 0
     }
 
     /// True when its latest time is later than `time`.
@@ -51,27 +162,10 @@ struct Tally: Equatable, Sendable {
 
     /// Records one time in the session and version of `meta`, keeping at most `keep` recent times.
     mutating func record(at time: Double, in epoch: Epoch, keep: Int) {
-        let session = epoch.sessionID
-        let version = epoch.versionID
-        total.saturatingIncrement()
-        // The first event is the one recorded first, even if the clock later went back
-        // before it: a backwards clock must never make `since_first` pass early.
-        if first == nil { first = time }
-        last = Swift.max(last ?? time, time)
-        if sessionID != session {
-            sessionID = session
-            sessionCount = 0
-        }
-        sessionCount.saturatingIncrement()
-        if versionID != version {
-            versionID = version
-            versionCount = 0
-        }
-        versionCount.saturatingIncrement()
+        counts.record(at: time, in: epoch)
         if let latest = recent.last, time < latest {
             // The clock went backwards: keep the list sorted.
-            var index = recent.count
-            while index > 0 && recent[index - 1] > time { index -= 1 }
+            let index = recent.withUnsafeBufferPointer { TallyCounts.insertionIndex(of: time, in: $0) }
             recent.insert(time, at: index)
         } else {
             recent.append(time)
@@ -108,27 +202,12 @@ struct Tally: Equatable, Sendable {
     /// How many are counted in `scope` at `now`. A window of D counts times whose
     /// age (never negative) is less than D; past the retention it is a lower bound.
     func count(_ scope: CountScope, now: Double, in epoch: Epoch) -> Int64 {
-        switch scope {
-        case .install: return total
-        case .session: return sessionID == epoch.sessionID ? sessionCount : 0
-        case .version: return versionID == epoch.versionID ? versionCount : 0
-        case .within(let window):
-            // An empty (or NaN) window counts nothing.
-            guard window > 0 else { return 0 }
-            return Int64(recent.count - firstIndex(inWindow: window, now: now))
-        }
+        recent.withUnsafeBufferPointer { counts.count(scope, now: now, in: epoch, recent: $0) }
     }
 
     /// Index of the first recent time less than `window` old at `now`.
     func firstIndex(inWindow window: Double, now: Double) -> Int {
-        let oldest = now - window
-        var low = 0
-        var high = recent.count
-        while low < high {
-            let mid = (low + high) / 2
-            if recent[mid] <= oldest { low = mid + 1 } else { high = mid }
-        }
-        return low
+        recent.withUnsafeBufferPointer { TallyCounts.firstIndex(in: $0, window: window, now: now) }
     }
 
     /// The union of several tallies (a scenario that counts several streams).

@@ -378,13 +378,34 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// header and one record of the live entries, sorted by key, copied from the bytes read
     /// (only their positions are kept meanwhile, not a copy of each value). Any format the
     /// reader accepts (version 1 included) comes out in the current one.
-    static func snapshot(of descriptor: Int32, length: Int, path: String) throws -> [UInt8] {
+    static func snapshot(of descriptor: Int32, length: Int, path: String) throws -> ChangeRecord {
         let (bytes, index) = try replayFile(descriptor, length: length, path: path)
-        return snapshot(of: bytes, index)
+        return snapshotRecord(of: bytes, index)
+    }
+
+    /// Writes the file ``snapshot(of:length:path:)`` makes to `out` (the header, then the
+    /// record, each from where it was made); returns its length.
+    static func writeSnapshot(
+        of descriptor: Int32, length: Int, path: String, to out: Int32, at outPath: String, system: FileSystemCalls
+    ) throws -> Int {
+        let header = FileStore.header()
+        let record = try snapshot(of: descriptor, length: length, path: path)
+        try writeFully(out, header, path: outPath, system: system)
+        try writeFully(out, UnsafeRawBufferPointer(record.bytes), path: outPath, system: system)
+        return header.count + record.length
     }
 
     /// A file of the header and one record of the live entries of `index` in `bytes`, sorted by key.
     static func snapshot(of bytes: [UInt8], _ index: RecordIndex) -> [UInt8] {
+        let record = snapshotRecord(of: bytes, index)
+        var file = header()
+        file.reserveCapacity(file.count + record.length)
+        file.append(contentsOf: UnsafeRawBufferPointer(record.bytes))
+        return file
+    }
+
+    /// One framed record of the live entries of `index` in `bytes`, sorted by key.
+    static func snapshotRecord(of bytes: [UInt8], _ index: RecordIndex) -> ChangeRecord {
         let size = index.live.reduce(32) { $0 + $1.keyCount + $1.valueCount + 12 }
         let record = ChangeRecord(capacity: size)
         bytes.withUnsafeBytes { raw in
@@ -396,10 +417,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         }
         record.finish()
         frame(record.bytes)
-        var file = header()
-        file.reserveCapacity(file.count + record.length)
-        file.append(contentsOf: UnsafeRawBufferPointer(record.bytes))
-        return file
+        return record
     }
 
     static func isZero(_ bytes: ArraySlice<UInt8>) -> Bool {
@@ -646,9 +664,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             } else {
                 do {
                     // The live entries of the records written so far, replayed from the file.
-                    let file = try FileStore.snapshot(of: source, length: offset, path: label)
-                    liveSize = file.count
-                    try FileStore.writeFully(out, file, path: temporary, system: system)
+                    liveSize = try FileStore.writeSnapshot(
+                        of: source, length: offset, path: label, to: out, at: temporary, system: system)
                     if system.fsync(out) != 0 { failure = .io(path: temporary, operation: "fsync", errno: errno) }
                 } catch {
                     failure = error as? RuleStoreError ?? .other(error)
@@ -685,6 +702,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)
+            // The snapshot's buffers (several times the live entries) are freed by now; glibc
+            // keeps freed blocks below its raised mmap threshold in the heap: give them back.
+            FileStore.releaseFreedMemory()
         }
     }
 
@@ -769,7 +789,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// file and only then lets go of the old file (and its lock).
     private func compactLocked() throws {
         // The valid records only: `fileLength` ends before damage being salvaged.
-        let file = try FileStore.snapshot(of: fd, length: fileLength, path: path)
         let temporary = realPath + ".tmp"
         let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         guard out >= 0 else { throw RuleStoreError.io(path: temporary, operation: "open", errno: errno) }
@@ -779,8 +798,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             return RuleStoreError.io(path: temporary, operation: operation, errno: code)
         }
         guard flock(out, LOCK_EX | LOCK_NB) == 0 else { throw fail("lock", errno) }
+        let size: Int
         do {
-            try FileStore.writeFully(out, file, path: temporary, system: system)
+            size = try FileStore.writeSnapshot(
+                of: fd, length: fileLength, path: path, to: out, at: temporary, system: system)
         } catch {
             close(out)
             unlink(temporary)
@@ -794,12 +815,27 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         generation += 1
         compactionCount += 1
         identity = newIdentity
-        fileLength = file.count
-        liveBytes = file.count
+        fileLength = size
+        liveBytes = size
         try syncDirectory()
     }
 
     // MARK: - POSIX helpers
+
+    #if canImport(Glibc)
+        /// glibc's `malloc_trim`, looked up at run time (absent from other C libraries).
+        private static let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(
+            nil, "malloc_trim"
+        ).map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
+    #endif
+
+    /// Returns memory the C allocator holds freed to the system, where it can (glibc); called
+    /// off the caller's path, after a background compaction.
+    static func releaseFreedMemory() {
+        #if canImport(Glibc)
+            _ = mallocTrim?(0)
+        #endif
+    }
 
     private func read(from offset: Int, count: Int) throws -> [UInt8] {
         try FileStore.read(fd, from: offset, count: count, path: path)

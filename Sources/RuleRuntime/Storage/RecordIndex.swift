@@ -35,6 +35,34 @@ struct RecordIndex {
         if size > slots.count { resize(to: size, in: bytes) }
     }
 
+    /// The entry whose key (in `bytes`) is `key`'s bytes, or nil.
+    func find(_ key: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) -> Int? {
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: NameTable.hash(key)) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            entries.withUnsafeBufferPointer { entries in
+                while slots[slot] != 0 {
+                    let index = Int(slots[slot]) - 1
+                    if entries[index].keyCount == key.count
+                        && (key.count == 0
+                            || memcmp(bytes.baseAddress! + entries[index].keyStart, key.baseAddress!, key.count) == 0)
+                    {
+                        return index
+                    }
+                    slot = (slot + 1) & mask
+                }
+                return nil
+            }
+        }
+    }
+
+    /// Sets entry `index`'s value to the bytes at `value` (nil: deleted).
+    mutating func setValue(ofEntry index: Int, to value: Range<Int>?) {
+        if (entries[index].valueCount >= 0) != (value != nil) { liveCount += value == nil ? -1 : 1 }
+        entries[index].valueStart = value?.lowerBound ?? 0
+        entries[index].valueCount = value?.count ?? -1
+    }
+
     /// Sets the key at `key` in `bytes` to the value at `value` (nil: deleted).
     mutating func set(key: Range<Int>, value: Range<Int>?, in bytes: UnsafeRawBufferPointer) {
         let keyStart = bytes.baseAddress! + key.lowerBound

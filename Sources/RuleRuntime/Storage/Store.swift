@@ -91,38 +91,43 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Keeps state in memory only: for tests, previews and simulations.
+/// Keeps state in memory only: for tests, previews and simulations (``RuleEngine``'s default store).
 ///
-/// It holds what a ``FileStore`` file would (records appended per call, without checksums,
-/// rewritten as one record when mostly superseded), so a call costs an append rather than
-/// a dictionary update and a copy per entry.
+/// Every key and its latest value lie in one byte buffer, found through a ``RecordIndex``:
+/// a call's record is read once and each change written over the key's value in place when
+/// it is as long as the one before (a stream's tally, once it holds all its recent times),
+/// else after the rest. The buffer is rewritten with only the live entries when more than
+/// half of it (and at least `compactionThreshold` bytes) is superseded values.
 public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     private let lock = NSLock()
-    /// A state file's bytes: the header, then records.
-    private var log: [UInt8]
-    /// The log's length after its last compaction: it is compacted again past twice that.
-    private var compactedLength: Int
-    /// Compactions so far (tests).
+    /// Keys and values, each value after its key or, once it outgrew its place, at the end;
+    /// after one unused byte, so that the buffer has an address even for an empty key and value.
+    /// (Its mutable state is used only under `lock`: no run-time exclusivity checks.)
+    @exclusivity(unchecked) private var bytes: [UInt8] = [0]
+    @exclusivity(unchecked) private var index = RecordIndex()
+    /// Bytes of `bytes` no entry refers to any more.
+    @exclusivity(unchecked) private var garbage = 0
+    private let compactionThreshold: Int
+    /// Rewrites of the buffer so far (tests).
     private(set) var compactions = 0
 
     /// A store holding `entries`.
-    public init(_ entries: [String: [UInt8]] = [:]) {
-        log = FileStore.header()
-        if !entries.isEmpty {
-            log += FileStore.record(
-                entries.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) })
+    public convenience init(_ entries: [String: [UInt8]] = [:]) {
+        self.init(entries, compactionThreshold: 1 << 16)
+    }
+
+    init(_ entries: [String: [UInt8]], compactionThreshold: Int) {
+        self.compactionThreshold = compactionThreshold
+        for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+            var key = key
+            key.withUTF8 { key in value.withUnsafeBytes { set(UnsafeRawBufferPointer(key), $0) } }
         }
-        compactedLength = log.count
     }
 
     public func load() throws -> [String: [UInt8]] {
         lock.lock()
         defer { lock.unlock() }
-        let (index, _, damage) = FileStore.replayRecords(log, version: FileStore.formatVersion, checksums: false)
-        if let damage {
-            throw RuleStoreError.corrupt(path: "<memory>", offset: damage.offset, reason: damage.reason, keptAt: nil)
-        }
-        return index.values(in: log)
+        return index.values(in: bytes)
     }
 
     public func apply(_ changes: [StoreChange]) throws {
@@ -132,20 +137,71 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     func append(record bytes: UnsafeMutableRawBufferPointer) throws {
-        FileStore.frame(bytes, checksums: false)
+        let raw = UnsafeRawBufferPointer(bytes)
+        let start = FileStore.recordHeaderSize
+        // Read once: records come from the engine's ``ChangeRecord`` (or ``apply(_:)``), whole.
         lock.lock()
         defer { lock.unlock() }
-        log.append(contentsOf: UnsafeRawBufferPointer(bytes))
-        if log.count > 2 * compactedLength && log.count > 1 << 16 {
-            let (index, _, damage) = FileStore.replayRecords(log, version: FileStore.formatVersion, checksums: false)
-            // The log holds only records written here: it cannot be damaged.
-            guard damage == nil else { return }
-            log = FileStore.snapshot(of: log, index)
-            compactedLength = log.count
-            // Room to grow to the next compaction without reallocating on the way.
-            log.reserveCapacity(Swift.max(2 * compactedLength, 1 << 16) + 4096)
-            compactions += 1
+        _ = try FileStore.forEachChange(in: raw, from: start, to: raw.count) { key, value in
+            set(
+                UnsafeRawBufferPointer(rebasing: raw[key]),
+                value.map { UnsafeRawBufferPointer(rebasing: raw[$0]) })
         }
+        if garbage > compactionThreshold && garbage * 2 > self.bytes.count { compact() }
+    }
+
+    /// Sets `key` to `value` (nil: deleted).
+    private func set(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) {
+        let found = bytes.withUnsafeBytes { index.find(key, in: $0) }
+        guard let found else {
+            guard let value else { return }
+            let keyStart = bytes.count
+            bytes.append(contentsOf: key)
+            bytes.append(contentsOf: value)
+            bytes.withUnsafeBytes { stored in
+                index.set(
+                    key: keyStart..<keyStart + key.count, value: keyStart + key.count..<bytes.count, in: stored)
+            }
+            return
+        }
+        let old = index.entries[found]
+        if let value, let place = old.value, place.count == value.count {
+            // As long as the value it replaces: written over it.
+            if value.count > 0 {
+                bytes.withUnsafeMutableBytes {
+                    ($0.baseAddress! + place.lowerBound).copyMemory(from: value.baseAddress!, byteCount: value.count)
+                }
+            }
+            return
+        }
+        garbage += old.value?.count ?? 0
+        guard let value else {
+            // The key stays until the next rewrite: count it as superseded too.
+            garbage += old.value == nil ? 0 : key.count
+            index.setValue(ofEntry: found, to: nil)
+            return
+        }
+        let valueStart = bytes.count
+        bytes.append(contentsOf: value)
+        index.setValue(ofEntry: found, to: valueStart..<bytes.count)
+    }
+
+    /// Rewrites the buffer with the live entries only.
+    private func compact() {
+        let old = bytes
+        let live = index.live
+        bytes = [0]
+        bytes.reserveCapacity(live.reduce(1) { $0 + $1.keyCount + $1.valueCount })
+        index = RecordIndex()
+        garbage = 0
+        old.withUnsafeBytes { raw in
+            for entry in live {
+                set(
+                    UnsafeRawBufferPointer(rebasing: raw[entry.key]),
+                    UnsafeRawBufferPointer(rebasing: raw[entry.value!]))
+            }
+        }
+        compactions += 1
     }
 }
 

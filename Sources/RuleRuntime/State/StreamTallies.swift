@@ -1,0 +1,183 @@
+/// The engine's tallies of its streams, by slot, with every stream's recent times in one
+/// shared buffer.
+///
+/// A ``Tally`` holds its recent times in an array of its own: a heap block per stream, with
+/// a 32-byte header, room to grow and the allocator's rounding, about 80 bytes for three
+/// times. Here a stream costs its 64-byte head and a block of the shared buffer sized for its
+/// times (exactly, up to 16; then a power of two), reused through a free list per size.
+/// Reading a stream as a ``Tally`` copies its times out; the calls made on every event
+/// (record, count, compare, encode) work in place.
+struct StreamTallies {
+    /// A stream's counts, and where its recent times are: `count` of them from `offset`.
+    private struct Head {
+        var counts = TallyCounts()
+        var offset: UInt32 = 0
+        var count: UInt32 = 0
+    }
+
+    private var heads: [Head]
+    private var times: [Double] = []
+    /// Offsets of free blocks, by size class.
+    private var free: [[UInt32]] = []
+
+    /// `count` blank tallies.
+    init(count: Int = 0) {
+        heads = Array(repeating: Head(), count: count)
+    }
+
+    var count: Int { heads.count }
+    /// Times the shared buffer has room for, used or free.
+    var bufferLength: Int { times.count }
+    var indices: Range<Int> { heads.indices }
+
+    mutating func reserveCapacity(_ capacity: Int) { heads.reserveCapacity(capacity) }
+
+    /// Adds a blank tally at the end.
+    mutating func append() { heads.append(Head()) }
+
+    /// Everything but the recent times of the tally in `slot`.
+    func counts(_ slot: Int) -> TallyCounts { heads[slot].counts }
+
+    /// True when nothing is recorded or stored in `slot`.
+    func isBlank(_ slot: Int) -> Bool { heads[slot].counts.isBlank && heads[slot].count == 0 }
+
+    /// The tally in `slot`, its recent times copied out; setting one replaces it.
+    subscript(slot: Int) -> Tally {
+        get { withTally(slot) { Tally(counts: $0, recent: Array($1)) } }
+        set {
+            release(slot)
+            let count = newValue.recent.count
+            precondition(count <= Int(UInt32.max), "recent times beyond the shared buffer's reach")
+            heads[slot] = Head(counts: newValue.counts, offset: count == 0 ? 0 : allocate(count), count: UInt32(count))
+            if count > 0 {
+                let offset = Int(heads[slot].offset)
+                times.withUnsafeMutableBufferPointer { buffer in
+                    newValue.recent.withUnsafeBufferPointer {
+                        (buffer.baseAddress! + offset).initialize(from: $0.baseAddress!, count: count)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the counts and recent times of `slot`, in place.
+    @inline(__always)
+    func withTally<R>(_ slot: Int, _ body: (TallyCounts, UnsafeBufferPointer<Double>) -> R) -> R {
+        let head = heads[slot]
+        return times.withUnsafeBufferPointer { buffer in
+            body(head.counts, UnsafeBufferPointer(rebasing: buffer[Int(head.offset)..<Int(head.offset + head.count)]))
+        }
+    }
+
+    /// How many the tally in `slot` counts in `scope` at `now` (as ``Tally/count(_:now:in:)``).
+    @inline(__always)
+    func count(_ slot: Int, _ scope: CountScope, now: Double, in epoch: Epoch) -> Int64 {
+        withTally(slot) { $0.count(scope, now: now, in: epoch, recent: $1) }
+    }
+
+    /// True when the tally in `slot` equals `tally`.
+    @inline(__always)
+    func equals(_ slot: Int, _ tally: Tally) -> Bool {
+        withTally(slot) { counts, recent in
+            counts == tally.counts && recent.count == tally.recent.count
+                && tally.recent.withUnsafeBufferPointer { Tally.same(recent, $0) }
+        }
+    }
+
+    /// Records one time in `slot`, keeping at most `keep` recent times: the same tally as
+    /// ``Tally/record(at:in:keep:)`` gives.
+    @inline(__always)
+    mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int) {
+        assert(keep >= 1, "a stream keeps at least one recent time")
+        heads[slot].counts.record(at: time, in: epoch)
+        let count = Int(heads[slot].count)
+        if count < keep && count == StreamTallies.capacity(for: count) {
+            // The block is full and the times may grow: move them to the next size.
+            move(slot, to: count + 1)
+        }
+        let offset = Int(heads[slot].offset)
+        let kept = times.withUnsafeMutableBufferPointer { buffer in
+            StreamTallies.insert(time, into: buffer.baseAddress! + offset, count: count, keep: keep)
+        }
+        heads[slot].count = UInt32(kept)
+    }
+
+    /// Makes every tally blank and frees every time.
+    mutating func removeAll() {
+        heads = Array(repeating: Head(), count: heads.count)
+        times = []
+        free = []
+    }
+
+    // MARK: - Blocks
+
+    /// Inserts `time` into the ascending `count` times at `base` and drops the oldest beyond
+    /// `keep`; returns how many remain. Room for `count + 1` when `count < keep`.
+    @inline(__always)
+    static func insert(_ time: Double, into base: UnsafeMutablePointer<Double>, count: Int, keep: Int) -> Int {
+        let at = TallyCounts.insertionIndex(of: time, in: UnsafeBufferPointer(start: base, count: count))
+        // The times after insertion are base[..<at], time, base[at...]; the oldest `drop` go.
+        let drop = max(0, count + 1 - keep)
+        if drop == 0 {
+            (base + at + 1).update(from: base + at, count: count - at)
+            base[at] = time
+            return count + 1
+        }
+        if at < drop {
+            // The new time is among the dropped: what stays is base[(drop - 1)...].
+            base.update(from: base + drop - 1, count: count - drop + 1)
+        } else {
+            base.update(from: base + drop, count: at - drop)
+            base[at - drop] = time
+            (base + at - drop + 1).update(from: base + at, count: count - at)
+        }
+        return count + 1 - drop
+    }
+
+    /// The size class of a block for `count` times (at least 1): 0-15 hold 1-16 times, then
+    /// each class doubles.
+    @inline(__always)
+    static func sizeClass(for count: Int) -> Int {
+        count <= 16 ? count - 1 : 11 + (Int.bitWidth - (count - 1).leadingZeroBitCount)
+    }
+
+    static func capacity(ofClass sizeClass: Int) -> Int { sizeClass < 16 ? sizeClass + 1 : 1 << (sizeClass - 11) }
+
+    /// How many times the block holding `count` times has room for (0 for none).
+    @inline(__always)
+    static func capacity(for count: Int) -> Int { count == 0 ? 0 : capacity(ofClass: sizeClass(for: count)) }
+
+    /// A block with room for `count` times (at least 1): a freed one of its size, or new at the end.
+    private mutating func allocate(_ count: Int) -> UInt32 {
+        let sizeClass = StreamTallies.sizeClass(for: count)
+        if sizeClass < free.count, let offset = free[sizeClass].popLast() { return offset }
+        let offset = times.count
+        let capacity = StreamTallies.capacity(ofClass: sizeClass)
+        precondition(offset + capacity <= Int(UInt32.max), "recent times beyond the shared buffer's reach")
+        times.append(contentsOf: repeatElement(0, count: capacity))
+        return UInt32(offset)
+    }
+
+    /// Frees the block of `slot`'s times (the head still points at it).
+    private mutating func release(_ slot: Int) {
+        let count = Int(heads[slot].count)
+        guard count > 0 else { return }
+        let sizeClass = StreamTallies.sizeClass(for: count)
+        while free.count <= sizeClass { free.append([]) }
+        free[sizeClass].append(heads[slot].offset)
+    }
+
+    /// Moves `slot`'s times to a block with room for `count`.
+    private mutating func move(_ slot: Int, to count: Int) {
+        let old = Int(heads[slot].offset)
+        let length = Int(heads[slot].count)
+        let new = Int(allocate(count))
+        release(slot)
+        if length > 0 {
+            times.withUnsafeMutableBufferPointer { buffer in
+                (buffer.baseAddress! + new).update(from: buffer.baseAddress! + old, count: length)
+            }
+        }
+        heads[slot].offset = UInt32(new)
+    }
+}

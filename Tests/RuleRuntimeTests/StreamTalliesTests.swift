@@ -1,0 +1,103 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+/// The engine keeps its streams' recent times in one shared buffer (``StreamTallies``); these
+/// tests hold every operation on it to what the same operations give on plain ``Tally`` values.
+final class StreamTalliesTests: XCTestCase {
+    func testRandomRecordsMatchPlainTallies() {
+        var random = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5EED)
+        print("stream tallies seed: \(random.seed)")
+        let slots = 40
+        var pooled = StreamTallies(count: slots)
+        var plain = Array(repeating: Tally(), count: slots)
+        var keeps = (0..<slots).map { _ in [1, 2, 3, 5, 16, 17, 40][Int(random.next() % 7)] }
+        var clock = 1_000.0
+        for step in 0..<40_000 {
+            let slot = Int(random.next() % UInt64(pooled.count))
+            let context = "step \(step), slot \(slot), seed \(random.seed)"
+            switch random.next() % 100 {
+            case 0:
+                // A stream made blank (clearDone), or replaced by a decoded or imported tally.
+                let tally = random.next() % 2 == 0 ? Tally() : plain[Int(random.next() % UInt64(slots))]
+                pooled[slot] = tally
+                plain[slot] = tally
+            case 1:
+                // The rules changed: a stream keeps more or fewer times than it has.
+                keeps[slot] = [1, 2, 4, 16, 33][Int(random.next() % 5)]
+            case 2:
+                pooled.append()
+                plain.append(Tally())
+                keeps.append(3)
+            case 3 where random.next() % 20 == 0:
+                pooled.removeAll()
+                plain = Array(repeating: Tally(), count: plain.count)
+            default:
+                // Mostly forward, sometimes back (a clock moved backwards), sometimes the same time.
+                switch random.next() % 10 {
+                case 0: clock -= Double(random.next() % 50)
+                case 1: break
+                default: clock += Double(random.next() % 20) + 0.5
+                }
+                let epoch = Epoch(sessionID: Int64(random.next() % 3), versionID: Int64(random.next() % 2))
+                pooled.record(slot, at: clock, in: epoch, keep: keeps[slot])
+                plain[slot].record(at: clock, in: epoch, keep: keeps[slot])
+            }
+            XCTAssertEqual(pooled[slot], plain[slot], context)
+            XCTAssertTrue(pooled.equals(slot, plain[slot]), context)
+            XCTAssertEqual(pooled.isBlank(slot), plain[slot].isBlank, context)
+            let window = CountScope.within(Double(random.next() % 200))
+            let epoch = Epoch(sessionID: 1, versionID: 1)
+            XCTAssertEqual(
+                pooled.count(slot, window, now: clock, in: epoch), plain[slot].count(window, now: clock, in: epoch),
+                context)
+            if step % 1_000 == 0 {
+                for other in 0..<pooled.count {
+                    XCTAssertEqual(pooled[other], plain[other], "\(context), other \(other)")
+                }
+            }
+        }
+    }
+
+    func testEqualsSeesEveryField() {
+        var pooled = StreamTallies(count: 1)
+        var tally = Tally()
+        let epoch = Epoch(sessionID: 1, versionID: 1)
+        for time in [1.0, 2, 3] {
+            pooled.record(0, at: time, in: epoch, keep: 16)
+            tally.record(at: time, in: epoch, keep: 16)
+        }
+        XCTAssertTrue(pooled.equals(0, tally))
+        var other = tally
+        other.recent[0] = 1.5
+        XCTAssertFalse(pooled.equals(0, other), "one recent time differs")
+        other = tally
+        other.recent.removeLast()
+        XCTAssertFalse(pooled.equals(0, other), "one recent time fewer")
+        other = tally
+        other.sessionCount += 1
+        XCTAssertFalse(pooled.equals(0, other), "a count differs")
+    }
+
+    func testBlocksAreReusedNotLeaked() {
+        // Streams growing one time at a time free each smaller block for the next stream: the
+        // shared buffer ends at about the times kept, not the sum of every size passed through.
+        var pooled = StreamTallies(count: 1_000)
+        let epoch = Epoch(sessionID: 1, versionID: 1)
+        for slot in 0..<1_000 {
+            for time in 0..<3 { pooled.record(slot, at: Double(time), in: epoch, keep: 16) }
+        }
+        XCTAssertLessThanOrEqual(pooled.bufferLength, 3 * 1_000 + 1 + 2)
+        XCTAssertEqual(pooled[999].recent, [0, 1, 2])
+    }
+
+    func testSizeClassesHoldTheirCounts() {
+        for count in 1...5_000 {
+            let capacity = StreamTallies.capacity(for: count)
+            XCTAssertGreaterThanOrEqual(capacity, count)
+            XCTAssertEqual(StreamTallies.capacity(for: capacity), capacity, "a full block is its own size")
+            if count <= 16 { XCTAssertEqual(capacity, count) } else { XCTAssertLessThan(capacity, 2 * count) }
+        }
+    }
+}

@@ -280,14 +280,13 @@ struct Checker {
                 tables.single[keyword] = clause.range
                 if case .on(let names) = clause.kind {
                     tables.names.removeAll()
+                    tables.names.reserveCapacity(names.count)
                     for name in names {
                         checkStream(name, file)
-                        if let first = tables.names[name.text] {
+                        if let first = tables.names.insertIfAbsent(name.text, name.range) {
                             warning(
                                 Message.duplicateEvent(name.text), file, name.range,
                                 notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
-                        } else {
-                            tables.names[name.text] = name.range
                         }
                     }
                 }

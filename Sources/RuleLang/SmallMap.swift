@@ -17,6 +17,16 @@ struct SmallMap<Key: Hashable, Value> {
         if count > Self.linearLimit { index = Dictionary(minimumCapacity: count) }
     }
 
+    /// Makes room for `count` entries in all, once, rather than as they come.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        if count > Self.linearLimit && index == nil {
+            var table: [Key: Int] = Dictionary(minimumCapacity: count)
+            for (at, entry) in entries.enumerated() { table[entry.key] = at }
+            index = table
+        }
+    }
+
     /// Empties the map, keeping its room for the next body.
     mutating func removeAll() {
         if !entries.isEmpty { entries.removeAll(keepingCapacity: true) }
@@ -43,6 +53,22 @@ struct SmallMap<Key: Hashable, Value> {
                 index = table
             }
         }
+    }
+
+    /// Adds `key` with `value` unless it is there; returns the value it already had. One hash
+    /// of the key for a new one, where reading and then setting would hash it twice.
+    mutating func insertIfAbsent(_ key: Key, _ value: Value) -> Value? {
+        guard index != nil else {
+            if let at = position(of: key) { return entries[at].value }
+            self[key] = value
+            return nil
+        }
+        if let at = index!.updateValue(entries.count, forKey: key) {
+            index![key] = at
+            return entries[at].value
+        }
+        entries.append((key, value))
+        return nil
     }
 
     private func position(of key: Key) -> Int? {

@@ -15,6 +15,22 @@ final class SmallMapTests: XCTestCase {
         }
     }
 
+    func testInsertIfAbsentKeepsTheFirstValueOnBothSidesOfTheLinearLimit() {
+        for count in [1, SmallMap<String, Int>.linearLimit, SmallMap<String, Int>.linearLimit + 1, 500] {
+            for reserved in [0, count] {
+                var map = SmallMap<String, Int>()
+                map.reserveCapacity(reserved)
+                for k in 0..<count { XCTAssertNil(map.insertIfAbsent("k\(k)", k)) }
+                for k in stride(from: 0, to: count, by: 7) {
+                    XCTAssertEqual(map.insertIfAbsent("k\(k)", -k - 1), k, "count \(count)")
+                    XCTAssertEqual(map["k\(k)"], k)
+                }
+                XCTAssertEqual(map.entries.map(\.key), (0..<count).map { "k\($0)" })
+                XCTAssertEqual(map.entries.map(\.value), Array(0..<count))
+            }
+        }
+    }
+
     private func checkMap(_ map: inout SmallMap<String, Int>, _ count: Int) {
         XCTAssertTrue(map.isEmpty)
         for k in 0..<count { map["k\(k)"] = k }

@@ -23,6 +23,19 @@ final class EdgeSemanticsTests: XCTestCase {
         XCTAssertEqual(tally.recent, [50, 100])
     }
 
+    func testAStreamListedTwiceIsCountedOnce() throws {
+        // The duplicate is a warning; the scenario counts the stream once, and so does every
+        // other scenario listing it.
+        let source = "scenario A < on a, b, a; min_events 2 >\nscenario B < on b, a, b, a; min_events 2 >"
+        let engine = try RuleEngine(source: source, store: InMemoryStore())
+        engine.trigger("a")
+        XCTAssertFalse(engine.canExecute("A"), engine.explain("A").description)
+        XCTAssertFalse(engine.canExecute("B"), engine.explain("B").description)
+        engine.trigger("b")
+        XCTAssertTrue(engine.canExecute("A"))
+        XCTAssertTrue(engine.canExecute("B"))
+    }
+
     func testAnExpiredToDoStaysExpiredWhenTheClockIsSetBackEvenAfterARestart() throws {
         let store = InMemoryStore()
         let clock = ManualClock(Date(timeIntervalSince1970: 0))

@@ -100,4 +100,65 @@ final class StreamTalliesTests: XCTestCase {
             if count <= 16 { XCTAssertEqual(capacity, count) } else { XCTAssertLessThan(capacity, 2 * count) }
         }
     }
+
+    /// A store that only returns entries (no record bytes): the engine decodes from a dictionary.
+    private final class EntriesStore: RuleStore, @unchecked Sendable {
+        let entries: [String: [UInt8]]
+        init(_ entries: [String: [UInt8]]) { self.entries = entries }
+        func load() throws -> [String: [UInt8]] { entries }
+        func apply(_ changes: [StoreChange]) throws {}
+    }
+
+    func testStoredStreamsDecodeIntoTheirSlotsFromEveryKindOfStore() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_000_000))
+        let source = "scenario A < on a, b; min_events 3 >\nscenario B < min_events 1 >"
+        let memory = InMemoryStore()
+        let first = try RuleEngine(source: source, store: memory, clock: clock)
+        for name in ["a", "b", "a", "app-only", "app-only", "B", "unicodé"] {
+            first.trigger(name)
+            clock.advance(by: 60)
+        }
+        let entries = try memory.load()
+        // A stream of the rules, one only the app named, a scenario's own stream; the view by reference.
+        for store: RuleStore in [InMemoryStore(entries), EntriesStore(entries)] {
+            let engine = try RuleEngine(source: source, store: store, clock: clock)
+            for name in ["a", "b", "app-only", "B", "unicodé", "never"] {
+                XCTAssertEqual(engine.count(name), first.count(name), "\(name), \(type(of: store))")
+                XCTAssertEqual(engine.lastDone(name), first.lastDone(name), name)
+            }
+            for name in ["A", "B"] { XCTAssertEqual(engine.explain(name).description, first.explain(name).description) }
+        }
+    }
+
+    func testDamagedStreamEntriesAreLocatedErrorsFromEveryKindOfStore() throws {
+        var valid = ByteWriter()
+        var tally = Tally()
+        for time in [1.0, 2, 3] { tally.record(at: time, in: Epoch(sessionID: 0, versionID: 0), keep: 16) }
+        EngineState.write(tally, to: &valid)
+        let good = valid.bytes
+        // The recent times start after the format byte, total, two optional times and the count.
+        let timesAt = 1 + 1 + 9 + 9 + 1
+        var outOfOrder = good
+        outOfOrder.replaceSubrange(
+            timesAt..<timesAt + 8, with: withUnsafeBytes(of: 9.0.bitPattern.littleEndian, Array.init))
+        var notANumber = good
+        notANumber.replaceSubrange(
+            timesAt..<timesAt + 8, with: withUnsafeBytes(of: Double.nan.bitPattern.littleEndian, Array.init))
+        let cases: [(String, [UInt8])] = [
+            ("recent times out of order", outOfOrder), ("not a number", notANumber),
+            ("unexpected end of data", Array(good.prefix(timesAt + 12))), ("entry format 7", [7] + good.dropFirst()),
+        ]
+        for (reason, value) in cases {
+            let entries = ["e:a": good, "e:damaged": value]
+            for store: RuleStore in [InMemoryStore(entries), EntriesStore(entries)] {
+                XCTAssertThrowsError(try RuleEngine(source: "scenario A < on a, damaged >", store: store)) { error in
+                    guard case RuleEngineError.store(.undecodableEntry(let key, let why)) = error else {
+                        return XCTFail("\(error)")
+                    }
+                    XCTAssertEqual(key, "e:damaged")
+                    XCTAssertTrue(why.contains(reason), "\(why), expected \(reason)")
+                }
+            }
+        }
+    }
 }

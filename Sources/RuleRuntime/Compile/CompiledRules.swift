@@ -116,6 +116,11 @@ struct StreamTable: Sendable {
 
     /// The slot of stream `name`, made if new.
     mutating func slot(_ name: String) -> Int { index.insert(name) }
+
+    /// The slot of the stream named by the UTF-8 `bytes`, made if new.
+    mutating func slot(bytes: UnsafeRawBufferPointer) -> Int {
+        index.position(of: bytes) ?? index.insert(String(decoding: bytes, as: UTF8.self))
+    }
 }
 
 /// A checked program lowered to tables indexed by number: the engine evaluates it
@@ -181,18 +186,30 @@ final class CompiledRules: @unchecked Sendable {
             groups[index].declared = group.clauses
             groups[index].executionKeep = executions
         }
+        // Which scenario last counted each slot: a name listed twice is counted once.
+        var countedBy: [Int] = []
         for (index, info) in program.scenarios.enumerated() {
-            var names = [info.name]
+            var listed = [info.name]
             for clause in info.decl.clauses {
-                if case .on(let list) = clause.kind { names = list.map(\.text) }
+                if case .on(let list) = clause.kind { listed = list.map(\.text) }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
             }
-            var seen = Set<String>(minimumCapacity: names.count)
-            names = names.filter { seen.insert($0).inserted }
+            var names: [String] = []
+            var slots: [Int] = []
+            names.reserveCapacity(listed.count)
+            slots.reserveCapacity(listed.count)
+            for name in listed {
+                let slot = streams.slot(name)
+                while countedBy.count <= slot { countedBy.append(-1) }
+                guard countedBy[slot] != index else { continue }
+                countedBy[slot] = index
+                names.append(name)
+                slots.append(slot)
+            }
             var (events, executions) = (recentLimit, recentLimit)
             scenarios[index].clauses = compile(info.decl.clauses, &events, &executions)
             scenarios[index].declared = info.decl.clauses
-            scenarios[index].streams = names.map { streams.slot($0) }
+            scenarios[index].streams = slots
             scenarios[index].eventKeep = events
             scenarios[index].executionKeep = executions
             scenarios[index].fingerprint = CompiledScenario.fingerprint(names)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Names to their positions (the order they were inserted), for the lookups every
 /// string-named engine call makes (scenarios, groups, params, streams: each numbered in
 /// the order it was declared or first used, so its position is its index).
@@ -39,6 +41,24 @@ struct NameTable: Sendable {
                     slot = (slot + 1) & mask
                 }
             }
+        }
+    }
+
+    /// The position of the name whose UTF-8 is `bytes`, or nil.
+    func position(of bytes: UnsafeRawBufferPointer) -> Int? {
+        let hash = Self.hash(bytes)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let entry = Int(slots[slot]) - 1
+            if entry < 0 { return nil }
+            let same =
+                entries[entry].utf8.withContiguousStorageIfAvailable {
+                    $0.count == bytes.count
+                        && ($0.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0)
+                } ?? entries[entry].utf8.elementsEqual(bytes)
+            if same { return entry }
+            slot = (slot + 1) & mask
         }
     }
 

@@ -72,10 +72,10 @@ struct EngineCore {
         self.clock = clock
         self.store = store
         records = store as? RecordStore
-        streams = rules.streams
-        streams.index.reserveCapacity(streams.count + state.streams.count)
-        tallies = StreamTallies(count: streams.count)
-        tallies.reserveCapacity(streams.count + state.streams.count)
+        // Decoded into the rules' stream table, extended with the streams stored only.
+        streams = state.streams
+        tallies = state.tallies
+        while tallies.count < streams.count { tallies.append() }
         views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
         built = Array(repeating: false, count: rules.scenarios.count)
         budgets = Array(repeating: Tally(), count: rules.groups.count)
@@ -87,7 +87,6 @@ struct EngineCore {
         meta = state.meta
         imports = state.imports
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
-        for (name, tally) in state.streams { tallies[slot(name)] = tally }
         for (name, view) in state.scenarios {
             if let index = rules.scenarioIndex[name] {
                 views[index] = view

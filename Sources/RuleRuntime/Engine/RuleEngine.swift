@@ -115,7 +115,9 @@ public final class RuleEngine: @unchecked Sendable {
         let rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
         let state: EngineState
         do {
-            state = try EngineState(entries: try store.load())
+            // A store that holds its entries as bytes hands them over as they are.
+            let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
+            state = try EngineState(stored, streams: rules.streams)
             try store.didLoad()
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)

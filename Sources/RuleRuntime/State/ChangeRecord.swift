@@ -227,4 +227,6 @@ final class ChangeRecord: ByteSink {
 protocol RecordStore: RuleStore {
     /// Stores the record in `bytes` (header blank, count written); it may fill the header in place.
     func append(record bytes: UnsafeMutableRawBufferPointer) throws
+    /// What ``RuleStore/load()`` returns, as the bytes the store holds them in.
+    func loadEntries() throws -> StoredEntries
 }

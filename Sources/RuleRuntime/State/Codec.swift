@@ -135,6 +135,24 @@ struct ByteReader {
         return value
     }
 
+    /// `count` stored times, ascending, read into `base`.
+    mutating func times(_ count: Int, into base: UnsafeMutablePointer<Double>) throws {
+        guard count <= (end - position) / 8 else { throw DecodeError(description: "unexpected end of data") }
+        let start = position
+        try bytes.withUnsafeBytes { raw in
+            var previous = -Double.infinity
+            for k in 0..<count {
+                let time = Double(
+                    bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start + 8 * k, as: UInt64.self)))
+                guard !time.isNaN else { throw DecodeError(description: "a stored time is not a number") }
+                guard time >= previous else { throw DecodeError(description: "recent times out of order") }
+                base[k] = time
+                previous = time
+            }
+        }
+        position += 8 * count
+    }
+
     mutating func optionalTime() throws -> Double? {
         switch try u8() {
         case 0: return nil

@@ -8,7 +8,12 @@
 /// streams it was built from) or 3 (as 2, with its events given by reference: the name of
 /// a stream whose stored tally they equal, written in the same record).
 struct EngineState {
-    var streams: [String: Tally] = [:]
+    /// Stream slots: the rules' streams first (as given to `init`), then any stored only.
+    var streams: StreamTable
+    /// By slot; blank for a stream with no stored entry.
+    var tallies: StreamTallies
+    /// By slot: true where a stored entry was decoded.
+    var storedStreams: [Bool]
     var scenarios: [String: ScenarioState] = [:]
     var groups: [String: Tally] = [:]
     var params: [String: ParamValue] = [:]
@@ -21,20 +26,35 @@ struct EngineState {
     static let scenarioFormat: UInt8 = 3
     static let metaKey = "m:"
 
-    init() {}
+    init() {
+        streams = StreamTable()
+        tallies = StreamTallies()
+        storedStreams = []
+    }
 
-    /// Decodes stored entries. Keys of an unknown kind are ignored (written by a newer version).
+    /// Decodes stored entries (as ``RuleStore/load()`` returns them).
     init(entries: [String: [UInt8]]) throws {
-        // Most entries are streams: reserve once rather than grow.
-        streams.reserveCapacity(entries.count)
+        try self.init(StoredEntries(entries), streams: StreamTable())
+    }
+
+    /// Decodes stored entries, each stream's tally straight into its slot of `streams` (the
+    /// rules' table, extended with the streams stored only). Keys of an unknown kind are
+    /// ignored (written by a newer version).
+    init(_ stored: StoredEntries, streams table: StreamTable) throws {
+        streams = table
+        streams.index.reserveCapacity(table.count + stored.index.liveCount)
+        tallies = StreamTallies(count: table.count)
+        tallies.reserveCapacity(table.count + stored.index.liveCount)
+        storedStreams = Array(repeating: false, count: table.count)
         var byReference: [(scenario: String, stream: String)] = []
-        for (key, value) in entries {
-            let utf8 = key.utf8
-            guard utf8.count >= 2, let kind = utf8.first, utf8.dropFirst().first == UInt8(ascii: ":") else {
-                continue
-            }
-            let name = String(decoding: utf8.dropFirst(2), as: UTF8.self)
-            var reader = ByteReader(value)
+        let bytes = stored.bytes
+        for entry in stored.index.live {
+            let key = entry.key
+            guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
+            let kind = bytes[key.lowerBound]
+            let nameBytes = key.lowerBound + 2..<key.upperBound
+            let value = entry.value!
+            var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
             do {
                 let format = try reader.u8()
                 let newest = kind == UInt8(ascii: "s") ? EngineState.scenarioFormat : EngineState.format
@@ -42,8 +62,20 @@ struct EngineState {
                     throw DecodeError(
                         description: "entry format \(format) is not one this library reads (1...\(newest))")
                 }
+                if kind == UInt8(ascii: "e") {
+                    let slot = bytes.withUnsafeBytes {
+                        streams.slot(bytes: UnsafeRawBufferPointer(rebasing: $0[nameBytes]))
+                    }
+                    while tallies.count <= slot {
+                        tallies.append()
+                        storedStreams.append(false)
+                    }
+                    try tallies.decode(slot, from: &reader)
+                    storedStreams[slot] = true
+                    continue
+                }
+                let name = String(decoding: bytes[nameBytes], as: UTF8.self)
                 switch kind {
-                case UInt8(ascii: "e"): streams[name] = try Tally.decode(&reader)
                 case UInt8(ascii: "s"):
                     var view = ScenarioState()
                     if format == 3 {
@@ -62,18 +94,26 @@ struct EngineState {
                 default: continue
                 }
             } catch let error as DecodeError {
-                throw RuleStoreError.undecodableEntry(key: key, reason: error.description)
+                throw RuleStoreError.undecodableEntry(
+                    key: String(decoding: bytes[key], as: UTF8.self), reason: error.description)
             }
         }
         for (scenario, stream) in byReference {
             // Written only beside the stream's own tally, and rewritten in full before that
             // tally is ever deleted: a missing one is damage, not an empty history.
-            guard let tally = streams[stream] else {
+            guard let slot = streams.index[stream], slot < storedStreams.count, storedStreams[slot] else {
                 throw RuleStoreError.undecodableEntry(
                     key: "s:" + scenario, reason: "its events refer to stream '\(stream)', which is not stored")
             }
-            scenarios[scenario]?.events = tally
+            scenarios[scenario]?.events = tallies[slot]
         }
+    }
+
+    /// Every stored stream's tally, by name.
+    var storedTallies: [String: Tally] {
+        var result: [String: Tally] = [:]
+        for slot in storedStreams.indices where storedStreams[slot] { result[streams.name(slot)] = tallies[slot] }
+        return result
     }
 
     // MARK: - Changes
@@ -177,21 +217,30 @@ extension Tally {
     }
 
     static func decode(_ r: inout ByteReader) throws -> Tally {
-        var tally = Tally()
-        tally.total = try r.int()
-        tally.first = try r.optionalTime()
-        tally.last = try r.optionalTime()
-        let count = try r.count(max: 1 << 20)
-        tally.recent.reserveCapacity(count)
-        for _ in 0..<count { tally.recent.append(try r.time()) }
-        guard zip(tally.recent, tally.recent.dropFirst()).allSatisfy({ $0 <= $1 }) else {
-            throw DecodeError(description: "recent times out of order")
+        var recent: [Double] = []
+        let counts = try decode(&r) { r, count in
+            recent = try [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
+                if count > 0 { try r.times(count, into: buffer.baseAddress!) }
+                initialized = count
+            }
         }
-        tally.sessionID = try r.int()
-        tally.sessionCount = try r.int()
-        tally.versionID = try r.int()
-        tally.versionCount = try r.int()
-        return tally
+        return Tally(counts: counts, recent: recent)
+    }
+
+    /// Reads a tally's encoding: returns its counts, and hands its recent times to `times`
+    /// with how many there are (a stream's go to the engine's shared buffer).
+    @inline(__always)
+    static func decode(_ r: inout ByteReader, times: (inout ByteReader, Int) throws -> Void) throws -> TallyCounts {
+        var counts = TallyCounts()
+        counts.total = try r.int()
+        counts.first = try r.optionalTime()
+        counts.last = try r.optionalTime()
+        try times(&r, try r.count(max: 1 << 20))
+        counts.sessionID = try r.int()
+        counts.sessionCount = try r.int()
+        counts.versionID = try r.int()
+        counts.versionCount = try r.int()
+        return counts
     }
 }
 

@@ -76,7 +76,7 @@ public struct StateSnapshot: Codable, Sendable {
     /// ``RuleStoreError/undecodableEntry(key:reason:)`` for a damaged entry.
     public init(entries: [String: [UInt8]]) throws {
         let state = try EngineState(entries: entries)
-        streams = state.streams.mapValues(Counts.init)
+        streams = state.storedTallies.mapValues(Counts.init)
         scenarios = state.scenarios.mapValues { View(events: Counts($0.events), executions: Counts($0.executions)) }
         groups = state.groups.mapValues(Counts.init)
         params = state.params.mapValues(\.description)

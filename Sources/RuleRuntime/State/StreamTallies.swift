@@ -60,6 +60,22 @@ struct StreamTallies {
         }
     }
 
+    /// Replaces the tally in `slot` with the one `reader` holds (as ``Tally/decode(_:)``), its
+    /// times read straight into the shared buffer.
+    mutating func decode(_ slot: Int, from reader: inout ByteReader) throws {
+        release(slot)
+        heads[slot] = Head()
+        var offset = 0
+        var stored = 0
+        let counts = try Tally.decode(&reader) { reader, count in
+            guard count > 0 else { return }
+            offset = Int(allocate(count))
+            try times.withUnsafeMutableBufferPointer { try reader.times(count, into: $0.baseAddress! + offset) }
+            stored = count
+        }
+        heads[slot] = Head(counts: counts, offset: UInt32(offset), count: UInt32(stored))
+    }
+
     /// Calls `body` with the counts and recent times of `slot`, in place.
     @inline(__always)
     func withTally<R>(_ slot: Int, _ body: (TallyCounts, UnsafeBufferPointer<Double>) -> R) -> R {

@@ -97,7 +97,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The entries `load` read, kept only until the engine has decoded them (``didLoad()``) or
     /// the first write: the engine holds the state, so the store keeps no second copy. Later
     /// loads and compactions replay the file itself.
-    private var loaded: [String: [UInt8]]?
+    private var loaded: StoredEntries?
     private var fileLength = 0
     /// The bytes of live data when the file was last loaded or compacted: compaction starts
     /// when the file has grown past twice that (and the threshold), which keeps its cost
@@ -157,11 +157,16 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     // MARK: - Loading
 
     public func load() throws -> [String: [UInt8]] {
+        try loadEntries().values
+    }
+
+    func loadEntries() throws -> StoredEntries {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
         if let loaded { return loaded }
-        return try liveEntries()
+        let (bytes, index) = try FileStore.replayFile(fd, length: fileLength, path: path)
+        return StoredEntries(bytes: bytes, index: index)
     }
 
     /// Repairs what `load` found (a torn tail, a salvaged file, an old format);
@@ -281,10 +286,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     private func replay(_ bytes: [UInt8], version: UInt32) throws {
         let (index, offset, damage) = FileStore.replayRecords(bytes, version: version)
-        let entries = index.values(in: bytes)
         fileLength = offset
-        loaded = entries
-        liveBytes = entries.reduce(0) { $0 + FileStore.entrySize($1.key, $1.value) }
+        loaded = StoredEntries(bytes: bytes, index: index)
+        // About what the live entries take in a compacted file (key, value, lengths and flag).
+        liveBytes = index.liveBytes + 8 * index.liveCount
         guard let damage else {
             if version < FileStore.formatVersion { pending = .upgrade }
             return
@@ -353,11 +358,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     /// The live entries of the open file's first `fileLength` bytes (its valid records),
     /// read from the file: the store keeps no copy of them once the engine has its own.
-    private func liveEntries() throws -> [String: [UInt8]] {
-        let (bytes, index) = try FileStore.replayFile(fd, length: fileLength, path: path)
-        return index.values(in: bytes)
-    }
-
     /// The first `length` bytes of the file open as `descriptor`, and where the latest value
     /// of each live key lies in them. Damage there (the file changed under us) is an error.
     static func replayFile(_ descriptor: Int32, length: Int, path: String) throws -> ([UInt8], RecordIndex) {
@@ -619,11 +619,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         record.finish()
         frame(record.bytes)
         return [UInt8](UnsafeRawBufferPointer(record.bytes))
-    }
-
-    /// About what an entry takes in a compacted file; deleted entries take nothing.
-    static func entrySize(_ key: String, _ value: [UInt8]?) -> Int {
-        value.map { key.utf8.count + $0.count + 8 } ?? 0
     }
 
     /// Rewrites the file as one record of the live entries.

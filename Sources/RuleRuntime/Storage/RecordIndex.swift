@@ -1,5 +1,39 @@
 import Foundation
 
+/// A store's live entries as it holds them: bytes, and where each key's latest value lies in
+/// them. The engine decodes its state from here without a `String` or an array per entry.
+struct StoredEntries {
+    let bytes: [UInt8]
+    let index: RecordIndex
+
+    init(bytes: [UInt8], index: RecordIndex) {
+        self.bytes = bytes
+        self.index = index
+    }
+
+    /// Entries as ``RuleStore/load()`` returns them.
+    init(_ entries: [String: [UInt8]]) {
+        var bytes: [UInt8] = [0]
+        var ranges: [(key: Range<Int>, value: Range<Int>)] = []
+        ranges.reserveCapacity(entries.count)
+        for (key, value) in entries {
+            let start = bytes.count
+            bytes += key.utf8
+            bytes += value
+            ranges.append((start..<start + key.utf8.count, start + key.utf8.count..<bytes.count))
+        }
+        var index = RecordIndex()
+        bytes.withUnsafeBytes { raw in
+            index.reserveCapacity(ranges.count, in: raw)
+            for range in ranges { index.set(key: range.key, value: range.value, in: raw) }
+        }
+        self.init(bytes: bytes, index: index)
+    }
+
+    /// The entries as ``RuleStore/load()`` returns them.
+    var values: [String: [UInt8]] { index.values(in: bytes) }
+}
+
 /// Where each key's latest value lies in a state file's bytes, found by replaying its records.
 ///
 /// Keys are compared and hashed as the bytes they are stored as: replaying makes no `String`
@@ -34,6 +68,9 @@ struct RecordIndex {
         while size < capacity * 2 { size *= 2 }
         if size > slots.count { resize(to: size, in: bytes) }
     }
+
+    /// The live entries' keys and values (key and value bytes, header and length excluded).
+    var liveBytes: Int { live.reduce(0) { $0 + $1.keyCount + $1.valueCount } }
 
     /// The entry whose key (in `bytes`) is `key`'s bytes, or nil.
     func find(_ key: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) -> Int? {

@@ -125,9 +125,13 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     public func load() throws -> [String: [UInt8]] {
+        try loadEntries().values
+    }
+
+    func loadEntries() throws -> StoredEntries {
         lock.lock()
         defer { lock.unlock() }
-        return index.values(in: bytes)
+        return StoredEntries(bytes: bytes, index: index)
     }
 
     public func apply(_ changes: [StoreChange]) throws {

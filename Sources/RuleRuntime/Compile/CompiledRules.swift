@@ -34,25 +34,29 @@ indirect enum CompiledExpr: Sendable {
 /// A class: the engine reads a scenario's fields on every call, and reading them through a
 /// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
 final class CompiledScenario: @unchecked Sendable {
-    var name: String
+    // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
+    @exclusivity(unchecked) var name: String
     /// Its key in the store: `s:NAME`.
-    var key: String
+    @exclusivity(unchecked) var key: String
+    /// `key`'s UTF-8, for the record every call writes (no reference counting on the way).
+    let keyBytes: UnsafeRawBufferPointer
     /// The slots of the streams it counts: its `on` list, or its own name.
-    var streams: [Int]
-    var clauses: [CompiledClause]
+    @exclusivity(unchecked) var streams: [Int]
+    @exclusivity(unchecked) var clauses: [CompiledClause]
     /// The clauses as declared (`on` and `priority` included), for explanations.
-    var declared: [Clause] = []
-    var group: Int?
-    var priority: Int64
+    @exclusivity(unchecked) var declared: [Clause] = []
+    @exclusivity(unchecked) var group: Int?
+    @exclusivity(unchecked) var priority: Int64
     /// Recent times kept in its view of events and of executions.
-    var eventKeep: Int
-    var executionKeep: Int
+    @exclusivity(unchecked) var eventKeep: Int
+    @exclusivity(unchecked) var executionKeep: Int
     /// Identifies its stream names as a set; a stored view built from other streams is rebuilt.
-    var fingerprint: UInt64
+    @exclusivity(unchecked) var fingerprint: UInt64
 
     init(name: String, group: Int?, keep: Int) {
         self.name = name
         key = "s:" + name
+        keyBytes = CompiledScenario.bytes(of: key)
         streams = []
         clauses = []
         self.group = group
@@ -60,6 +64,16 @@ final class CompiledScenario: @unchecked Sendable {
         eventKeep = keep
         executionKeep = keep
         fingerprint = 0
+    }
+
+    deinit { keyBytes.deallocate() }
+
+    /// A copy of `text`'s UTF-8, owned by the caller.
+    static func bytes(of text: String) -> UnsafeRawBufferPointer {
+        let utf8 = Array(text.utf8)
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(utf8.count, 1), alignment: 1)
+        copy.copyBytes(from: utf8)
+        return UnsafeRawBufferPointer(rebasing: copy[0..<utf8.count])
     }
 
     /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
@@ -75,14 +89,15 @@ final class CompiledScenario: @unchecked Sendable {
 
 /// A class for the same reason as ``CompiledScenario``.
 final class CompiledGroup: @unchecked Sendable {
-    var name: String
+    // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
+    @exclusivity(unchecked) var name: String
     /// Its key in the store: `g:NAME`.
-    var key: String
-    var clauses: [CompiledClause] = []
+    @exclusivity(unchecked) var key: String
+    @exclusivity(unchecked) var clauses: [CompiledClause] = []
     /// The clauses as declared, for explanations.
-    var declared: [Clause] = []
-    var members: [Int] = []
-    var executionKeep: Int
+    @exclusivity(unchecked) var declared: [Clause] = []
+    @exclusivity(unchecked) var members: [Int] = []
+    @exclusivity(unchecked) var executionKeep: Int
 
     init(name: String, keep: Int) {
         self.name = name

@@ -233,11 +233,8 @@ struct EngineCore {
     /// changes in ``record``.
     mutating func recordEvent(_ slot: Int, at time: Double) {
         let listeners = slot < rules.listeners.count ? rules.listeners[slot] : []
-        for index in listeners {
-            // A scenario seen for the first time starts from the streams' history (before this event).
-            buildView(index)
-            views[index].events.record(at: time, in: meta.epoch, keep: rules.scenarios[index].eventKeep)
-        }
+        // A scenario seen for the first time starts from the streams' history (before this event).
+        for index in listeners { buildView(index) }
         if slot >= rules.listeners.count, unknownEventSlots.count < UnknownName.limit,
             !unknownEventSlots.contains(slot)
         {
@@ -247,10 +244,19 @@ struct EngineCore {
         tallies.withTally(slot) { record.set(stream: streams.name(slot), $0, recent: $1) }
         for index in listeners {
             let scenario = rules.scenarios[index]
-            // A view whose events are exactly the stream's (a scenario counting this one stream,
-            // not reset since) is stored by reference: the record carries the tally once.
-            let same = scenario.streams.count == 1 && tallies.equals(slot, views[index].events)
-            record.set(scenario.key, views[index], eventsFrom: same ? rules.streams.name(slot) : nil)
+            views[index].events.record(at: time, in: meta.epoch, keep: scenario.eventKeep)
+            // Read in place through a pointer: a copy of the view would retain its arrays.
+            views.withUnsafeBufferPointer { views in
+                let view = views.baseAddress! + index
+                // A view whose events are exactly the stream's (a scenario counting this one stream,
+                // not reset since) is stored by reference: the record carries the tally once.
+                let same =
+                    scenario.streams.count == 1
+                    && view.pointee.events.recent.withUnsafeBufferPointer {
+                        tallies.equals(slot, view.pointee.events.counts, $0)
+                    }
+                record.set(scenario.keyBytes, view: view, eventsFrom: same ? streams.name(slot) : nil)
+            }
         }
     }
 
@@ -343,7 +349,7 @@ struct EngineCore {
         let scenario = rules.scenarios[index]
         buildView(index)
         views[index].executions.record(at: time, in: meta.epoch, keep: scenario.executionKeep)
-        record.set(scenario.key, views[index], eventsFrom: nil)
+        views.withUnsafeBufferPointer { record.set(scenario.keyBytes, view: $0.baseAddress! + index, eventsFrom: nil) }
         if let group = scenario.group {
             budgets[group].record(at: time, in: meta.epoch, keep: rules.groups[group].executionKeep)
             record.set(rules.groups[group].key, budgets[group])

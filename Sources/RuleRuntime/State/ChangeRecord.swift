@@ -77,6 +77,16 @@ final class ChangeRecord: ByteSink {
         }
     }
 
+    /// Sets the key stored as `key` (UTF-8) to the view at `view` (its events given as stream
+    /// `eventsFrom`'s, if named), read in place.
+    @inline(__always)
+    func set(_ key: UnsafeRawBufferPointer, view: UnsafePointer<ScenarioState>, eventsFrom stream: String?) {
+        set(key) { record in
+            var sink = record
+            EngineState.write(view, eventsFrom: stream, to: &sink)
+        }
+    }
+
     /// Sets `key` to a scenario's view (its events given as stream `eventsFrom`'s, if named).
     func set(_ key: String, _ view: ScenarioState, eventsFrom stream: String?) {
         set(key) { record in

@@ -148,15 +148,23 @@ struct EngineState {
 
     /// A view's value: format 2, or 3 with its events given as the name of a stream.
     static func write<W: ByteSink>(_ state: ScenarioState, eventsFrom stream: String?, to writer: inout W) {
+        withUnsafePointer(to: state) { write($0, eventsFrom: stream, to: &writer) }
+    }
+
+    /// As ``write(_:eventsFrom:to:)``, reading the view in place.
+    @inline(__always)
+    static func write<W: ByteSink>(
+        _ state: UnsafePointer<ScenarioState>, eventsFrom stream: String?, to writer: inout W
+    ) {
         if let stream {
             writer.u8(3)
             writer.string(stream)
         } else {
             writer.u8(2)
-            state.events.encode(&writer)
+            state.pointee.events.encode(&writer)
         }
-        state.executions.encode(&writer)
-        writer.u64(state.streams ?? 0)
+        state.pointee.executions.encode(&writer)
+        writer.u64(state.pointee.streams ?? 0)
     }
 
     static func change(key: String, _ value: ParamValue?) -> StoreChange {

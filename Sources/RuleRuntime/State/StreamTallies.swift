@@ -94,10 +94,13 @@ struct StreamTallies {
     /// True when the tally in `slot` equals `tally`.
     @inline(__always)
     func equals(_ slot: Int, _ tally: Tally) -> Bool {
-        withTally(slot) { counts, recent in
-            counts == tally.counts && recent.count == tally.recent.count
-                && tally.recent.withUnsafeBufferPointer { Tally.same(recent, $0) }
-        }
+        tally.recent.withUnsafeBufferPointer { equals(slot, tally.counts, $0) }
+    }
+
+    /// True when the tally in `slot` has these counts and recent times.
+    @inline(__always)
+    func equals(_ slot: Int, _ counts: TallyCounts, _ recent: UnsafeBufferPointer<Double>) -> Bool {
+        withTally(slot) { $0 == counts && $1.count == recent.count && Tally.same($1, recent) }
     }
 
     /// Records one time in `slot`, keeping at most `keep` recent times: the same tally as

@@ -36,7 +36,7 @@ final class ChangeRecordTests: XCTestCase {
         }
     }
 
-    func testFramedRecordReplaysAsTheLatestValueOfEachKey() {
+    func testFramedRecordReplaysAsTheLatestValueOfEachKey() throws {
         let first = sampleChanges(200, seed: 7)
         let second = first.prefix(50).map { StoreChange(key: $0.key, value: $0.value == nil ? [1] : nil) }
         var file = FileStore.header()
@@ -54,6 +54,15 @@ final class ChangeRecordTests: XCTestCase {
         let (again, _, none) = FileStore.replayRecords(snapshot, version: FileStore.formatVersion)
         XCTAssertNil(none)
         XCTAssertEqual(again.values(in: snapshot), expected)
+        // Its one record lists the keys in the order of their bytes.
+        var keys: [[UInt8]] = []
+        _ = try snapshot.withUnsafeBytes { raw in
+            try FileStore.forEachChange(
+                in: raw, from: FileStore.headerSize + FileStore.recordHeaderSize, to: raw.count
+            ) { key, _ in keys.append(Array(raw[key])) }
+        }
+        XCTAssertEqual(keys.count, expected.count)
+        XCTAssertEqual(keys, keys.sorted { $0.lexicographicallyPrecedes($1) })
     }
 
     func testInMemoryStoreCompactsItsLogAndKeepsTheLatestValues() throws {

@@ -661,6 +661,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
                     // The live entries of the records written so far, replayed from the file.
                     liveSize = try FileStore.writeSnapshot(
                         of: source, length: offset, path: label, to: out, at: temporary, system: system)
+                    // The snapshot's buffers (several times the live entries) are freed now, and
+                    // glibc keeps freed blocks below its raised mmap threshold in the heap: give
+                    // them back before waiting on fsync.
+                    FileStore.releaseFreedMemory()
                     if system.fsync(out) != 0 { failure = .io(path: temporary, operation: "fsync", errno: errno) }
                 } catch {
                     failure = error as? RuleStoreError ?? .other(error)
@@ -697,9 +701,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)
-            // The snapshot's buffers (several times the live entries) are freed by now; glibc
-            // keeps freed blocks below its raised mmap threshold in the heap: give them back.
-            FileStore.releaseFreedMemory()
         }
     }
 
@@ -825,7 +826,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     #endif
 
     /// Returns memory the C allocator holds freed to the system, where it can (glibc); called
-    /// off the caller's path, after a background compaction.
+    /// off the caller's path, once a background compaction has written its snapshot.
     static func releaseFreedMemory() {
         #if canImport(Glibc)
             _ = mallocTrim?(0)

@@ -409,7 +409,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         let size = index.live.reduce(32) { $0 + $1.keyCount + $1.valueCount + 12 }
         let record = ChangeRecord(capacity: size)
         bytes.withUnsafeBytes { raw in
-            index.forEachSorted(in: bytes) { entry in
+            for entry in index.sorted(in: bytes) {
                 record.set(UnsafeRawBufferPointer(rebasing: raw[entry.key])) {
                     $0.append(UnsafeRawBufferPointer(rebasing: raw[entry.value!]))
                 }

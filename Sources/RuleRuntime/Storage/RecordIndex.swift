@@ -41,38 +41,15 @@ struct StoredEntries {
 /// costs little time and leaves little memory behind. Open addressing, at most half full.
 struct RecordIndex {
     /// A key and its latest value, as byte offsets; `valueCount` is -1 once the key is deleted.
-    /// Sixteen bytes: offsets fit 32 bits (a state file is at most 256 MiB, an
-    /// ``InMemoryStore``'s buffer at most 2 GiB).
     struct Entry {
-        private var keyAt: UInt32
-        private var keyLength: UInt32
-        private var valueAt: UInt32
-        private var valueLength: Int32
-
-        init(keyStart: Int, keyCount: Int, valueStart: Int, valueCount: Int) {
-            keyAt = UInt32(keyStart)
-            keyLength = UInt32(keyCount)
-            valueAt = UInt32(valueStart)
-            valueLength = Int32(valueCount)
-        }
-
-        var keyStart: Int { Int(keyAt) }
-        var keyCount: Int { Int(keyLength) }
-        var valueStart: Int {
-            get { Int(valueAt) }
-            set { valueAt = UInt32(newValue) }
-        }
-        var valueCount: Int {
-            get { Int(valueLength) }
-            set { valueLength = Int32(newValue) }
-        }
+        var keyStart: Int
+        var keyCount: Int
+        var valueStart: Int
+        var valueCount: Int
 
         var key: Range<Int> { keyStart..<keyStart + keyCount }
         var value: Range<Int>? { valueCount < 0 ? nil : valueStart..<valueStart + valueCount }
     }
-
-    /// The most bytes the offsets reach.
-    static let maximumBytes = Int(Int32.max)
 
     /// Every key seen, in first-seen order; deleted ones have no value.
     private(set) var entries: [Entry] = []
@@ -180,20 +157,14 @@ struct RecordIndex {
         return values
     }
 
-    /// Calls `body` with the live entries in order of their key bytes (their positions are
-    /// sorted, not copies of them).
-    func forEachSorted(in bytes: [UInt8], _ body: (Entry) -> Void) {
-        var order = entries.indices.filter { entries[$0].valueCount >= 0 }.map { Int32($0) }
+    /// The live entries sorted by key bytes.
+    func sorted(in bytes: [UInt8]) -> [Entry] {
         bytes.withUnsafeBytes { raw in
-            entries.withUnsafeBufferPointer { entries in
-                order.sort { x, y in
-                    let (a, b) = (entries[Int(x)], entries[Int(y)])
-                    let common = min(a.keyCount, b.keyCount)
-                    let order = memcmp(raw.baseAddress! + a.keyStart, raw.baseAddress! + b.keyStart, common)
-                    return order != 0 ? order < 0 : a.keyCount < b.keyCount
-                }
+            live.sorted { a, b in
+                let common = min(a.keyCount, b.keyCount)
+                let order = memcmp(raw.baseAddress! + a.keyStart, raw.baseAddress! + b.keyStart, common)
+                return order != 0 ? order < 0 : a.keyCount < b.keyCount
             }
         }
-        for position in order { body(entries[Int(position)]) }
     }
 }

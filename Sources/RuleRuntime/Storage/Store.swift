@@ -146,12 +146,6 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
         // Read once: records come from the engine's ``ChangeRecord`` (or ``apply(_:)``), whole.
         lock.lock()
         defer { lock.unlock() }
-        if self.bytes.count + raw.count > RecordIndex.maximumBytes {
-            compact()
-            guard self.bytes.count + raw.count <= RecordIndex.maximumBytes else {
-                throw RuleStoreError.unusable(path: "<memory>", reason: "the state would pass 2 GiB")
-            }
-        }
         _ = try FileStore.forEachChange(in: raw, from: start, to: raw.count) { key, value in
             set(
                 UnsafeRawBufferPointer(rebasing: raw[key]),

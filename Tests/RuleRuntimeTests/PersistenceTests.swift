@@ -132,6 +132,45 @@ final class PersistenceTests: XCTestCase {
         return (url, clock)
     }
 
+    func testALeftoverCompactionIsRemovedAtOpenAndTheStateKept() throws {
+        let url = temporaryURL("leftover.state")
+        let clock = ManualClock()
+        do {
+            let engine = try reopen(url, clock)
+            for _ in 0..<7 { engine.trigger("AskToSubscribe") }
+        }
+        // What a process killed while compacting leaves: a partial new file beside the old one.
+        let leftover = url.path + ".compacting"
+        try Data(FileStore.header() + [1, 2, 3]).write(to: URL(fileURLWithPath: leftover))
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: url.path + ".tmp"))
+        let engine = try reopen(url, clock)
+        XCTAssertEqual(engine.count("AskToSubscribe"), 7)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: leftover))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: url.path + ".tmp"))
+    }
+
+    func testABackgroundCompactionWritesOverALeftoverOnlyOnceItHoldsItsLock() throws {
+        let url = temporaryURL("locked-leftover.state")
+        let store = FileStore(url: url, options: .init(compactionThreshold: 1_024))
+        let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+        // Someone else holds a lock on the compaction file: the compaction gives up and
+        // leaves that file as it is; the triggers are kept.
+        let leftover = url.path + ".compacting"
+        let holder = open(leftover, O_RDWR | O_CREAT, 0o644)
+        XCTAssertGreaterThanOrEqual(holder, 0)
+        defer { close(holder) }
+        XCTAssertEqual(flock(holder, LOCK_EX | LOCK_NB), 0)
+        XCTAssertEqual(write(holder, "kept", 4), 4)
+        for _ in 0..<200 { engine.trigger("AskToSubscribe") }
+        store.waitForCompaction()
+        engine.trigger("AskToSubscribe")  // reports the compaction's failure
+        XCTAssertTrue(
+            "\(String(describing: engine.lastStoreError))".contains("lock"),
+            "\(String(describing: engine.lastStoreError))")
+        XCTAssertEqual(try String(contentsOfFile: leftover, encoding: .utf8), "kept")
+        XCTAssertEqual(engine.count("AskToSubscribe"), 201)
+    }
+
     func testTornTailIsDroppedReportedAndKeptAside() throws {
         let (url, clock) = try fileWithThreeTriggers()
         var bytes = try Data(contentsOf: url)

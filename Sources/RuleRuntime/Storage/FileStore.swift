@@ -111,7 +111,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     private var generation = 0
     /// A background compaction's failure, reported by the next `apply`.
     private var backgroundError: RuleStoreError?
-    private static let compactionNumber = Counter()
     private var lastIdentityCheck: UInt64 = 0
 
     /// What `load` found that the first write must repair.
@@ -641,7 +640,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         compacting = true
         let offset = fileLength
         let startedIn = generation
-        let temporary = realPath + ".compacting-\(getpid())-\(FileStore.compactionNumber.next())"
+        // One name per file: only the holder of the file's lock compacts it (the queue keeps a
+        // duplicate of the descriptor, and with it the lock, until the compaction is over), so
+        // a process opening the file later removes a leftover without listing the directory.
+        let temporary = FileStore.compactingPath(realPath)
         let system = self.system
         // Our own descriptor of the old file, to copy what is appended meanwhile without the lock.
         let source = dup(fd)
@@ -650,12 +652,18 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             defer { if source >= 0 { close(source) } }
             var failure: RuleStoreError? = source < 0 ? .io(path: label, operation: "dup", errno: errno) : nil
             var liveSize = 0
-            let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+            // Emptied only once locked: a file locked by anyone else is neither cut short nor
+            // removed (`out` is -1 unless it is ours).
+            var out = open(temporary, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             if failure != nil {
             } else if out < 0 {
                 failure = .io(path: temporary, operation: "open", errno: errno)
             } else if flock(out, LOCK_EX | LOCK_NB) != 0 {
                 failure = .io(path: temporary, operation: "lock", errno: errno)
+                close(out)
+                out = -1
+            } else if system.truncate(out, 0) != 0 {
+                failure = .io(path: temporary, operation: "truncate", errno: errno)
             } else {
                 do {
                     // The live entries of the records written so far, replayed from the file.
@@ -693,8 +701,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
                 let directory = self?.finishCompaction(
                     out, temporary, from: copied, startedIn: startedIn, liveSize: liveSize, failure: failure)
             else {
-                if self == nil {
-                    if out >= 0 { close(out) }
+                if self == nil, out >= 0 {
+                    close(out)
                     unlink(temporary)
                 }
                 return
@@ -725,8 +733,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         lock.lock()
         compacting = false
         func drop(_ error: RuleStoreError?) -> String? {
-            if out >= 0 { close(out) }
-            unlink(temporary)
+            if out >= 0 {
+                close(out)
+                unlink(temporary)
+            }
             if let error { backgroundError = error }
             lock.unlock()
             return nil
@@ -770,16 +780,15 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return directory.isEmpty ? "." : directory
     }
 
-    /// Removes `PATH.tmp` and `PATH.compacting-*` left behind by a process that died compacting.
+    /// Removes `PATH.tmp` and `PATH.compacting` left behind by a process that died compacting
+    /// (two `unlink`s: the cost of opening does not grow with the directory).
     private func removeLeftoverCompactions() {
         unlink(realPath + ".tmp")
-        let directory = (realPath as NSString).deletingLastPathComponent
-        let prefix = (realPath as NSString).lastPathComponent + ".compacting-"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)) ?? []
-        where name.hasPrefix(prefix) {
-            unlink((directory as NSString).appendingPathComponent(name))
-        }
+        unlink(FileStore.compactingPath(realPath))
     }
+
+    /// Where a background compaction of the file at `path` writes the new file.
+    static func compactingPath(_ path: String) -> String { path + ".compacting" }
 
     /// Writes the live entries to `PATH.tmp`, syncs and locks it, renames it over the
     /// file and only then lets go of the old file (and its lock).
@@ -895,7 +904,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 }
 
-/// A thread-safe counter, for unique temporary names.
+/// A thread-safe counter, for unique numbers.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0

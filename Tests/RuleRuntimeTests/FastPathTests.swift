@@ -109,3 +109,28 @@ final class FastPathTests: XCTestCase {
         }
     }
 }
+
+/// A scenario's stored fingerprint must not change with how the names are sorted.
+final class FingerprintTests: XCTestCase {
+    func testNamesSortByTheirBytesAsAStringSortWould() {
+        var random = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0xF1)
+        print("fingerprint seed: \(random.seed)")
+        let pieces = ["", "a", "ab", "abcdefgh", "abcdefghi", "\u{0}", "é", "e\u{301}", "日本", "z", "A", "~"]
+        for round in 0..<200 {
+            var names: Set<String> = []
+            for _ in 0..<(1 + Int(random.next() % 40)) {
+                names.insert((0..<3).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined())
+            }
+            let list = Array(names)
+            let expected = list.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            XCTAssertEqual(CompiledScenario.byteOrder(list).map { list[$0] }, expected, "round \(round)")
+            XCTAssertEqual(CompiledScenario.fingerprint(list), CompiledScenario.fingerprint(expected.reversed()))
+        }
+        // The value stored by earlier versions for `on a, b` (FNV-1a over "a", 0xFF, "b", 0xFF).
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in [UInt8(ascii: "a"), 0xFF, UInt8(ascii: "b"), 0xFF] {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+        }
+        XCTAssertEqual(CompiledScenario.fingerprint(["b", "a"]), hash)
+    }
+}

@@ -79,11 +79,31 @@ final class CompiledScenario: @unchecked Sendable {
     /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
     static func fingerprint(_ streams: [String]) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for name in streams.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        for position in byteOrder(streams) {
+            for byte in streams[position].utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
             hash = (hash ^ 0xFF) &* 0x100_0000_01B3
         }
         return hash
+    }
+
+    /// The positions of `names` in the order of their UTF-8 bytes. Sorted on each name's first
+    /// eight bytes as one number (zero-padded, big-endian: the same order), the whole names
+    /// compared only on a tie: a list of 100,000 names sorts without a string comparison each.
+    static func byteOrder(_ names: [String]) -> [Int] {
+        var keys: [(prefix: UInt64, position: Int)] = names.enumerated().map { position, name in
+            var prefix: UInt64 = 0
+            var shift: UInt64 = 56
+            for byte in name.utf8.prefix(8) {
+                prefix |= UInt64(byte) << shift
+                shift &-= 8
+            }
+            return (prefix, position)
+        }
+        keys.sort { a, b in
+            a.prefix != b.prefix
+                ? a.prefix < b.prefix : names[a.position].utf8.lexicographicallyPrecedes(names[b.position].utf8)
+        }
+        return keys.map(\.position)
     }
 }
 

@@ -173,7 +173,9 @@ struct StreamTallies {
         let offset = times.count
         let capacity = StreamTallies.capacity(ofClass: sizeClass)
         precondition(offset + capacity <= Int(UInt32.max), "recent times beyond the shared buffer's reach")
-        times.append(contentsOf: repeatElement(0, count: capacity))
+        // One at a time: appending a repeated element goes through a generic path that costs
+        // more than the few stores a small block needs.
+        for _ in 0..<capacity { times.append(0) }
         return UInt32(offset)
     }
 

@@ -35,9 +35,9 @@ indirect enum CompiledExpr: Sendable {
 /// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
 final class CompiledScenario: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
-    @exclusivity(unchecked) var name: String
+    let name: String
     /// Its key in the store: `s:NAME`.
-    @exclusivity(unchecked) var key: String
+    let key: String
     /// `key`'s UTF-8, for the record every call writes (no reference counting on the way).
     let keyBytes: UnsafeRawBufferPointer
     /// The slots of the streams it counts: its `on` list, or its own name.

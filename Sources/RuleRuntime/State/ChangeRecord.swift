@@ -87,14 +87,6 @@ final class ChangeRecord: ByteSink {
         }
     }
 
-    /// Sets `key` to a scenario's view (its events given as stream `eventsFrom`'s, if named).
-    func set(_ key: String, _ view: ScenarioState, eventsFrom stream: String?) {
-        set(key) { record in
-            var sink = record
-            EngineState.write(view, eventsFrom: stream, to: &sink)
-        }
-    }
-
     /// Deletes `key`.
     func delete(_ key: String) {
         write(key: key)

@@ -26,12 +26,6 @@ struct EngineState {
     static let scenarioFormat: UInt8 = 3
     static let metaKey = "m:"
 
-    init() {
-        streams = StreamTable()
-        tallies = StreamTallies()
-        storedStreams = []
-    }
-
     /// Decodes stored entries (as ``RuleStore/load()`` returns them).
     init(entries: [String: [UInt8]]) throws {
         try self.init(StoredEntries(entries), streams: StreamTable())

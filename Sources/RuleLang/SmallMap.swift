@@ -13,18 +13,20 @@ struct SmallMap<Key: Hashable, Value> {
 
     /// A map that will hold about `count` entries: room is made once, not as it grows.
     init(expecting count: Int) {
-        entries.reserveCapacity(count)
-        if count > Self.linearLimit { index = Dictionary(minimumCapacity: count) }
+        reserveCapacity(count)
     }
 
     /// Makes room for `count` entries in all, once, rather than as they come.
     mutating func reserveCapacity(_ count: Int) {
         entries.reserveCapacity(count)
-        if count > Self.linearLimit && index == nil {
-            var table: [Key: Int] = Dictionary(minimumCapacity: count)
-            for (at, entry) in entries.enumerated() { table[entry.key] = at }
-            index = table
-        }
+        if count > Self.linearLimit && index == nil { makeIndex(capacity: count) }
+    }
+
+    /// Indexes the entries by key, with room for `capacity`.
+    private mutating func makeIndex(capacity: Int) {
+        var table: [Key: Int] = Dictionary(minimumCapacity: capacity)
+        for (at, entry) in entries.enumerated() { table[entry.key] = at }
+        index = table
     }
 
     /// Empties the map, keeping its room for the next body.
@@ -47,10 +49,7 @@ struct SmallMap<Key: Hashable, Value> {
             if index != nil {
                 index![key] = entries.count - 1
             } else if entries.count > Self.linearLimit {
-                var table: [Key: Int] = [:]
-                table.reserveCapacity(entries.count * 2)
-                for (at, entry) in entries.enumerated() { table[entry.key] = at }
-                index = table
+                makeIndex(capacity: entries.count * 2)
             }
         }
     }

@@ -50,7 +50,8 @@ final class ChangeRecordTests: XCTestCase {
         XCTAssertEqual(index.values(in: file), expected)
         XCTAssertEqual(index.liveCount, expected.count)
         // A snapshot holds the same entries in one record.
-        let snapshot = FileStore.snapshot(of: file, index)
+        let record = FileStore.snapshotRecord(of: file, index)
+        let snapshot = withExtendedLifetime(record) { FileStore.header() + UnsafeRawBufferPointer(record.bytes) }
         let (again, _, none) = FileStore.replayRecords(snapshot, version: FileStore.formatVersion)
         XCTAssertNil(none)
         XCTAssertEqual(again.values(in: snapshot), expected)

@@ -23,6 +23,21 @@ final class EdgeSemanticsTests: XCTestCase {
         XCTAssertEqual(tally.recent, [50, 100])
     }
 
+    func testNamesSwiftConsidersEqualAreOneNameAcrossARestart() throws {
+        // As grammar.md says: `é` precomposed and e + U+0301 are one stream, stored under the
+        // spelling used first; a rule naming one counts the other.
+        let store = InMemoryStore()
+        var engine = try RuleEngine(source: "scenario Ask < on \"é\"; min_events 2 >", store: store)
+        engine.trigger("e\u{301}")
+        engine.trigger("é")
+        XCTAssertEqual(engine.count("e\u{301}"), 2)
+        XCTAssertTrue(engine.canExecute("Ask"))
+        XCTAssertEqual(try store.load().keys.filter { $0.hasPrefix("e:") }, ["e:é"])
+        engine = try RuleEngine(source: "scenario Ask < on \"é\"; min_events 2 >", store: store)
+        XCTAssertEqual(engine.count("e\u{301}"), 2)
+        XCTAssertTrue(engine.unknownNames.isEmpty, "\(engine.unknownNames)")
+    }
+
     func testAStreamListedTwiceIsCountedOnce() throws {
         // The duplicate is a warning; the scenario counts the stream once, and so does every
         // other scenario listing it.

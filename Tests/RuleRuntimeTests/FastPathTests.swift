@@ -9,7 +9,7 @@ final class FastPathTests: XCTestCase {
     func testNameTableFindsEveryNameAndNothingElse() {
         var table = NameTable()
         // Short and long names, Unicode, names differing in one byte, and enough to grow the table.
-        var names = ["", "a", "b", "ab", "ba", "AskToSubscribe", "ask-to-subscribe", "é", "e\u{301}", "日本語のイベント"]
+        var names = ["", "a", "b", "ab", "ba", "AskToSubscribe", "ask-to-subscribe", "é", "日本語のイベント", "Ω"]
         names += (0..<3_000).map { "stream-\($0)-\(String(repeating: "x", count: $0 % 40))" }
         for (position, name) in names.enumerated() { XCTAssertEqual(table.insert(name), position, name) }
         XCTAssertEqual(table.count, names.count)
@@ -22,6 +22,26 @@ final class FastPathTests: XCTestCase {
         }
         // A Substring's String and a bridged copy find the same entry.
         XCTAssertEqual(table[String("xAskToSubscribe".dropFirst())], 5)
+        // Names Swift considers equal are one name, whichever spelling comes first (`é` as
+        // e + U+0301; Ω as OHM SIGN; K as KELVIN SIGN, which composes to ASCII); the first
+        // spelling is the one kept.
+        XCTAssertEqual(table["e\u{301}"], 7)
+        XCTAssertEqual(table["\u{2126}"], 9)
+        XCTAssertEqual(table.insert("e\u{301}"), 7)
+        XCTAssertEqual(table.name(at: 7), "é")
+        "e\u{301}".utf8.withContiguousStorageIfAvailable {
+            XCTAssertEqual(table.position(of: UnsafeRawBufferPointer($0)), 7)
+        }
+        let kelvin = table.insert("\u{212A}")
+        XCTAssertEqual(table["K"], kelvin)
+        "K".utf8.withContiguousStorageIfAvailable {
+            XCTAssertEqual(table.position(of: UnsafeRawBufferPointer($0)), kelvin)
+        }
+        XCTAssertEqual(table.insert("K"), kelvin)
+        XCTAssertNil(table["k"])
+        XCTAssertEqual(table.count, names.count + 1)
+        table = NameTable()
+        for (position, name) in names.enumerated() { XCTAssertEqual(table.insert(name), position, name) }
         // Inserting a name again gives its position and stores nothing.
         XCTAssertEqual(table.insert("a"), 1)
         XCTAssertEqual(table.count, names.count)

@@ -27,8 +27,8 @@ final class RobustnessTests: XCTestCase {
     func testStoredCountsAtTheLimitSaturate() throws {
         var tally = Tally()
         tally.total = .max
-        tally.sessionCount = .max
-        tally.versionCount = .max
+        tally.counts.sessionCount = .max
+        tally.counts.versionCount = .max
         var writer = ByteWriter()
         writer.u8(EngineState.format)
         tally.encode(&writer)

@@ -76,7 +76,7 @@ final class StreamTalliesTests: XCTestCase {
         other.recent.removeLast()
         XCTAssertFalse(pooled.equals(0, other), "one recent time fewer")
         other = tally
-        other.sessionCount += 1
+        other.counts.sessionCount += 1
         XCTAssertFalse(pooled.equals(0, other), "a count differs")
     }
 

@@ -110,9 +110,9 @@ final class CompiledScenario: @unchecked Sendable {
 /// A class for the same reason as ``CompiledScenario``.
 final class CompiledGroup: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
-    @exclusivity(unchecked) var name: String
+    let name: String
     /// Its key in the store: `g:NAME`.
-    @exclusivity(unchecked) var key: String
+    let key: String
     @exclusivity(unchecked) var clauses: [CompiledClause] = []
     /// The clauses as declared, for explanations.
     @exclusivity(unchecked) var declared: [Clause] = []
@@ -229,16 +229,13 @@ final class CompiledRules: @unchecked Sendable {
                 if case .on(let list) = clause.kind { listed = list.map(\.text) }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
             }
-            var names: [String] = []
             var slots: [Int] = []
-            names.reserveCapacity(listed.count)
             slots.reserveCapacity(listed.count)
             for name in listed {
                 let slot = streams.slot(name)
                 while countedBy.count <= slot { countedBy.append(-1) }
                 guard countedBy[slot] != index else { continue }
                 countedBy[slot] = index
-                names.append(name)
                 slots.append(slot)
             }
             var (events, executions) = (recentLimit, recentLimit)
@@ -247,7 +244,7 @@ final class CompiledRules: @unchecked Sendable {
             scenarios[index].streams = slots
             scenarios[index].eventKeep = events
             scenarios[index].executionKeep = executions
-            scenarios[index].fingerprint = CompiledScenario.fingerprint(names)
+            scenarios[index].fingerprint = CompiledScenario.fingerprint(slots.map { streams.name($0) })
             if let group = scenarios[index].group { groups[group].members.append(index) }
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).

@@ -7,7 +7,9 @@ import Foundation
 /// A `[String: Int]` hashes with a seeded SipHash on every lookup, which costs about as much
 /// as the rest of a refused `tryToExecute`. Names here come from the rules and the app,
 /// and the engine bounds how many unknown ones it keeps, so a cheaper hash of the UTF-8
-/// bytes (eight at a time, multiplied and folded) is enough; equality is still `String`'s.
+/// bytes (eight at a time, multiplied and folded) is enough. Names Swift considers equal
+/// (canonically equivalent) are one name: a name that is not ASCII is hashed in its
+/// canonical composition (ASCII names, nearly all, as they are) and compared as a `String`.
 /// Open addressing with linear probing, at most half full.
 struct NameTable: Sendable {
     /// The names by position. No stored hash and no value: 16 bytes a name (one per stream at
@@ -29,54 +31,65 @@ struct NameTable: Sendable {
 
     /// The position of `name`, or nil.
     subscript(name: String) -> Int? {
-        let hash = Self.hash(name)
+        probe(Self.hash(name)) { $0 == name }.entry
+    }
+
+    /// The position of the name whose UTF-8 is `bytes` (or of one Swift considers equal), or nil.
+    func position(of bytes: UnsafeRawBufferPointer) -> Int? {
+        let (hash, ascii) = Self.hashAndASCII(bytes)
+        guard ascii else { return self[String(decoding: bytes, as: UTF8.self)] }
+        // Equal bytes, or (rarely met: a collision) a name that is not ASCII yet equal to this one.
+        return probe(hash) { stored in
+            NameTable.withBytes(of: stored) {
+                ($0.count == bytes.count && NameTable.same($0, bytes))
+                    || (!NameTable.hashAndASCII($0).ascii && stored == String(decoding: bytes, as: UTF8.self))
+            }
+        }.entry
+    }
+
+    /// The position of `name`, stored at the end if it is new (a name is never removed).
+    @discardableResult
+    mutating func insert(_ name: String) -> Int {
+        let (entry, slot) = probe(Self.hash(name)) { $0 == name }
+        if let entry { return entry }
+        entries.append(name)
+        slots[slot] = Int32(entries.count)
+        if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
+        return entries.count - 1
+    }
+
+    /// The entry that `matches` along the chain of `hash`, and the slot it is in or would go in.
+    /// `String`'s equality decides, so names Swift considers equal (canonically equivalent)
+    /// are one name; ``hash(_:)-swift.type.method`` gives them one chain.
+    @inline(__always)
+    private func probe(_ hash: UInt64, _ matches: (String) -> Bool) -> (entry: Int?, slot: Int) {
         let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
         return slots.withUnsafeBufferPointer { slots in
             entries.withUnsafeBufferPointer { entries in
-                var slot = Int(truncatingIfNeeded: hash) & mask
                 while true {
                     let entry = Int(slots[slot]) - 1
-                    if entry < 0 { return nil }
-                    if entries[entry] == name { return entry }
+                    if entry < 0 { return (nil, slot) }
+                    if matches(entries[entry]) { return (entry, slot) }
                     slot = (slot + 1) & mask
                 }
             }
         }
     }
 
-    /// The position of the name whose UTF-8 is `bytes`, or nil.
-    func position(of bytes: UnsafeRawBufferPointer) -> Int? {
-        let hash = Self.hash(bytes)
-        let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let entry = Int(slots[slot]) - 1
-            if entry < 0 { return nil }
-            let same =
-                entries[entry].utf8.withContiguousStorageIfAvailable {
-                    $0.count == bytes.count
-                        && ($0.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0)
-                } ?? entries[entry].utf8.elementsEqual(bytes)
-            if same { return entry }
-            slot = (slot + 1) & mask
-        }
+    /// Equal bytes (of equal counts).
+    @inline(__always)
+    private static func same(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
     }
 
-    /// The position of `name`, stored at the end if it is new (a name is never removed).
-    @discardableResult
-    mutating func insert(_ name: String) -> Int {
-        let hash = Self.hash(name)
-        let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: hash) & mask
-        while slots[slot] != 0 {
-            let entry = Int(slots[slot]) - 1
-            if entries[entry] == name { return entry }
-            slot = (slot + 1) & mask
+    /// Calls `body` with `name`'s UTF-8 (copied out only when the string does not hold it as such).
+    @inline(__always)
+    static func withBytes<R>(of name: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = name.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+            return result
         }
-        entries.append(name)
-        slots[slot] = Int32(entries.count)
-        if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
-        return entries.count - 1
+        return Array(name.utf8).withUnsafeBytes(body)
     }
 
     /// Makes room for `capacity` names without growing again.
@@ -98,21 +111,25 @@ struct NameTable: Sendable {
         slots = table
     }
 
-    /// A 64-bit hash of `name`'s UTF-8 bytes.
-    @inline(__always)
+    /// A 64-bit hash of `name`, the same for names Swift considers equal: of its UTF-8 when
+    /// that is ASCII, else of its canonical composition's (an ASCII name is its own).
     static func hash(_ name: String) -> UInt64 {
-        if let hash = name.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
-            return hash
-        }
-        return Array(name.utf8).withUnsafeBytes { hash($0) }
+        let (hash, ascii) = withBytes(of: name) { hashAndASCII($0) }
+        return ascii ? hash : withBytes(of: name.precomposedStringWithCanonicalMapping) { self.hash($0) }
     }
 
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 { hashAndASCII(bytes).hash }
+
+    /// The hash of `bytes`, and whether they are all ASCII (seen on the way, for free).
+    @inline(__always)
+    static func hashAndASCII(_ bytes: UnsafeRawBufferPointer) -> (hash: UInt64, ascii: Bool) {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
         var hash = UInt64(bytes.count) &* multiplier
+        var seen: UInt64 = 0
         var index = 0
         while bytes.count - index >= 8 {
             let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            seen |= word
             hash = (hash ^ word) &* multiplier
             hash ^= hash >> 32
             index += 8
@@ -124,9 +141,10 @@ struct NameTable: Sendable {
             shift += 8
             index += 1
         }
+        seen |= tail
         hash = (hash ^ tail) &* multiplier
         hash ^= hash >> 29
         hash = hash &* 0xBF58_476D_1CE4_E5B9
-        return hash ^ (hash >> 32)
+        return (hash ^ (hash >> 32), seen & 0x8080_8080_8080_8080 == 0)
     }
 }

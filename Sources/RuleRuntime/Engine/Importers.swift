@@ -131,10 +131,10 @@ extension EngineCore {
             executionTally.last = lastExecution
             executionTally.recent = lastExecution.map { [$0] } ?? []
         }
-        eventTally.sessionID = meta.sessionID
-        eventTally.versionID = meta.versionID
-        executionTally.sessionID = meta.sessionID
-        executionTally.versionID = meta.versionID
+        eventTally.counts.sessionID = meta.sessionID
+        eventTally.counts.versionID = meta.versionID
+        executionTally.counts.sessionID = meta.sessionID
+        executionTally.counts.versionID = meta.versionID
         var changes: [StoreChange] = []
         if ownStream, !eventTally.isEmpty {
             let slot = slot(name)
@@ -189,8 +189,8 @@ extension EngineCore {
             for date in dates { tally.record(at: date.timeIntervalSince1970, in: meta.epoch, keep: keep(slot)) }
             // Ecno's version scope is "since the version was first seen"; it has no stored sessions.
             let inVersion = versionStart.map { start in dates.filter { $0.timeIntervalSince1970 >= start }.count } ?? 0
-            tally.versionCount = Int64(inVersion)
-            tally.sessionCount = 0
+            tally.counts.versionCount = Int64(inVersion)
+            tally.counts.sessionCount = 0
             tallies[slot] = tally
             changes.append(EngineState.change(key: streamKey(slot), tally))
             // Scenarios counting the tag see it: rebuild their views from the streams.

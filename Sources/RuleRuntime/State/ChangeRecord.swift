@@ -126,7 +126,7 @@ final class ChangeRecord: ByteSink {
         count += 1
     }
 
-    /// Writes the count: the bytes are then a record whose header ``FileStore/frame(_:checksums:)`` fills.
+    /// Writes the count: the bytes are then a record whose header ``FileStore/frame(_:)`` fills.
     func finish() {
         writeVarint(count, at: ChangeRecord.countOffset)
     }

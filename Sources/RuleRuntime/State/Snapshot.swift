@@ -92,7 +92,9 @@ public struct StateSnapshot: Codable, Sendable {
 extension StateSnapshot.Counts {
     init(_ tally: Tally) {
         self.init(
-            total: tally.total, first: tally.first, last: tally.last, recent: tally.recent, session: tally.sessionID,
-            sessionCount: tally.sessionCount, version: tally.versionID, versionCount: tally.versionCount)
+            total: tally.total, first: tally.first, last: tally.last, recent: tally.recent,
+            session: tally.counts.sessionID,
+            sessionCount: tally.counts.sessionCount, version: tally.counts.versionID,
+            versionCount: tally.counts.versionCount)
     }
 }

@@ -109,6 +109,7 @@ struct Tally: Equatable, Sendable {
         self.recent = recent
     }
 
+    // The three fields read everywhere; sessions and versions through `counts`.
     var total: Int64 {
         get { counts.total }
         set { counts.total = newValue }
@@ -122,22 +123,6 @@ struct Tally: Equatable, Sendable {
     var last: Double? {
         get { counts.last }
         set { counts.last = newValue }
-    }
-    var sessionID: Int64 {
-        get { counts.sessionID }
-        set { counts.sessionID = newValue }
-    }
-    var sessionCount: Int64 {
-        get { counts.sessionCount }
-        set { counts.sessionCount = newValue }
-    }
-    var versionID: Int64 {
-        get { counts.versionID }
-        set { counts.versionID = newValue }
-    }
-    var versionCount: Int64 {
-        get { counts.versionCount }
-        set { counts.versionCount = newValue }
     }
 
     var isEmpty: Bool { counts.total == 0 }
@@ -220,15 +205,15 @@ struct Tally: Equatable, Sendable {
             result.first = Swift.min(result.first ?? .infinity, tally.first ?? .infinity)
             result.last = Swift.max(result.last ?? -.infinity, tally.last ?? -.infinity)
             result.recent += tally.recent
-            if tally.sessionID == session {
-                result.sessionCount = result.sessionCount.saturatingAdd(tally.sessionCount)
+            if tally.counts.sessionID == session {
+                result.counts.sessionCount = result.counts.sessionCount.saturatingAdd(tally.counts.sessionCount)
             }
-            if tally.versionID == version {
-                result.versionCount = result.versionCount.saturatingAdd(tally.versionCount)
+            if tally.counts.versionID == version {
+                result.counts.versionCount = result.counts.versionCount.saturatingAdd(tally.counts.versionCount)
             }
         }
-        result.sessionID = session
-        result.versionID = version
+        result.counts.sessionID = session
+        result.counts.versionID = version
         result.recent.sort()
         if result.recent.count > keep { result.recent.removeFirst(result.recent.count - keep) }
         return result

@@ -314,11 +314,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     /// Replays the records of a whole file (`bytes`, header included) of format `version`:
     /// where each live key's latest value lies in `bytes`, the offset where the valid records
-    /// end, and the damage there, if any. Without `checksums` the records' checksums are not
-    /// read (``InMemoryStore``'s records, framed with ``frame(_:checksums:)`` without them).
-    static func replayRecords(
-        _ bytes: [UInt8], version: UInt32, checksums: Bool = true
-    ) -> (RecordIndex, Int, Damage?) {
+    /// end, and the damage there, if any.
+    static func replayRecords(_ bytes: [UInt8], version: UInt32) -> (RecordIndex, Int, Damage?) {
         var entries = RecordIndex()
         var offset = FileStore.headerSize
         let frame = version == 1 ? 8 : FileStore.recordHeaderSize
@@ -335,14 +332,14 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             guard let length = try? Int(reader.u32()), let checksum = try? reader.u32() else {
                 return damage("a record header is cut short", torn: true)
             }
-            if version >= 2 && checksums {
+            if version >= 2 {
                 guard (try? reader.u32()) == CRC32.checksum(bytes[offset..<offset + 8]) else {
                     return damage("a record header is damaged", torn: false)
                 }
             }
             let start = offset + frame
             if length > bytes.count - start { return damage("the last record is cut short", torn: true) }
-            guard !checksums || CRC32.checksum(bytes[start..<start + length]) == checksum else {
+            guard CRC32.checksum(bytes[start..<start + length]) == checksum else {
                 return damage("a record's checksum does not match", torn: false)
             }
             do {
@@ -355,8 +352,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return (entries, offset, nil)
     }
 
-    /// The live entries of the open file's first `fileLength` bytes (its valid records),
-    /// read from the file: the store keeps no copy of them once the engine has its own.
     /// The first `length` bytes of the file open as `descriptor`, and where the latest value
     /// of each live key lies in them. Damage there (the file changed under us) is an error.
     static func replayFile(_ descriptor: Int32, length: Int, path: String) throws -> ([UInt8], RecordIndex) {
@@ -373,34 +368,20 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return (bytes, index)
     }
 
-    /// A compacted file of the first `length` bytes of the file open as `descriptor`: the
-    /// header and one record of the live entries, sorted by key, copied from the bytes read
-    /// (only their positions are kept meanwhile, not a copy of each value). Any format the
-    /// reader accepts (version 1 included) comes out in the current one.
-    static func snapshot(of descriptor: Int32, length: Int, path: String) throws -> ChangeRecord {
-        let (bytes, index) = try replayFile(descriptor, length: length, path: path)
-        return snapshotRecord(of: bytes, index)
-    }
-
-    /// Writes the file ``snapshot(of:length:path:)`` makes to `out` (the header, then the
-    /// record, each from where it was made); returns its length.
+    /// Writes to `out` a compacted file of the first `length` bytes of the file open as
+    /// `descriptor`: the header, then one record of the live entries sorted by key, copied from
+    /// the bytes read (only their positions are kept meanwhile, not a copy of each value).
+    /// Any format the reader accepts (version 1 included) comes out in the current one.
+    /// Returns the file's length.
     static func writeSnapshot(
         of descriptor: Int32, length: Int, path: String, to out: Int32, at outPath: String, system: FileSystemCalls
     ) throws -> Int {
+        let (bytes, index) = try replayFile(descriptor, length: length, path: path)
+        let record = snapshotRecord(of: bytes, index)
         let header = FileStore.header()
-        let record = try snapshot(of: descriptor, length: length, path: path)
         try writeFully(out, header, path: outPath, system: system)
         try writeFully(out, UnsafeRawBufferPointer(record.bytes), path: outPath, system: system)
         return header.count + record.length
-    }
-
-    /// A file of the header and one record of the live entries of `index` in `bytes`, sorted by key.
-    static func snapshot(of bytes: [UInt8], _ index: RecordIndex) -> [UInt8] {
-        let record = snapshotRecord(of: bytes, index)
-        var file = header()
-        file.reserveCapacity(file.count + record.length)
-        file.append(contentsOf: UnsafeRawBufferPointer(record.bytes))
-        return file
     }
 
     /// One framed record of the live entries of `index` in `bytes`, sorted by key.
@@ -600,11 +581,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     /// Fills the header (12 zero bytes) of the record that is all of `bytes`: its payload's
-    /// length, and unless `checksums` is false, the payload's and the header's checksums.
-    static func frame(_ bytes: UnsafeMutableRawBufferPointer, checksums: Bool = true) {
+    /// length, the payload's checksum and the header's.
+    static func frame(_ bytes: UnsafeMutableRawBufferPointer) {
         let length = UInt32(bytes.count - recordHeaderSize)
         bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
-        guard checksums else { return }
         let checksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize...]))
         bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
         let headerChecksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<8]))

@@ -74,6 +74,12 @@ struct RecordIndex {
 
     /// The entry whose key (in `bytes`) is `key`'s bytes, or nil.
     func find(_ key: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) -> Int? {
+        probe(key, in: bytes).entry
+    }
+
+    /// The entry whose key (in `bytes`) is `key`'s bytes, and the slot it is in or would go in.
+    @inline(__always)
+    private func probe(_ key: UnsafeRawBufferPointer, in bytes: UnsafeRawBufferPointer) -> (entry: Int?, slot: Int) {
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: NameTable.hash(key)) & mask
         return slots.withUnsafeBufferPointer { slots in
@@ -84,11 +90,11 @@ struct RecordIndex {
                         && (key.count == 0
                             || memcmp(bytes.baseAddress! + entries[index].keyStart, key.baseAddress!, key.count) == 0)
                     {
-                        return index
+                        return (index, slot)
                     }
                     slot = (slot + 1) & mask
                 }
-                return nil
+                return (nil, slot)
             }
         }
     }
@@ -102,32 +108,10 @@ struct RecordIndex {
 
     /// Sets the key at `key` in `bytes` to the value at `value` (nil: deleted).
     mutating func set(key: Range<Int>, value: Range<Int>?, in bytes: UnsafeRawBufferPointer) {
-        let keyStart = bytes.baseAddress! + key.lowerBound
-        let mask = slots.count - 1
-        var slot =
-            Int(truncatingIfNeeded: NameTable.hash(UnsafeRawBufferPointer(start: keyStart, count: key.count))) & mask
+        let (found, slot) = probe(UnsafeRawBufferPointer(rebasing: bytes[key]), in: bytes)
+        if let found { return setValue(ofEntry: found, to: value) }
         let valueStart = value?.lowerBound ?? 0
         let valueCount = value?.count ?? -1
-        let found: Bool = slots.withUnsafeMutableBufferPointer { slots in
-            entries.withUnsafeMutableBufferPointer { entries in
-                while slots[slot] != 0 {
-                    let index = Int(slots[slot]) - 1
-                    if entries[index].keyCount == key.count
-                        && memcmp(bytes.baseAddress! + entries[index].keyStart, keyStart, key.count) == 0
-                    {
-                        if (entries[index].valueCount >= 0) != (valueCount >= 0) {
-                            liveCount += valueCount < 0 ? -1 : 1
-                        }
-                        entries[index].valueStart = valueStart
-                        entries[index].valueCount = valueCount
-                        return true
-                    }
-                    slot = (slot + 1) & mask
-                }
-                return false
-            }
-        }
-        if found { return }
         entries.append(
             Entry(keyStart: key.lowerBound, keyCount: key.count, valueStart: valueStart, valueCount: valueCount))
         if valueCount >= 0 { liveCount += 1 }

@@ -136,8 +136,11 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
 
     public func apply(_ changes: [StoreChange]) throws {
         if changes.isEmpty { return }
-        var record = FileStore.record(changes)
-        try record.withUnsafeMutableBytes { try append(record: $0) }
+        // Read as the engine's records are: no frame, no checksums.
+        let record = ChangeRecord()
+        for change in changes { record.add(change) }
+        record.finish()
+        try append(record: record.bytes)
     }
 
     func append(record bytes: UnsafeMutableRawBufferPointer) throws {

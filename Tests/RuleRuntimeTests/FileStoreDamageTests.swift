@@ -154,16 +154,64 @@ final class FileStoreDamageTests: XCTestCase {
         // A version 1 file: records framed `[u32 length][u32 CRC]` without a header checksum.
         var bytes = Array("RULESTAT".utf8) + [1, 0, 0, 0]
         for _ in 0..<3 {
-            let current = FileStore.record([
-                StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(bytes.count)))
-            ])
+            let current = FileStore.record(
+                [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(bytes.count)))],
+                version: 1)
             bytes += current[0..<8] + current[12...]
         }
         try Data(bytes).write(to: url)
         let engine = try engine(url)
         XCTAssertGreaterThan(engine.count("x"), 0)
         let rewritten = try [UInt8](Data(contentsOf: url))
-        XCTAssertEqual(rewritten[8], 2, "rewritten as version 2 once loaded")
+        XCTAssertEqual(rewritten[8], UInt8(FileStore.formatVersion), "rewritten in the current format once loaded")
+    }
+
+    func testVersionTwoFilesLoadAndAreRewrittenInTheCurrentFormat() throws {
+        let url = temporaryURL("v2")
+        // A version 2 file: records framed with CRC-32 checksums.
+        var bytes = Array("RULESTAT".utf8) + [2, 0, 0, 0]
+        for total in 1...3 {
+            bytes += FileStore.record(
+                [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(total)))], version: 2)
+        }
+        // Read with the current checksum, the same records are damage.
+        try Data(bytes[0..<8] + [UInt8(FileStore.formatVersion), 0, 0, 0] + bytes[12...]).write(to: url)
+        XCTAssertThrowsError(try engine(url)) { XCTAssertTrue("\($0)".contains("corrupt"), "\($0)") }
+        try Data(bytes).write(to: url)
+        do {
+            let engine = try engine(url)
+            XCTAssertEqual(engine.count("x"), 3)
+            engine.trigger("x")
+        }
+        let rewritten = try [UInt8](Data(contentsOf: url))
+        XCTAssertEqual(rewritten[8], UInt8(FileStore.formatVersion), "rewritten in the current format once loaded")
+        XCTAssertEqual(try self.engine(url).count("x"), 4)
+    }
+
+    // Found with the version 3 checksum: a file of an earlier version with a torn tail was
+    // truncated, then appended to in the current format, and the next load called it corrupt.
+    func testAnEarlierVersionFileWithATornTailIsRewrittenBeforeItIsAppendedTo() throws {
+        for version: UInt32 in [1, 2] {
+            let url = temporaryURL("torn-v\(version)")
+            var bytes = Array("RULESTAT".utf8) + [UInt8(version), 0, 0, 0]
+            for total in 1...3 {
+                let record = FileStore.record(
+                    [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(total)))],
+                    version: version)
+                bytes += version == 1 ? record[0..<8] + record[12...] : record[...]
+            }
+            bytes += [0x40, 0, 0, 0, 1]  // a record cut short
+            try Data(bytes).write(to: url)
+            do {
+                let store = FileStore(url: url)
+                let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+                engine.trigger("x")
+                XCTAssertNotNil(store.recoveryReport, "version \(version)")
+            }
+            let reloaded = try self.engine(url)
+            XCTAssertEqual(reloaded.count("x"), 4, "version \(version)")
+            XCTAssertEqual(try [UInt8](Data(contentsOf: url))[8], UInt8(FileStore.formatVersion))
+        }
     }
 
     // Finding 22: a huge file is refused before it is read, and never copied.
@@ -271,6 +319,40 @@ final class FileStoreDamageTests: XCTestCase {
         let engine = try engine(url)
         engine.trigger("x")
         XCTAssertTrue(FileManager.default.fileExists(atPath: url.path))
+    }
+
+    func testTheRecordChecksumIsPinnedAndSeesEveryBitFlipAndEveryLength() {
+        func checksum(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { WordChecksum.checksum($0) } }
+        // Files hold these values: changing the function needs a new format version.
+        XCTAssertEqual(checksum(Array("123456789".utf8)), 0x79F3_EB04)
+        XCTAssertEqual(checksum([]), 0x708F_9153)
+        XCTAssertEqual(checksum((0..<237).map { UInt8(truncatingIfNeeded: $0 &* 31) }), 0xA2F5_7B00)
+        // A record's worth of bytes: every single-bit flip changes the checksum.
+        let record = (0..<237).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let original = checksum(record)
+        var unseen: [Int] = []
+        for bit in 0..<(record.count * 8) {
+            var flipped = record
+            flipped[bit / 8] ^= UInt8(1 << (bit % 8))
+            if checksum(flipped) == original { unseen.append(bit) }
+        }
+        XCTAssertEqual(unseen, [])
+        // Cut short, zero-padded, zeroed at the end, all zeros: distinct inputs check differently.
+        var inputs: Set<[UInt8]> = [record]
+        for length in 0..<record.count { inputs.insert(Array(record[0..<length])) }
+        for zeros in 1...64 {
+            inputs.insert(record + [UInt8](repeating: 0, count: zeros))
+            inputs.insert(record[0..<(record.count - zeros)] + [UInt8](repeating: 0, count: zeros))
+            inputs.insert([UInt8](repeating: 0, count: zeros))
+        }
+        XCTAssertEqual(Set(inputs.map(checksum)).count, inputs.count)
+        // The same bytes at every alignment.
+        for shift in 1..<8 {
+            let shifted = [UInt8](repeating: 0xAA, count: shift) + record
+            XCTAssertEqual(
+                shifted.withUnsafeBytes { WordChecksum.checksum(UnsafeRawBufferPointer(rebasing: $0[shift...])) },
+                original)
+        }
     }
 
     func testChecksumMatchesTheStandardCRC32() {

@@ -192,6 +192,63 @@ struct ByteReader {
     }
 }
 
+/// The checksum of a state file record in format `version`: ``WordChecksum`` from version 3,
+/// CRC-32 before.
+func recordChecksum(_ raw: UnsafeRawBufferPointer, version: UInt32) -> UInt32 {
+    version >= 3 ? WordChecksum.checksum(raw) : CRC32.checksum(raw)
+}
+
+/// The record checksum of format version 3: the bytes as little-endian 8-byte words mixed
+/// into two 64-bit lanes by xor, multiply and shift, folded to 32 bits. About 0.6
+/// instructions per byte, where CRC-32 by slicing-by-8 takes about 4.
+///
+/// For fixed other input every step is one-to-one in its lane, so a change within one
+/// 8-byte word always changes the 64-bit lanes, and the length is mixed in first, so a
+/// record cut short or padded with zeros mixes differently. The 32 bits kept then miss
+/// damage with a probability of about 2^-32; unlike CRC-32 there is no guarantee for
+/// short bursts (tested: every single-bit flip of a record is seen).
+enum WordChecksum {
+    static let k1: UInt64 = 0x9E37_79B9_7F4A_7C15
+    static let k2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+
+    @inline(__always)
+    static func mix(_ lane: UInt64, _ word: UInt64, _ k: UInt64) -> UInt64 {
+        let product = (lane ^ word) &* k
+        return product ^ (product >> 32)
+    }
+
+    static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt32 {
+        let count = raw.count
+        var a = 0x243F_6A88_85A3_08D3 ^ UInt64(count)
+        var b: UInt64 = 0x1319_8A2E_0370_7344
+        var index = 0
+        while count - index >= 16 {
+            a = mix(a, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)), k1)
+            b = mix(b, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)), k2)
+            index += 16
+        }
+        if count - index >= 8 {
+            a = mix(a, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)), k1)
+            index += 8
+        }
+        if index < count {
+            var last: UInt64 = 0
+            var shift: UInt64 = 0
+            while index < count {
+                last |= UInt64(raw[index]) << shift
+                shift += 8
+                index += 1
+            }
+            b = mix(b, last, k2)
+        }
+        var h = mix(a, (b << 23) | (b >> 41), k1)
+        h ^= h >> 29
+        h &*= k2
+        h ^= h >> 32
+        return UInt32(truncatingIfNeeded: h)
+    }
+}
+
 /// CRC-32 (IEEE), to detect torn and corrupt records; slicing-by-8, eight table lookups per 8 bytes.
 enum CRC32 {
     static let tables: [[UInt32]] = {

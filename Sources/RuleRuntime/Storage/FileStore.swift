@@ -10,12 +10,12 @@ import Foundation
 
 /// An append-only state file: a header, then one checksummed record per engine call.
 ///
-/// Format (little-endian): the 8 bytes `RULESTAT`, a `u32` format version (2),
-/// then records `[u32 length][u32 CRC-32 of payload][u32 CRC-32 of the 8 bytes before]
-/// [payload]`. A payload is a varint count of changes, each a key string, a flag
-/// (1 = value, 0 = deleted) and the value's bytes. Replaying the records in order
-/// gives the state. Version 1 files (records without the header checksum) are
-/// read and rewritten as version 2 once they have loaded.
+/// Format (little-endian): the 8 bytes `RULESTAT`, a `u32` format version (3),
+/// then records `[u32 length][u32 checksum of payload][u32 checksum of the 8 bytes before]
+/// [payload]`, checksums by ``WordChecksum``. A payload is a varint count of changes, each
+/// a key string, a flag (1 = value, 0 = deleted) and the value's bytes. Replaying the
+/// records in order gives the state. Files of versions 1 (records without the header
+/// checksum, CRC-32) and 2 (CRC-32) are read and rewritten as version 3 once they have loaded.
 ///
 /// Durability: every `apply` hands its record to the kernel with `write(2)`
 /// before returning, so it survives the process being killed at any moment
@@ -36,7 +36,7 @@ import Foundation
 /// Nothing is rewritten before the engine has decoded every entry.
 public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The format version this library writes.
-    public static let formatVersion: UInt32 = 2
+    public static let formatVersion: UInt32 = 3
     /// The largest state file accepted, in bytes (256 MiB); a larger one is refused unread.
     public static let maximumFileSize = 256 << 20
     static let magic: [UInt8] = Array("RULESTAT".utf8)
@@ -87,6 +87,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return compactionCount
     }
     private var compactionCount = 0
+    /// The format version of the file as loaded (``formatVersion`` once rewritten).
+    private var loadedVersion = FileStore.formatVersion
 
     private let lock = NSLock()
     let system: FileSystemCalls
@@ -269,7 +271,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         }
         var header = ByteReader(head, from: 8, to: 12)
         let version = try header.u32()
-        guard version == 1 || version == 2 else {
+        guard (1...FileStore.formatVersion).contains(version) else {
             throw RuleStoreError.unsupportedVersion(path: path, version: Int(version))
         }
         let bytes = try read(from: 0, count: size)
@@ -284,6 +286,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     private func replay(_ bytes: [UInt8], version: UInt32) throws {
+        loadedVersion = version
         let (index, offset, damage) = FileStore.replayRecords(bytes, version: version)
         fileLength = offset
         loaded = StoredEntries(bytes: bytes, index: index)
@@ -333,13 +336,13 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
                 return damage("a record header is cut short", torn: true)
             }
             if version >= 2 {
-                guard (try? reader.u32()) == CRC32.checksum(bytes[offset..<offset + 8]) else {
+                guard (try? reader.u32()) == FileStore.checksum(bytes[offset..<offset + 8], version: version) else {
                     return damage("a record header is damaged", torn: false)
                 }
             }
             let start = offset + frame
             if length > bytes.count - start { return damage("the last record is cut short", torn: true) }
-            guard CRC32.checksum(bytes[start..<start + length]) == checksum else {
+            guard FileStore.checksum(bytes[start..<start + length], version: version) == checksum else {
                 return damage("a record's checksum does not match", torn: false)
             }
             do {
@@ -494,6 +497,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             }
             try sync(fd)
             report = "state file '\(path)': \(reason) at byte \(offset); kept the \(offset) bytes before it; \(kept)"
+            // Records are appended in this library's format: an older file is rewritten in it first.
+            if loadedVersion < FileStore.formatVersion { try compactLocked() }
         case .salvage(let offset, let reason):
             let aside = asidePath()
             guard link(realPath, aside) == 0 else {
@@ -581,23 +586,28 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     /// Fills the header (12 zero bytes) of the record that is all of `bytes`: its payload's
-    /// length, the payload's checksum and the header's.
-    static func frame(_ bytes: UnsafeMutableRawBufferPointer) {
+    /// length, the payload's checksum and the header's, as format `version` has them.
+    static func frame(_ bytes: UnsafeMutableRawBufferPointer, version: UInt32 = formatVersion) {
         let length = UInt32(bytes.count - recordHeaderSize)
         bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
-        let checksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize...]))
+        let checksum = recordChecksum(UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize...]), version: version)
         bytes.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
-        let headerChecksum = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<8]))
+        let headerChecksum = recordChecksum(UnsafeRawBufferPointer(rebasing: bytes[0..<8]), version: version)
         bytes.storeBytes(of: headerChecksum.littleEndian, toByteOffset: 8, as: UInt32.self)
     }
 
-    /// One framed record, `[u32 length][u32 CRC-32][u32 header CRC-32][payload]`, of `changes`.
-    static func record(_ changes: [StoreChange]) -> [UInt8] {
+    /// One framed record, `[u32 length][u32 checksum][u32 header checksum][payload]`, of
+    /// `changes`, with the checksums of format `version`.
+    static func record(_ changes: [StoreChange], version: UInt32 = formatVersion) -> [UInt8] {
         let record = ChangeRecord()
         for change in changes { record.add(change) }
         record.finish()
-        frame(record.bytes)
+        frame(record.bytes, version: version)
         return [UInt8](UnsafeRawBufferPointer(record.bytes))
+    }
+
+    static func checksum(_ bytes: ArraySlice<UInt8>, version: UInt32) -> UInt32 {
+        bytes.withUnsafeBytes { recordChecksum($0, version: version) }
     }
 
     /// Rewrites the file as one record of the live entries.
@@ -802,6 +812,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         identity = newIdentity
         fileLength = size
         liveBytes = size
+        loadedVersion = FileStore.formatVersion
         try syncDirectory()
     }
 
@@ -827,20 +838,21 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     private static func read(_ fd: Int32, from offset: Int, count: Int, path: String) throws -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = result.withUnsafeMutableBytes {
-                pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done))
+        var failure: Int32?
+        // Read into uninitialized memory: filling it with zeros first cost as much as the read.
+        let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                initialized += n
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw RuleStoreError.io(path: path, operation: "read", errno: errno)
-            }
-            if n == 0 { break }
-            done += n
         }
-        result.removeLast(count - done)
+        if let failure { throw RuleStoreError.io(path: path, operation: "read", errno: failure) }
         return result
     }
 

@@ -61,7 +61,7 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
                 + (keptAt.map { "; the damaged file was kept at '\($0)'" } ?? "")
         case .unsupportedVersion(let path, let version):
             return
-                "state file '\(path)' has format version \(version); this library reads version \(FileStore.formatVersion)"
+                "state file '\(path)' has format version \(version); this library reads versions 1 to \(FileStore.formatVersion)"
         case .undecodableEntry(let key, let reason):
             return "stored entry '\(key)' cannot be decoded: \(reason)"
         case .io(let path, let operation, let code):

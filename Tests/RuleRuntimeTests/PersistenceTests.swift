@@ -104,6 +104,81 @@ final class PersistenceTests: XCTestCase {
         }
     }
 
+    /// A trigger that leaves a view equal to the one stream it counts, with the view already
+    /// stored as that stream, writes the stream only. Any other write of the view, or a write
+    /// that failed, makes the next trigger store the view again. Reloads are exact throughout.
+    func testATriggerRewritesAViewStoredAsItsStreamOnlyWhenNeeded() throws {
+        final class LoggingStore: RuleStore, @unchecked Sendable {
+            var entries: [String: [UInt8]] = [:]
+            var writes: [[String]] = []
+            var failNext = false
+            func load() throws -> [String: [UInt8]] { entries }
+            func apply(_ changes: [StoreChange]) throws {
+                if failNext {
+                    failNext = false
+                    throw RuleStoreError.io(path: "disk", operation: "write", errno: EIO)
+                }
+                writes.append(changes.map(\.key).sorted())
+                for change in changes { entries[change.key] = change.value }
+            }
+        }
+        let source = "scenario S < min_events 3; max_exec 3 >\nscenario T < on S, other >"
+        let store = LoggingStore()
+        let clock = ManualClock()
+        let engine = try RuleEngine(source: source, store: store, clock: clock)
+        func assertReloadsExactly(_ line: UInt = #line) throws {
+            let reloaded = try RuleEngine(source: source, store: InMemoryStore(store.entries), clock: clock)
+            for name in ["S", "T"] {
+                XCTAssertEqual(reloaded.explain(name).description, engine.explain(name).description, line: line)
+            }
+        }
+        for _ in 0..<3 {
+            engine.trigger("S")
+            clock.advance(by: 60)
+        }
+        // T counts two streams: stored in full at every trigger.
+        XCTAssertEqual(store.writes.suffix(3), [["e:S", "s:S", "s:T"], ["e:S", "s:T"], ["e:S", "s:T"]])
+        try assertReloadsExactly()
+        XCTAssertTrue(engine.tryToExecute("S"))
+        engine.trigger("S")
+        engine.trigger("S")
+        XCTAssertEqual(store.writes.suffix(3), [["s:S"], ["e:S", "s:S", "s:T"], ["e:S", "s:T"]])
+        try assertReloadsExactly()
+        // A lost write: the next trigger stores the view again (it was stored in full last).
+        XCTAssertTrue(engine.tryToExecute("S"))
+        store.failNext = true
+        engine.trigger("S")
+        engine.trigger("S")
+        XCTAssertEqual(store.writes.last, ["e:S", "s:S", "s:T"])
+        try assertReloadsExactly()
+        // A reset writes the view in full; the next trigger finds it different from the stream.
+        engine.reset("S")
+        engine.trigger("S")
+        engine.trigger("S")
+        XCTAssertEqual(store.writes.suffix(2), [["e:S", "s:S", "s:T"], ["e:S", "s:S", "s:T"]])
+        try assertReloadsExactly()
+    }
+
+    /// A clock set back re-bases a view's executions and stores the view in full, by another
+    /// path than a trigger's: the next trigger stores it as its stream again.
+    func testATriggerAfterAClockCorrectionStoresTheViewAgain() throws {
+        let source = "scenario S < min_events 1; max_exec 1 >"
+        let store = InMemoryStore()
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_000))
+        let engine = try RuleEngine(source: source, store: store, clock: clock)
+        engine.trigger("S")
+        clock.set(Date(timeIntervalSince1970: 3_000))
+        XCTAssertTrue(engine.tryToExecute("S"))
+        clock.set(Date(timeIntervalSince1970: 2_500))
+        engine.trigger("S")
+        XCTAssertFalse(engine.tryToExecute("S"), "max_exec 1, after the execution is re-based to now")
+        clock.set(Date(timeIntervalSince1970: 2_600))
+        engine.trigger("S")
+        let reloaded = try RuleEngine(source: source, store: store, clock: clock)
+        XCTAssertEqual(reloaded.explain("S").description, engine.explain("S").description)
+        XCTAssertEqual(reloaded.count("S"), 3)
+    }
+
     func testCompactionKeepsStateAndShrinksTheFile() throws {
         let url = temporaryURL("state")
         let clock = ManualClock()

@@ -25,6 +25,11 @@ struct EngineCore {
     /// call reads a view in place rather than copying it out of an `Optional`.
     var views: [ScenarioState]
     var built: [Bool]
+    /// By scenario: true when the store holds its view with its events as the name of the one
+    /// stream it counts, and its executions and streams as they are now. A trigger that leaves
+    /// the view equal to that stream's tally then writes the stream only. False whenever the
+    /// view is written otherwise, or a write may not have reached the store.
+    var storedAsStream: [Bool]
     /// By group: its shared executions (empty until the first).
     var budgets: [Tally]
     /// By param: the value set with `set`, and the provider registered with `provide`.
@@ -78,6 +83,7 @@ struct EngineCore {
         while tallies.count < streams.count { tallies.append() }
         views = Array(repeating: ScenarioState(), count: rules.scenarios.count)
         built = Array(repeating: false, count: rules.scenarios.count)
+        storedAsStream = Array(repeating: false, count: rules.scenarios.count)
         budgets = Array(repeating: Tally(), count: rules.groups.count)
         scenarioTexts = Array(repeating: nil, count: rules.scenarios.count)
         groupTexts = Array(repeating: nil, count: rules.groups.count)
@@ -118,8 +124,14 @@ struct EngineCore {
 
     /// Persists one call's changes (with any already in ``record``).
     mutating func save(_ changes: [StoreChange]) {
+        // Changes made elsewhere may include views: none is known to be stored as a stream.
+        forgetViewsStoredAsStreams()
         for change in changes { record.add(change) }
         commit()
+    }
+
+    mutating func forgetViewsStoredAsStreams() {
+        for index in storedAsStream.indices where storedAsStream[index] { storedAsStream[index] = false }
     }
 
     /// Hands the store this call's record and empties it: one `apply` per call. A failure is
@@ -135,6 +147,7 @@ struct EngineCore {
             }
         } catch {
             report(error)
+            forgetViewsStoredAsStreams()
         }
         record.reset()
     }
@@ -255,7 +268,10 @@ struct EngineCore {
                     && view.pointee.events.recent.withUnsafeBufferPointer {
                         tallies.equals(slot, view.pointee.events.counts, $0)
                     }
+                // Already stored as this stream, which the record carries: nothing else changed.
+                if same && storedAsStream[index] { return }
                 record.set(scenario.keyBytes, view: view, eventsFrom: same ? streams.name(slot) : nil)
+                storedAsStream[index] = same
             }
         }
     }
@@ -350,6 +366,7 @@ struct EngineCore {
         buildView(index)
         views[index].executions.record(at: time, in: meta.epoch, keep: scenario.executionKeep)
         views.withUnsafeBufferPointer { record.set(scenario.keyBytes, view: $0.baseAddress! + index, eventsFrom: nil) }
+        storedAsStream[index] = false
         if let group = scenario.group {
             budgets[group].record(at: time, in: meta.epoch, keep: rules.groups[group].executionKeep)
             record.set(rules.groups[group].key, budgets[group])

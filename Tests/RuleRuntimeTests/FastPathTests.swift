@@ -1,4 +1,5 @@
 import Foundation
+import RuleLang
 import XCTest
 
 @testable import RuleRuntime
@@ -77,6 +78,32 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(tally.last, 10)
         // Times without optionals: a tally is eight words (its recent times on the heap).
         XCTAssertEqual(MemoryLayout<Tally>.size, 64)
+    }
+
+    /// The one list of listeners gives each stream the scenarios counting it, in declaration
+    /// order, and nothing to a stream no scenario counts.
+    func testEveryStreamListsTheScenariosCountingIt() throws {
+        let source = """
+            event lone, x, y, z
+            scenario A < on x, y >
+            scenario B < on y >
+            scenario C < min_events 1 >
+            scenario D < on y, x, z; min_events 2 >
+            """
+        let checked = RuleCompiler.check(text: source)
+        XCTAssertFalse(checked.hasErrors, "\(checked.diagnostics)")
+        let rules = CompiledRules(program: checked.program, recentLimit: 16)
+        var expected: [String: [Int]] = [:]
+        for (index, scenario) in rules.scenarios.enumerated() {
+            for slot in scenario.streams { expected[rules.streams.name(slot), default: []].append(index) }
+        }
+        XCTAssertEqual(expected["y"], [0, 1, 3])
+        XCTAssertEqual(rules.listenerStart.count, rules.streams.count + 1)
+        for slot in 0..<rules.streams.count {
+            XCTAssertEqual(rules.listeners(slot), expected[rules.streams.name(slot)] ?? [], rules.streams.name(slot))
+        }
+        XCTAssertEqual(rules.listeners(rules.streams.count), [], "a slot the app named")
+        XCTAssertEqual(rules.triggerInfo.map(\.countsOneStream), [false, true, true, false])
     }
 
     func testNameTableReservesWithoutLosingEntries() {

@@ -33,6 +33,16 @@ indirect enum CompiledExpr: Sendable {
 
 /// A class: the engine reads a scenario's fields on every call, and reading them through a
 /// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
+/// What a trigger needs of a scenario counting its stream.
+struct TriggerInfo {
+    /// Recent times its view of events keeps.
+    var eventKeep: Int
+    /// It counts this one stream only (its view may then be stored as the stream's).
+    var countsOneStream: Bool
+    /// Its store key's UTF-8, owned by the ``CompiledScenario``.
+    var key: UnsafeRawBufferPointer
+}
+
 final class CompiledScenario: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
     let name: String
@@ -173,9 +183,13 @@ final class CompiledRules: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var conditions: [CompiledExpr] = []
     /// The streams the rules name; slot `i` of every engine is `streams.names[i]`.
     private(set) var streams = StreamTable()
-    /// By slot: the scenarios counting the stream, and the recent times it keeps.
-    @exclusivity(unchecked) private(set) var listeners: [[Int]] = []
+    /// By slot: the scenarios counting the stream, `listenerList[listenerStart[slot]..<listenerStart[slot + 1]]`
+    /// (one list for all: no array per stream), and the recent times it keeps.
+    @exclusivity(unchecked) private(set) var listenerStart: [Int32] = [0]
+    @exclusivity(unchecked) private(set) var listenerList: [Int32] = []
     @exclusivity(unchecked) private(set) var streamKeep: [Int] = []
+    /// By scenario: what a trigger reads, in plain values (no reference counting on its way).
+    @exclusivity(unchecked) private(set) var triggerInfo: [TriggerInfo] = []
     /// Recent timestamps kept per tally: the API cap, or more for a tally that a windowed
     /// clause counts. Each tally keeps only what its own clauses need.
     let recentLimit: Int
@@ -249,14 +263,33 @@ final class CompiledRules: @unchecked Sendable {
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
         for name in program.events { _ = streams.slot(name.text) }
-        listeners = Array(repeating: [], count: streams.count)
         streamKeep = Array(repeating: recentLimit, count: streams.count)
-        for (index, scenario) in scenarios.enumerated() {
+        var counts = [Int32](repeating: 0, count: streams.count + 1)
+        for scenario in scenarios {
             for slot in scenario.streams {
-                listeners[slot].append(index)
+                counts[slot + 1] += 1
                 streamKeep[slot] = max(streamKeep[slot], scenario.eventKeep)
             }
         }
+        for slot in 0..<streams.count { counts[slot + 1] += counts[slot] }
+        listenerStart = counts
+        listenerList = [Int32](repeating: 0, count: Int(counts[streams.count]))
+        for (index, scenario) in scenarios.enumerated() {
+            for slot in scenario.streams {
+                listenerList[Int(counts[slot])] = Int32(index)
+                counts[slot] += 1
+            }
+        }
+        triggerInfo = scenarios.map {
+            TriggerInfo(eventKeep: $0.eventKeep, countsOneStream: $0.streams.count == 1, key: $0.keyBytes)
+        }
+    }
+
+    /// The scenarios counting the stream in `slot`, in declaration order (none for a slot the
+    /// rules do not name).
+    func listeners(_ slot: Int) -> [Int] {
+        guard slot + 1 < listenerStart.count else { return [] }
+        return listenerList[Int(listenerStart[slot])..<Int(listenerStart[slot + 1])].map { Int($0) }
     }
 
     /// Lowers clauses, raising `events` and `executions` to what windowed clauses need.

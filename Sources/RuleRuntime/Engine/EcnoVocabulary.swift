@@ -117,10 +117,8 @@ extension EngineCore {
         var changes: [StoreChange] = []
         // Scenarios counting this stream keep what they saw: store their views first
         // (a view merged in memory only would be merged again, without this stream).
-        if slot < rules.listeners.count {
-            for index in rules.listeners[slot] {
-                changes.append(EngineState.change(key: rules.scenarios[index].key, view(index)))
-            }
+        for index in rules.listeners(slot) {
+            changes.append(EngineState.change(key: rules.scenarios[index].key, view(index)))
         }
         tallies[slot] = Tally()
         changes.append(EngineState.change(key: streamKey(slot), nil as Tally?))

@@ -15,6 +15,12 @@ struct EngineCore {
     let records: RecordStore?
     /// The current call's changes, encoded as they are made; ``commit()`` stores them.
     let record = ChangeRecord()
+    /// The rules' tables a trigger reads (``CompiledRules/listenerStart`` and the rest), held
+    /// here so that reading them does not go through the rules object.
+    let listenerStart: [Int32]
+    let listenerList: [Int32]
+    let streamKeep: [Int]
+    let triggerInfo: [TriggerInfo]
 
     /// Stream slots: the rules' streams first, then any the app names.
     var streams: StreamTable
@@ -77,6 +83,10 @@ struct EngineCore {
         self.clock = clock
         self.store = store
         records = store as? RecordStore
+        listenerStart = rules.listenerStart
+        listenerList = rules.listenerList
+        streamKeep = rules.streamKeep
+        triggerInfo = rules.triggerInfo
         // Decoded into the rules' stream table, extended with the streams stored only.
         streams = state.streams
         tallies = state.tallies
@@ -215,7 +225,7 @@ struct EngineCore {
     func streamKey(_ slot: Int) -> String { "e:" + streams.name(slot) }
 
     /// Recent times kept for the stream in `slot`.
-    func keep(_ slot: Int) -> Int { slot < rules.streamKeep.count ? rules.streamKeep[slot] : rules.recentLimit }
+    func keep(_ slot: Int) -> Int { slot < streamKeep.count ? streamKeep[slot] : rules.recentLimit }
 
     func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
         guard let slot else { return 0 }
@@ -245,32 +255,35 @@ struct EngineCore {
     /// Records one event on the stream in `slot`, in every scenario counting it, and the
     /// changes in ``record``.
     mutating func recordEvent(_ slot: Int, at time: Double) {
-        let listeners = slot < rules.listeners.count ? rules.listeners[slot] : []
+        // The scenarios counting the stream, read from tables of plain values.
+        let listeners =
+            slot + 1 < listenerStart.count ? Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) : 0..<0
         // A scenario seen for the first time starts from the streams' history (before this event).
-        for index in listeners { buildView(index) }
-        if slot >= rules.listeners.count, unknownEventSlots.count < UnknownName.limit,
+        for k in listeners { buildView(Int(listenerList[k])) }
+        if slot + 1 >= listenerStart.count, unknownEventSlots.count < UnknownName.limit,
             !unknownEventSlots.contains(slot)
         {
             unknownEventSlots.append(slot)
         }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
         tallies.withTally(slot) { record.set(stream: streams.name(slot), $0, recent: $1) }
-        for index in listeners {
-            let scenario = rules.scenarios[index]
-            views[index].events.record(at: time, in: meta.epoch, keep: scenario.eventKeep)
+        for k in listeners {
+            let index = Int(listenerList[k])
+            let info = triggerInfo[index]
+            views[index].events.record(at: time, in: meta.epoch, keep: info.eventKeep)
             // Read in place through a pointer: a copy of the view would retain its arrays.
             views.withUnsafeBufferPointer { views in
                 let view = views.baseAddress! + index
                 // A view whose events are exactly the stream's (a scenario counting this one stream,
                 // not reset since) is stored by reference: the record carries the tally once.
                 let same =
-                    scenario.streams.count == 1
+                    info.countsOneStream
                     && view.pointee.events.recent.withUnsafeBufferPointer {
                         tallies.equals(slot, view.pointee.events.counts, $0)
                     }
                 // Already stored as this stream, which the record carries: nothing else changed.
                 if same && storedAsStream[index] { return }
-                record.set(scenario.keyBytes, view: view, eventsFrom: same ? streams.name(slot) : nil)
+                record.set(info.key, view: view, eventsFrom: same ? streams.name(slot) : nil)
                 storedAsStream[index] = same
             }
         }

@@ -194,7 +194,7 @@ extension EngineCore {
             tallies[slot] = tally
             changes.append(EngineState.change(key: streamKey(slot), tally))
             // Scenarios counting the tag see it: rebuild their views from the streams.
-            for index in slot < rules.listeners.count ? rules.listeners[slot] : [] where built[index] {
+            for index in rules.listeners(slot) where built[index] {
                 views[index].events = mergedEvents(index)
                 changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
             }

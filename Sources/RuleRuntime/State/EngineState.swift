@@ -221,8 +221,11 @@ extension Tally {
     static func decode(_ r: inout ByteReader) throws -> Tally {
         var recent: [Double] = []
         let counts = try decode(&r) { r, count in
+            // Never with capacity 0: that writes the shared empty array's count, a data race
+            // (ThreadSanitizer) with any other thread doing the same.
+            guard count > 0 else { return }
             recent = try [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
-                if count > 0 { try r.times(count, into: buffer.baseAddress!) }
+                try r.times(count, into: buffer.baseAddress!)
                 initialized = count
             }
         }

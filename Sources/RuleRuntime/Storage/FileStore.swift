@@ -838,6 +838,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     private static func read(_ fd: Int32, from offset: Int, count: Int, path: String) throws -> [UInt8] {
+        // Never with capacity 0 below: that writes the shared empty array's count, a data race
+        // (ThreadSanitizer) with another thread doing the same.
+        if count == 0 { return [] }
         var failure: Int32?
         // Read into uninitialized memory: filling it with zeros first cost as much as the read.
         let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in

@@ -31,8 +31,6 @@ indirect enum CompiledExpr: Sendable {
     case upgraded
 }
 
-/// A class: the engine reads a scenario's fields on every call, and reading them through a
-/// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
 /// What a trigger needs of a scenario counting its stream.
 struct TriggerInfo {
     /// Recent times its view of events keeps.
@@ -43,6 +41,8 @@ struct TriggerInfo {
     var key: UnsafeRawBufferPointer
 }
 
+/// A class: the engine reads a scenario's fields on every call, and reading them through a
+/// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
 final class CompiledScenario: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
     let name: String

@@ -150,8 +150,11 @@ struct EngineCore {
         if record.isEmpty { return }
         record.finish()
         do {
-            if let records {
-                try records.append(record: record.bytes)
+            // Called through the optional rather than bound: a bound copy is retained and
+            // released on every call, the slow way for a store a background compaction holds
+            // weakly (FileStore).
+            if records != nil {
+                try records?.append(record: record.bytes)
             } else {
                 try store.apply(record.changes())
             }

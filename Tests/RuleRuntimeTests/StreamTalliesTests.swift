@@ -4,7 +4,8 @@ import XCTest
 @testable import RuleRuntime
 
 /// The engine keeps its streams' recent times in one shared buffer (``StreamTallies``); these
-/// tests hold every operation on it to what the same operations give on plain ``Tally`` values.
+/// tests hold every operation on it to what the same operations give on plain ``Tally`` values,
+/// and the recent times of both to a model: every time recorded, sorted, the newest `keep`.
 final class StreamTalliesTests: XCTestCase {
     func testRandomRecordsMatchPlainTallies() {
         var random = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5EED)
@@ -12,6 +13,7 @@ final class StreamTalliesTests: XCTestCase {
         let slots = 40
         var pooled = StreamTallies(count: slots)
         var plain = Array(repeating: Tally(), count: slots)
+        var model = Array(repeating: [Double](), count: slots)
         var keeps = (0..<slots).map { _ in [1, 2, 3, 5, 16, 17, 40][Int(random.next() % 7)] }
         var clock = 1_000.0
         for step in 0..<40_000 {
@@ -23,16 +25,19 @@ final class StreamTalliesTests: XCTestCase {
                 let tally = random.next() % 2 == 0 ? Tally() : plain[Int(random.next() % UInt64(slots))]
                 pooled[slot] = tally
                 plain[slot] = tally
+                model[slot] = tally.recent
             case 1:
                 // The rules changed: a stream keeps more or fewer times than it has.
                 keeps[slot] = [1, 2, 4, 16, 33][Int(random.next() % 5)]
             case 2:
                 pooled.append()
                 plain.append(Tally())
+                model.append([])
                 keeps.append(3)
             case 3 where random.next() % 20 == 0:
                 pooled.removeAll()
                 plain = Array(repeating: Tally(), count: plain.count)
+                model = Array(repeating: [], count: model.count)
             default:
                 // Mostly forward, sometimes back (a clock moved backwards), sometimes the same time.
                 switch random.next() % 10 {
@@ -43,7 +48,9 @@ final class StreamTalliesTests: XCTestCase {
                 let epoch = Epoch(sessionID: Int64(random.next() % 3), versionID: Int64(random.next() % 2))
                 pooled.record(slot, at: clock, in: epoch, keep: keeps[slot])
                 plain[slot].record(at: clock, in: epoch, keep: keeps[slot])
+                model[slot] = Array((model[slot] + [clock]).sorted().suffix(keeps[slot]))
             }
+            XCTAssertEqual(plain[slot].recent, model[slot], context)
             XCTAssertEqual(pooled[slot], plain[slot], context)
             XCTAssertTrue(pooled.equals(slot, plain[slot]), context)
             XCTAssertEqual(pooled.isBlank(slot), plain[slot].isBlank, context)

@@ -116,7 +116,7 @@ struct StreamTallies {
         }
         let offset = Int(heads[slot].offset)
         let kept = times.withUnsafeMutableBufferPointer { buffer in
-            StreamTallies.insert(time, into: buffer.baseAddress! + offset, count: count, keep: keep)
+            TallyCounts.insert(time, into: buffer.baseAddress! + offset, count: count, keep: keep)
         }
         heads[slot].count = UInt32(kept)
     }
@@ -129,29 +129,6 @@ struct StreamTallies {
     }
 
     // MARK: - Blocks
-
-    /// Inserts `time` into the ascending `count` times at `base` and drops the oldest beyond
-    /// `keep`; returns how many remain. Room for `count + 1` when `count < keep`.
-    @inline(__always)
-    static func insert(_ time: Double, into base: UnsafeMutablePointer<Double>, count: Int, keep: Int) -> Int {
-        let at = TallyCounts.insertionIndex(of: time, in: UnsafeBufferPointer(start: base, count: count))
-        // The times after insertion are base[..<at], time, base[at...]; the oldest `drop` go.
-        let drop = max(0, count + 1 - keep)
-        if drop == 0 {
-            (base + at + 1).update(from: base + at, count: count - at)
-            base[at] = time
-            return count + 1
-        }
-        if at < drop {
-            // The new time is among the dropped: what stays is base[(drop - 1)...].
-            base.update(from: base + drop - 1, count: count - drop + 1)
-        } else {
-            base.update(from: base + drop, count: at - drop)
-            base[at - drop] = time
-            (base + at - drop + 1).update(from: base + at, count: count - at)
-        }
-        return count + 1 - drop
-    }
 
     /// The size class of a block for `count` times (at least 1): 0-15 hold 1-16 times, then
     /// each class doubles.

@@ -81,6 +81,29 @@ struct TallyCounts: Equatable, Sendable {
         return low
     }
 
+    /// Inserts `time` into the ascending `count` times at `base` and drops the oldest beyond
+    /// `keep`; returns how many remain. Room for `count + 1` when `count < keep`.
+    @inline(__always)
+    static func insert(_ time: Double, into base: UnsafeMutablePointer<Double>, count: Int, keep: Int) -> Int {
+        let at = insertionIndex(of: time, in: UnsafeBufferPointer(start: base, count: count))
+        // The times after insertion are base[..<at], time, base[at...]; the oldest `drop` go.
+        let drop = max(0, count + 1 - keep)
+        if drop == 0 {
+            (base + at + 1).update(from: base + at, count: count - at)
+            base[at] = time
+            return count + 1
+        }
+        if at < drop {
+            // The new time is among the dropped: what stays is base[(drop - 1)...].
+            base.update(from: base + drop - 1, count: count - drop + 1)
+        } else {
+            base.update(from: base + drop, count: at - drop)
+            base[at - drop] = time
+            (base + at - drop + 1).update(from: base + at, count: count - at)
+        }
+        return count + 1 - drop
+    }
+
     /// Where `time` goes among `recent` (ascending): after every time not later than it.
     /// Searched from the end, as a new time is nearly always the latest.
     @inline(__always)
@@ -147,28 +170,16 @@ struct Tally: Equatable, Sendable {
 
     /// Records one time in the session and version of `meta`, keeping at most `keep` recent times.
     mutating func record(at time: Double, in epoch: Epoch, keep: Int) {
+        assert(keep >= 1, "a tally keeps at least one recent time")
         counts.record(at: time, in: epoch)
-        if let latest = recent.last, time < latest {
-            // The clock went backwards: keep the list sorted.
-            let index = recent.withUnsafeBufferPointer { TallyCounts.insertionIndex(of: time, in: $0) }
-            recent.insert(time, at: index)
-        } else {
-            recent.append(time)
-        }
-        if recent.count > keep { Tally.dropOldest(&recent, keeping: keep) }
-    }
-
-    /// Drops the oldest times so that `keep` remain: a move and a shortening, in place.
-    @inline(__always)
-    static func dropOldest(_ times: inout [Double], keeping keep: Int) {
-        let excess = times.count - keep
-        guard excess > 0 else { return }
-        times.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            base.update(from: base + excess, count: keep)
+        let count = recent.count
+        // Room for one more while it may grow; the times are then placed as a stream's are.
+        if count < keep { recent.append(time) }
+        let kept = recent.withUnsafeMutableBufferPointer {
+            TallyCounts.insert(time, into: $0.baseAddress!, count: count, keep: keep)
         }
         // One at a time: `removeLast(_:)` goes through a generic range replacement.
-        for _ in 0..<excess { times.removeLast() }
+        while recent.count > kept { recent.removeLast() }
     }
 
     /// Moves every recorded time later than `now` back to `now` (the clock was ahead

@@ -121,8 +121,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         case truncate(offset: Int, reason: String, tail: [UInt8])
         /// Link the damaged file aside and rewrite it from the loaded entries.
         case salvage(offset: Int, reason: String)
-        /// A version 1 file: rewrite it in the current format.
-        case upgrade
     }
 
     /// A store in the conventional place for app data that is not the user's documents:
@@ -292,10 +290,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         loaded = StoredEntries(bytes: bytes, index: index)
         // About what the live entries take in a compacted file (key, value, lengths and flag).
         liveBytes = index.liveBytes + 8 * index.liveCount
-        guard let damage else {
-            if version < FileStore.formatVersion { pending = .upgrade }
-            return
-        }
+        guard let damage else { return }
         if damage.torn {
             let tail = FileStore.isZero(bytes[offset...]) ? [] : Array(bytes[offset...])
             pending = .truncate(offset: offset, reason: damage.reason, tail: tail)
@@ -389,7 +384,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     /// One framed record of the live entries of `index` in `bytes`, sorted by key.
     static func snapshotRecord(of bytes: [UInt8], _ index: RecordIndex) -> ChangeRecord {
-        let size = index.live.reduce(32) { $0 + $1.keyCount + $1.valueCount + 12 }
+        let size = 32 + index.liveBytes + 12 * index.liveCount
         let record = ChangeRecord(capacity: size)
         bytes.withUnsafeBytes { raw in
             for entry in index.sorted(in: bytes) {
@@ -475,12 +470,15 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     /// Carries out what `load` found, once: truncates a torn tail (keeping the dropped
-    /// bytes aside when it can), or links a damaged file aside and rewrites it.
+    /// bytes aside when it can), or links a damaged file aside and rewrites it; then rewrites
+    /// a file of an earlier format in this one, as records are appended in this library's.
     private func repairIfNeeded() throws {
-        guard let repair = pending else { return }
+        if let repair = pending { try self.repair(repair) }
+        if loadedVersion < FileStore.formatVersion { try compactLocked() }
+    }
+
+    private func repair(_ repair: Repair) throws {
         switch repair {
-        case .upgrade:
-            try compactLocked()
         case .truncate(let offset, let reason, let tail):
             var kept = "the dropped bytes were all zero"
             if !tail.isEmpty {
@@ -497,8 +495,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             }
             try sync(fd)
             report = "state file '\(path)': \(reason) at byte \(offset); kept the \(offset) bytes before it; \(kept)"
-            // Records are appended in this library's format: an older file is rewritten in it first.
-            if loadedVersion < FileStore.formatVersion { try compactLocked() }
         case .salvage(let offset, let reason):
             let aside = asidePath()
             guard link(realPath, aside) == 0 else {

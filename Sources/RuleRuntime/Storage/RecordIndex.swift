@@ -11,12 +11,14 @@ struct StoredEntries {
         self.index = index
     }
 
-    /// Entries as ``RuleStore/load()`` returns them.
+    /// Entries as ``RuleStore/load()`` returns them, laid out in the order of their keys (so
+    /// that what is decoded from them comes in the same order every time), after one unused
+    /// byte (so that the bytes have an address even for an empty key and value).
     init(_ entries: [String: [UInt8]]) {
         var bytes: [UInt8] = [0]
         var ranges: [(key: Range<Int>, value: Range<Int>)] = []
         ranges.reserveCapacity(entries.count)
-        for (key, value) in entries {
+        for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
             let start = bytes.count
             bytes += key.utf8
             bytes += value

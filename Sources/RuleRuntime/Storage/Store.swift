@@ -118,10 +118,9 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
 
     init(_ entries: [String: [UInt8]], compactionThreshold: Int) {
         self.compactionThreshold = compactionThreshold
-        for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
-            var key = key
-            key.withUTF8 { key in value.withUnsafeBytes { set(UnsafeRawBufferPointer(key), $0) } }
-        }
+        let stored = StoredEntries(entries)
+        bytes = stored.bytes
+        index = stored.index
     }
 
     public func load() throws -> [String: [UInt8]] {
@@ -198,7 +197,7 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
         let old = bytes
         let live = index.live
         bytes = [0]
-        bytes.reserveCapacity(live.reduce(1) { $0 + $1.keyCount + $1.valueCount })
+        bytes.reserveCapacity(1 + index.liveBytes)
         index = RecordIndex()
         garbage = 0
         old.withUnsafeBytes { raw in

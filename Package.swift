@@ -13,7 +13,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "RuleLang"),
-        .target(name: "RuleRuntime", dependencies: ["RuleLang"]),
+        // The system zlib, for the state file's CRC-32 (a system library, no package).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib"]),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime", "RuleTimeline"]),

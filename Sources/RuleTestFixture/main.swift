@@ -19,6 +19,18 @@ import RuleRuntime
 //   rule-test-fixture lock-loop STATE ROUNDS
 //       ROUNDS times: open the store (skipping a round when another process holds it),
 //       trigger 'x' 20 times, close; prints how many triggers were acknowledged
+//   rule-test-fixture shared-trigger STATE N
+//       opens STATE shared; N times: trigger 'x', tryToExecute 'Budget'; prints "done E"
+//       (E: executions granted here), waits for a line on standard input, prints count('x')
+//   rule-test-fixture shared-loop STATE
+//       opens STATE shared (small compaction threshold); triggers 'x' forever, printing how
+//       many of its own triggers have returned
+//   rule-test-fixture serve STATE
+//       opens STATE shared with a manual clock; answers one command per input line:
+//       `T t NAME` trigger, `T x NAME` tryToExecute, `T c NAME` canExecute, `T r NAME` reset,
+//       `T s NAME VALUE` set an int param, `T n NAME` count, `T e NAME` explain (T: the time)
+//   rule-test-fixture try-lock STATE
+//       prints "free" when STATE's and STATE.shm's locks (flock and fcntl) can all be taken now
 
 let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
 
@@ -56,6 +68,115 @@ func lockLoop(_ path: String, rounds: Int) -> Never {
     exit(0)
 }
 
+/// Rules for the shared-file tests: a stream, a budget shared by processes, a group, a param.
+let sharedRules = """
+    param level: int = 0
+    scenario Budget < max_exec 100 >
+    scenario Five < on x; min_events 5; max_exec 3; between 1h >
+    group Prompts < max_exec 2 within 1d > {
+        scenario A < on x, y; min_events 2 >
+        scenario B < on y; when level >= 2 >
+    }
+    """
+
+func sharedStore(_ path: String, compaction: Int = 1 << 20) -> FileStore {
+    FileStore(url: URL(fileURLWithPath: path), options: .init(compactionThreshold: compaction, shared: true))
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("\(message)\n".utf8))
+    exit(1)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func sharedTrigger(_ path: String, _ count: Int) -> Never {
+    do {
+        let engine = try RuleEngine(source: sharedRules, store: sharedStore(path, compaction: 8192))
+        var executions = 0
+        for _ in 0..<count {
+            engine.trigger("x")
+            if engine.tryToExecute("Budget") { executions += 1 }
+            if let error = engine.lastStoreError { fail("store error: \(error)") }
+        }
+        say("done \(executions)")
+        _ = readLine()
+        say("\(engine.count("x"))")
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+
+func sharedLoop(_ path: String) -> Never {
+    do {
+        let engine = try RuleEngine(source: sharedRules, store: sharedStore(path, compaction: 4096))
+        var returned = 0
+        while true {
+            engine.trigger("x")
+            if let error = engine.lastStoreError { fail("store error: \(error)") }
+            returned += 1
+            say("\(returned)")
+        }
+    } catch {
+        fail("\(error)")
+    }
+}
+
+func serve(_ path: String) -> Never {
+    let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+    let engine: RuleEngine
+    do {
+        engine = try RuleEngine(source: sharedRules, store: sharedStore(path, compaction: 2048), clock: clock)
+    } catch {
+        fail("\(error)")
+    }
+    while let line = readLine() {
+        let parts = line.split(separator: " ").map(String.init)
+        guard parts.count >= 3, let time = Double(parts[0]) else { fail("bad command: \(line)") }
+        clock.set(Date(timeIntervalSince1970: time))
+        let name = parts[2]
+        switch parts[1] {
+        case "t":
+            engine.trigger(name)
+            say("ok")
+        case "x": say("\(engine.tryToExecute(name))")
+        case "c": say("\(engine.canExecute(name))")
+        case "r": say("\(engine.reset(name))")
+        case "s":
+            do {
+                try engine.set(name, to: .int(Int64(parts[3]) ?? 0))
+                say("ok")
+            } catch {
+                say("error")
+            }
+        case "n": say("\(engine.count(name))")
+        case "e": say(engine.explain(name).description.replacingOccurrences(of: "\n", with: " | "))
+        default: fail("bad command: \(line)")
+        }
+    }
+    exit(0)
+}
+
+/// "free" when every lock of STATE and STATE.shm can be taken at once by this process.
+func tryLock(_ path: String) -> Never {
+    var free = true
+    for file in [path, path + ".shm"] {
+        let descriptor = open(file, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { fail("open \(file): \(errno)") }
+        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 { free = false } else { flock(descriptor, LOCK_UN) }
+        var region = flock()
+        region.l_type = Int16(F_WRLCK)
+        region.l_whence = Int16(SEEK_SET)
+        if fcntl(descriptor, F_SETLK, &region) != 0 { free = false }
+        close(descriptor)
+    }
+    say(free ? "free" : "held")
+    exit(0)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch (arguments.first, arguments.count) {
 case ("trigger-loop", 3), ("trigger-loop", 4):
@@ -71,6 +192,14 @@ case ("defaults-trigger", 3):
     exit(0)
 case ("lock-loop", 3):
     lockLoop(arguments[1], rounds: Int(arguments[2]) ?? 100)
+case ("shared-trigger", 3):
+    sharedTrigger(arguments[1], Int(arguments[2]) ?? 0)
+case ("shared-loop", 2):
+    sharedLoop(arguments[1])
+case ("serve", 2):
+    serve(arguments[1])
+case ("try-lock", 2):
+    tryLock(arguments[1])
 default:
     FileHandle.standardError.write(
         Data("usage: rule-test-fixture trigger-loop STATE STREAM [BYTES] | lock-loop STATE ROUNDS\n".utf8))

@@ -39,10 +39,10 @@ final class ChangeRecordTests: XCTestCase {
     func testFramedRecordReplaysAsTheLatestValueOfEachKey() throws {
         let first = sampleChanges(200, seed: 7)
         let second = first.prefix(50).map { StoreChange(key: $0.key, value: $0.value == nil ? [1] : nil) }
-        var file = FileStore.header()
-        file += FileStore.record(first)
-        file += FileStore.record(Array(second))
-        let (index, end, damage) = FileStore.replayRecords(file, version: FileStore.formatVersion)
+        var file = RecordFormat.header()
+        file += RecordFormat.record(first)
+        file += RecordFormat.record(Array(second))
+        let (index, end, damage) = RecordFormat.replayRecords(file, version: FileStore.formatVersion)
         XCTAssertNil(damage)
         XCTAssertEqual(end, file.count)
         var expected: [String: [UInt8]] = [:]
@@ -50,16 +50,15 @@ final class ChangeRecordTests: XCTestCase {
         XCTAssertEqual(index.values(in: file), expected)
         XCTAssertEqual(index.liveCount, expected.count)
         // A snapshot holds the same entries in one record.
-        let record = FileStore.snapshotRecord(of: file, index)
-        let snapshot = withExtendedLifetime(record) { FileStore.header() + UnsafeRawBufferPointer(record.bytes) }
-        let (again, _, none) = FileStore.replayRecords(snapshot, version: FileStore.formatVersion)
+        let snapshot = RecordFormat.header() + RecordFormat.snapshot(of: file, index)
+        let (again, _, none) = RecordFormat.replayRecords(snapshot, version: FileStore.formatVersion)
         XCTAssertNil(none)
         XCTAssertEqual(again.values(in: snapshot), expected)
         // Its one record lists the keys in the order of their bytes.
         var keys: [[UInt8]] = []
         _ = try snapshot.withUnsafeBytes { raw in
-            try FileStore.forEachChange(
-                in: raw, from: FileStore.headerSize + FileStore.recordHeaderSize, to: raw.count
+            try RecordFormat.forEachChange(
+                in: raw, from: RecordFormat.headerSize + RecordFormat.recordHeaderSize, to: raw.count
             ) { key, _ in keys.append(Array(raw[key])) }
         }
         XCTAssertEqual(keys.count, expected.count)
@@ -111,7 +110,7 @@ final class ChangeRecordTests: XCTestCase {
         }
         XCTAssertGreaterThan(store.compactions, 0)
         // A malformed record (the store takes the engine's own) is an error, not a crash.
-        var record = FileStore.record([StoreChange(key: "e:b", value: [1]), StoreChange(key: "e:c", value: [2])])
+        var record = RecordFormat.record([StoreChange(key: "e:b", value: [1]), StoreChange(key: "e:c", value: [2])])
         record.removeLast()
         XCTAssertThrowsError(try record.withUnsafeMutableBytes { try store.append(record: $0) })
         expected["e:b"] = [1]

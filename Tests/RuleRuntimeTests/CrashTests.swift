@@ -131,21 +131,29 @@ final class CrashTests: XCTestCase {
     /// For each kind of call and each of its first occurrences, fail it (or die there) during
     /// appends and compactions; reopening with real calls yields every acknowledged change.
     func testEveryFailedOrStoppedSystemCallKeepsEveryAcknowledgedChange() throws {
+        for (sync, shared) in [(false, false), (true, false), (false, true), (true, true)] {
+            try checkEveryFault(options: .init(syncEveryWrite: sync, compactionThreshold: 300, shared: shared))
+        }
+    }
+
+    private func checkEveryFault(options: FileStore.Options) throws {
         var scenarios = 0
         for kind in Call.allCases {
             for index in 1...12 {
                 for stop in [false, true] {
                     let url = temporaryURL("faults.state")
+                    defer { removeFolder(of: url) }
                     let faults = Faults(kind, at: index, stop: stop)
-                    let acknowledged = appendWithFaults(url, faults)
+                    let acknowledged = appendWithFaults(url, faults, options: options)
                     guard faults.fired else { continue }
                     scenarios += 1
-                    let reopened = FileStore(url: url)
+                    let reopened = FileStore(url: url, options: .init(shared: options.shared))
                     let entries = try reopened.load()
                     for (key, allowed) in acknowledged {
                         // The acknowledged value, or one of a later call that failed but reached the file.
                         XCTAssertTrue(
-                            allowed.contains(entries[key] ?? []), "\(kind) #\(index) stop \(stop): \(key)")
+                            allowed.contains(entries[key] ?? []),
+                            "\(kind) #\(index) stop \(stop) \(options): \(key)")
                     }
                 }
             }
@@ -153,11 +161,91 @@ final class CrashTests: XCTestCase {
         XCTAssertGreaterThan(scenarios, 60, "faults were injected in appends and compactions")
     }
 
+    /// Found in review: with `syncEveryWrite`, an `fsync` failing after its `write` succeeded
+    /// left the durable length behind the file, so the next compaction, or the cut-off after the
+    /// next failed write, dropped a later acknowledged record (`e:k7`).
+    func testAFailedFsyncNeverCostsALaterAcknowledgedRecord() throws {
+        for shared in [false, true] {
+            for thenWriteFails in [false, true] {
+                let url = temporaryURL("fsync.state")
+                defer { removeFolder(of: url) }
+                let fsyncs = Locked(0)
+                let failWrites = Locked(false)
+                var calls = FileSystemCalls.live
+                let live = FileSystemCalls.live
+                calls.fsync = { fd in
+                    // The fsync of the 5th record fails (one fsync came before, for the header).
+                    if fsyncs.withValue({ $0 += 1; return $0 }) == 6 {
+                        errno = EIO
+                        return -1
+                    }
+                    return live.fsync(fd)
+                }
+                calls.write = { fd, bytes, count in
+                    // With `thenWriteFails`, the write after the last acknowledged record fails.
+                    if failWrites.withValue({ $0 }) {
+                        errno = ENOSPC
+                        return -1
+                    }
+                    return live.write(fd, bytes, count)
+                }
+                var acknowledged: [String: [UInt8]] = [:]
+                do {
+                    let store = FileStore(
+                        url: url, options: .init(syncEveryWrite: true, shared: shared), system: calls)
+                    _ = try store.load()
+                    try store.didLoad()
+                    for k in 0..<8 {
+                        let change = StoreChange(key: "e:k\(k)", value: Array("value \(k)".utf8))
+                        if (try? store.apply([change])) != nil { acknowledged[change.key] = change.value }
+                    }
+                    XCTAssertEqual(acknowledged["e:k7"], Array("value 7".utf8))
+                    if thenWriteFails {
+                        failWrites.withValue { $0 = true }
+                        XCTAssertThrowsError(try store.apply([StoreChange(key: "e:k8", value: [8])]))
+                    } else {
+                        try store.compact()
+                    }
+                }
+                let entries = try FileStore(url: url, options: .init(shared: shared)).load()
+                for (key, value) in acknowledged {
+                    XCTAssertEqual(entries[key], value, "\(key), shared \(shared), then write fails \(thenWriteFails)")
+                }
+            }
+        }
+    }
+
+    /// Keys built to collide under the hash without its per-process seed load in linear time.
+    func testAStateFileBuiltToCollideKeysLoadsInLinearTime() throws {
+        let url = temporaryURL("collide.state")
+        defer { removeFolder(of: url) }
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var keys: [[UInt8]] = []
+        for n in 0..<20_000 {
+            // 16-byte keys: the second word cancels the first, so the unseeded state after both
+            // words (and so the hash) is the same for every key.
+            let first = UInt64(UInt8(ascii: "z")) | UInt64(UInt8(ascii: ":")) << 8 | UInt64(n) << 16
+            var state = ((16 &* multiplier) ^ first) &* multiplier
+            state ^= state >> 32
+            let second = state ^ 0x1234_5678
+            keys.append(withUnsafeBytes(of: first.littleEndian) { Array($0) } + withUnsafeBytes(of: second.littleEndian) { Array($0) })
+        }
+        let unseeded = Set(keys.map { key in key.withUnsafeBytes { NameTable.hashAndASCII($0, seed: 0).hash } })
+        XCTAssertEqual(unseeded.count, 1, "the keys collide without the seed")
+        var writer = RecordWriter()
+        for key in keys { writer.add(key[...], [1][...]) }
+        try Data(RecordFormat.header() + writer.finish(version: RecordFormat.version)).write(to: url)
+        let entries = try FileStore(url: url).loadEntries()
+        XCTAssertEqual(entries.index.liveCount, keys.count)
+        let probes = entries.bytes.withUnsafeBytes { entries.index.probeLength(in: $0) }
+        XCTAssertLessThan(probes, 4 * keys.count, "probes for \(keys.count) keys")
+    }
+
     /// 60 changes to 7 keys through a store with `faults`; returns, per acknowledged key,
     /// the values the file may hold: the last acknowledged one and those of later failed calls.
     /// The store is released (its lock too) on return.
-    private func appendWithFaults(_ url: URL, _ faults: Faults) -> [String: [[UInt8]]] {
-        let store = FileStore(url: url, options: .init(compactionThreshold: 300), system: faults.calls)
+    private func appendWithFaults(_ url: URL, _ faults: Faults, options: FileStore.Options) -> [String: [[UInt8]]] {
+        let store = FileStore(url: url, options: options, system: faults.calls)
         var allowed: [String: [[UInt8]]] = [:]
         guard (try? store.load()) != nil else { return allowed }
         for k in 0..<60 {

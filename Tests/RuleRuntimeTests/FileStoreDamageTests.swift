@@ -131,7 +131,7 @@ final class FileStoreDamageTests: XCTestCase {
         let (url, _) = try file(records: 2)
         // An entry of a format newer than this library, then a torn tail.
         var bytes = try [UInt8](Data(contentsOf: url))
-        bytes += FileStore.record([StoreChange(key: "e:y", value: [9, 1, 2])])
+        bytes += RecordFormat.record([StoreChange(key: "e:y", value: [9, 1, 2])])
         bytes += [0x40, 0, 0, 0, 1]
         try Data(bytes).write(to: url)
         XCTAssertThrowsError(try engine(url)) { error in
@@ -154,7 +154,7 @@ final class FileStoreDamageTests: XCTestCase {
         // A version 1 file: records framed `[u32 length][u32 CRC]` without a header checksum.
         var bytes = Array("RULESTAT".utf8) + [1, 0, 0, 0]
         for _ in 0..<3 {
-            let current = FileStore.record(
+            let current = RecordFormat.record(
                 [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(bytes.count)))],
                 version: 1)
             bytes += current[0..<8] + current[12...]
@@ -166,17 +166,26 @@ final class FileStoreDamageTests: XCTestCase {
         XCTAssertEqual(rewritten[8], UInt8(FileStore.formatVersion), "rewritten in the current format once loaded")
     }
 
-    func testVersionTwoFilesLoadAndAreRewrittenInTheCurrentFormat() throws {
-        let url = temporaryURL("v2")
-        // A version 2 file: records framed with CRC-32 checksums.
-        var bytes = Array("RULESTAT".utf8) + [2, 0, 0, 0]
-        for total in 1...3 {
-            bytes += FileStore.record(
-                [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(total)))], version: 2)
+    func testVersionTwoAndThreeFilesLoadAndAreRewrittenInTheCurrentFormat() throws {
+        for version: UInt32 in [2, 3] {
+            try checkEarlierVersionLoads(version)
         }
-        // Read with the current checksum, the same records are damage.
-        try Data(bytes[0..<8] + [UInt8(FileStore.formatVersion), 0, 0, 0] + bytes[12...]).write(to: url)
-        XCTAssertThrowsError(try engine(url)) { XCTAssertTrue("\($0)".contains("corrupt"), "\($0)") }
+    }
+
+    private func checkEarlierVersionLoads(_ version: UInt32) throws {
+        let url = temporaryURL("v\(version)")
+        // A version 2 file: records framed with CRC-32 checksums; version 3: WordChecksum.
+        var bytes = Array("RULESTAT".utf8) + [UInt8(version), 0, 0, 0]
+        for total in 1...3 {
+            bytes += RecordFormat.record(
+                [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(total)))],
+                version: version)
+        }
+        if version == 3 {
+            // Read with the current checksum, the same records are damage.
+            try Data(bytes[0..<8] + [UInt8(FileStore.formatVersion), 0, 0, 0] + bytes[12...]).write(to: url)
+            XCTAssertThrowsError(try engine(url)) { XCTAssertTrue("\($0)".contains("corrupt"), "\($0)") }
+        }
         try Data(bytes).write(to: url)
         do {
             let engine = try engine(url)
@@ -191,11 +200,11 @@ final class FileStoreDamageTests: XCTestCase {
     // Found with the version 3 checksum: a file of an earlier version with a torn tail was
     // truncated, then appended to in the current format, and the next load called it corrupt.
     func testAnEarlierVersionFileWithATornTailIsRewrittenBeforeItIsAppendedTo() throws {
-        for version: UInt32 in [1, 2] {
+        for version: UInt32 in [1, 2, 3] {
             let url = temporaryURL("torn-v\(version)")
             var bytes = Array("RULESTAT".utf8) + [UInt8(version), 0, 0, 0]
             for total in 1...3 {
-                let record = FileStore.record(
+                let record = RecordFormat.record(
                     [StoreChange(key: "e:x", value: EngineStateTestSupport.streamValue(total: Int64(total)))],
                     version: version)
                 bytes += version == 1 ? record[0..<8] + record[12...] : record[...]
@@ -217,7 +226,7 @@ final class FileStoreDamageTests: XCTestCase {
     // Finding 22: a huge file is refused before it is read, and never copied.
     func testAHugeSparseFileIsRefusedUnread() throws {
         let url = temporaryURL("huge")
-        try Data(FileStore.header()).write(to: url)
+        try Data(RecordFormat.header()).write(to: url)
         XCTAssertEqual(truncate(url.path, off_t(1) << 30), 0)
         let started = Date()
         for recovery in [FileStore.Recovery.strict, .salvage] {
@@ -288,7 +297,7 @@ final class FileStoreDamageTests: XCTestCase {
         engine.trigger("x")
         // Someone puts another file at the path (a restored backup, a sync tool).
         let other = temporaryURL("other")
-        try Data(FileStore.header()).write(to: other)
+        try Data(RecordFormat.header()).write(to: other)
         XCTAssertEqual(rename(other.path, url.path), 0)
         for _ in 0..<200 { engine.trigger("x") }
         XCTAssertEqual(engine.lastStoreError, .replaced(path: url.path))
@@ -356,15 +365,20 @@ final class FileStoreDamageTests: XCTestCase {
     }
 
     func testChecksumMatchesTheStandardCRC32() {
-        // Versions 1 and 2 checksum with CRC-32.
-        XCTAssertEqual(FileStore.checksum(Array("123456789".utf8)[...], version: 2), 0xCBF4_3926)
+        // Versions 1, 2 and 4 checksum with zlib's CRC-32.
+        XCTAssertEqual(RecordFormat.checksum(Array("123456789".utf8)[...], version: 4), 0xCBF4_3926)
+        XCTAssertEqual(RecordFormat.checksum(Array("123456789".utf8)[...], version: 2), 0xCBF4_3926)
+        // The bitwise definition (the reflected polynomial 0xEDB88320), on every length and alignment.
         let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        // Slicing-by-8 agrees with the bytewise definition on every length and alignment.
         for start in 0..<9 {
             for end in stride(from: start, through: bytes.count, by: 37) {
                 var crc: UInt32 = 0xFFFF_FFFF
-                for byte in bytes[start..<end] { crc = CRC32.tables[0][Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-                XCTAssertEqual(FileStore.checksum(bytes[start..<end], version: 1), crc ^ 0xFFFF_FFFF)
+                for byte in bytes[start..<end] {
+                    crc ^= UInt32(byte)
+                    for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+                }
+                XCTAssertEqual(RecordFormat.checksum(bytes[start..<end], version: 1), crc ^ 0xFFFF_FFFF)
+                XCTAssertEqual(RecordFormat.checksum(bytes[start..<end], version: 4), crc ^ 0xFFFF_FFFF)
             }
         }
     }

@@ -216,7 +216,7 @@ final class PersistenceTests: XCTestCase {
         }
         // What a process killed while compacting leaves: a partial new file beside the old one.
         let leftover = url.path + ".compacting"
-        try Data(FileStore.header() + [1, 2, 3]).write(to: URL(fileURLWithPath: leftover))
+        try Data(RecordFormat.header() + [1, 2, 3]).write(to: URL(fileURLWithPath: leftover))
         try Data("junk".utf8).write(to: URL(fileURLWithPath: url.path + ".tmp"))
         let engine = try reopen(url, clock)
         XCTAssertEqual(engine.count("AskToSubscribe"), 7)
@@ -289,7 +289,7 @@ final class PersistenceTests: XCTestCase {
             }
         }
         let full = try Data(contentsOf: url)
-        for cut in FileStore.headerSize...full.count {
+        for cut in RecordFormat.headerSize...full.count {
             let copy = temporaryURL("cut")
             try full.prefix(cut).write(to: copy)
             let engine = try reopen(copy, clock)
@@ -301,14 +301,14 @@ final class PersistenceTests: XCTestCase {
     func testCorruptionIsReportedAndTheFileLeftUntouched() throws {
         let (url, clock) = try fileWithThreeTriggers()
         var bytes = try Data(contentsOf: url)
-        let middle = FileStore.headerSize + 12
+        let middle = RecordFormat.headerSize + 12
         bytes[middle] ^= 0xFF
         try bytes.write(to: url)
         XCTAssertThrowsError(try reopen(url, clock)) { error in
             guard case RuleEngineError.store(.corrupt(_, let offset, let reason, _)) = error else {
                 return XCTFail("\(error)")
             }
-            XCTAssertEqual(offset, FileStore.headerSize)
+            XCTAssertEqual(offset, RecordFormat.headerSize)
             XCTAssertTrue(reason.contains("checksum"), reason)
             XCTAssertTrue("\(error)".contains("is corrupt at byte 12"), "\(error)")
         }
@@ -339,7 +339,7 @@ final class PersistenceTests: XCTestCase {
         print("random state files seed: \(rng.seed) (replay with RULES_SEED)")
         for _ in 0..<200 {
             let random = temporaryURL("random")
-            var bytes = FileStore.header()
+            var bytes = RecordFormat.header()
             bytes += (0..<Int.random(in: 0..<200, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             try Data(bytes).write(to: random)
             _ = try? reopen(random, ManualClock())  // must throw or load, never trap

@@ -43,19 +43,49 @@ final class FixtureProcess {
         return url
     }
 
-    init(_ arguments: [String]) throws {
+    /// Standard input, when the child was started with one to write to.
+    private(set) var input: FileHandle?
+
+    init(_ arguments: [String], input wantsInput: Bool = false) throws {
         process.executableURL = FixtureProcess.executable
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         output = pipe.fileHandleForReading
+        if wantsInput {
+            let inputPipe = Pipe()
+            process.standardInput = inputPipe
+            input = inputPipe.fileHandleForWriting
+        }
         try process.run()
+    }
+
+    /// Writes one line to the child's standard input.
+    func send(_ line: String) {
+        input?.write(Data((line + "\n").utf8))
+    }
+
+    /// The next line the child prints (nil once it has stopped).
+    func readLine() -> String? {
+        while true {
+            if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<end], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...end)
+                return line
+            }
+            let chunk = output.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(chunk)
+        }
     }
 
     /// Reads the numbers the child prints until one reaches `target` (or the child stops);
     /// returns the last one read.
+    /// The last number ``readCounts(until:)`` read.
+    private(set) var lastCount = 0
+
     func readCounts(until target: Int) -> Int {
-        var last = 0
+        var last = lastCount
         while last < target {
             let chunk = output.availableData
             if chunk.isEmpty { break }
@@ -66,6 +96,7 @@ final class FixtureProcess {
                 buffer.removeSubrange(...end)
             }
         }
+        lastCount = last
         return last
     }
 

@@ -120,11 +120,16 @@ struct NameTable: Sendable {
 
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 { hashAndASCII(bytes).hash }
 
+    /// Mixed into every hash, different in every process: names and keys read from a state
+    /// file cannot be chosen to collide (which would make loading it quadratic). Hashes are
+    /// never stored.
+    static let seed: UInt64 = UInt64.random(in: 1...UInt64.max)
+
     /// The hash of `bytes`, and whether they are all ASCII (seen on the way, for free).
     @inline(__always)
-    static func hashAndASCII(_ bytes: UnsafeRawBufferPointer) -> (hash: UInt64, ascii: Bool) {
+    static func hashAndASCII(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = seed) -> (hash: UInt64, ascii: Bool) {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var hash = UInt64(bytes.count) &* multiplier
+        var hash = (UInt64(bytes.count) &* multiplier) ^ seed
         var seen: UInt64 = 0
         var index = 0
         while bytes.count - index >= 8 {

@@ -13,6 +13,12 @@ struct EngineCore {
     let store: RuleStore
     /// `store`, when it takes a call's changes as one record.
     let records: RecordStore?
+    /// True when the store is a file other processes write too (``FileStore/Options/shared``):
+    /// views are then always written beside their stream, never left to a stored reference.
+    let shared: Bool
+    /// Set when an append found the shared file changed since this engine read it: nothing was
+    /// written, and the call runs again on the state read anew (``RuleEngine/locked(_:)``).
+    var conflicted = false
     /// The current call's changes, encoded as they are made; ``commit()`` stores them.
     let record = ChangeRecord()
     /// The rules' tables a trigger reads (``CompiledRules/listenerStart`` and the rest), held
@@ -60,6 +66,8 @@ struct EngineCore {
     /// ``RuleEngine/updates(for:)`` streams, by id, and the wake-up already asked of the clock.
     var observers: [Int: Observer] = [:]
     var nextObserverID = 0
+    /// Tells of other processes' writes to a shared file while there are observers.
+    var watcher: ChangeWatcher?
     /// ``RuleEngine/Options/overrides`` by scenario index (nil: not overridden).
     var forced: [Bool?] = []
     /// Where decisions go: the app's handler and, on Apple platforms, `os.Logger`.
@@ -83,11 +91,29 @@ struct EngineCore {
         self.clock = clock
         self.store = store
         records = store as? RecordStore
+        shared = (store as? FileStore)?.options.shared == true
         listenerStart = rules.listenerStart
         listenerList = rules.listenerList
         streamKeep = rules.streamKeep
         triggerInfo = rules.triggerInfo
-        // Decoded into the rules' stream table, extended with the streams stored only.
+        streams = state.streams
+        tallies = state.tallies
+        views = []
+        built = []
+        storedAsStream = []
+        budgets = []
+        scenarioTexts = Array(repeating: nil, count: rules.scenarios.count)
+        groupTexts = Array(repeating: nil, count: rules.groups.count)
+        self.stored = []
+        providers = Array(repeating: nil, count: rules.params.count)
+        todos = [:]
+        meta = SessionMeta()
+        load(state)
+    }
+
+    /// Takes `state` as the whole stored state (at init, and when another process replaced the
+    /// shared file): decoded into this engine's stream table, so every slot keeps its stream.
+    mutating func load(_ state: EngineState) {
         streams = state.streams
         tallies = state.tallies
         while tallies.count < streams.count { tallies.append() }
@@ -95,13 +121,11 @@ struct EngineCore {
         built = Array(repeating: false, count: rules.scenarios.count)
         storedAsStream = Array(repeating: false, count: rules.scenarios.count)
         budgets = Array(repeating: Tally(), count: rules.groups.count)
-        scenarioTexts = Array(repeating: nil, count: rules.scenarios.count)
-        groupTexts = Array(repeating: nil, count: rules.groups.count)
-        self.stored = Array(repeating: nil, count: rules.params.count)
-        providers = Array(repeating: nil, count: rules.params.count)
+        stored = Array(repeating: nil, count: rules.params.count)
         todos = state.todos
         meta = state.meta
         imports = state.imports
+        orphans = []
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         for (name, view) in state.scenarios {
             if let index = rules.scenarioIndex[name] {
@@ -148,6 +172,11 @@ struct EngineCore {
     /// kept and reported; the change stays in memory.
     mutating func commit() {
         if record.isEmpty { return }
+        if conflicted {
+            // The call runs again on the state read anew: this record is void.
+            record.reset()
+            return
+        }
         record.finish()
         do {
             // Called through the optional rather than bound: a bound copy is retained and
@@ -158,6 +187,8 @@ struct EngineCore {
             } else {
                 try store.apply(record.changes())
             }
+        } catch is StoreConflict {
+            conflicted = true
         } catch {
             report(error)
             forgetViewsStoredAsStreams()
@@ -287,7 +318,7 @@ struct EngineCore {
                 // Already stored as this stream, which the record carries: nothing else changed.
                 if same && storedAsStream[index] { return }
                 record.set(info.key, view: view, eventsFrom: same ? streams.name(slot) : nil)
-                storedAsStream[index] = same
+                storedAsStream[index] = same && !shared
             }
         }
     }

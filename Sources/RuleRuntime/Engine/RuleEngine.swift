@@ -126,6 +126,7 @@ public final class RuleEngine: @unchecked Sendable {
         }
         self.rules = rules
         self.clock = clock
+        shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
         var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
         built.applyOverrides(options.overrides)
         built.logger = DecisionLogger(subsystem: options.logSubsystem)
@@ -162,24 +163,61 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     /// Runs `body` on the core under the lock: the only way in.
+    ///
+    /// Over a shared file, the call first takes in what other processes wrote (one memory
+    /// load when nothing was), and a call whose append found the file changed meanwhile runs
+    /// again on the state read anew, holding the file's lock until it returns.
     @inline(__always)
     func locked<T>(_ body: (inout EngineCore) throws -> T) rethrows -> T {
         lock.lock()
-        let result: T
+        if let shared, shared.mayHaveChanged { core.pointee.catchUp(with: shared) }
+        var result: T
         do {
             result = try body(&core.pointee)
+            if let shared, core.pointee.conflicted { result = try again(body, shared) }
         } catch {
+            shared?.endCall()
             lock.unlock()
             throw error
         }
         guard !core.pointee.observers.isEmpty, let wakeUp = refreshObservers() else {
+            endCall()
             lock.unlock()
             return result
         }
+        endCall()
         lock.unlock()
         // Asked of the clock after the lock is released: a clock may run the action at once.
         scheduleWakeUp(at: wakeUp)
         return result
+    }
+
+    /// Runs `body` again after a conflicting append, on the state read anew (the file's lock is
+    /// held since that append, so the second run cannot conflict unless reading failed).
+    private func again<T>(_ body: (inout EngineCore) throws -> T, _ shared: FileStore) rethrows -> T {
+        var attempts = 0
+        while true {
+            core.pointee.conflicted = false
+            core.pointee.reloadAfterConflict(with: shared)
+            let result = try body(&core.pointee)
+            attempts += 1
+            if !core.pointee.conflicted || attempts == 3 {
+                core.pointee.conflicted = false
+                return result
+            }
+        }
+    }
+
+    /// Ends a call over a shared file: a write made while refreshing observers that conflicted
+    /// is dropped with the state read anew; the file's lock is let go.
+    @inline(__always)
+    private func endCall() {
+        guard let shared else { return }
+        if core.pointee.conflicted {
+            core.pointee.conflicted = false
+            core.pointee.reloadAfterConflict(with: shared)
+        }
+        shared.endCall()
     }
 
     /// The core for ``refreshObservers()``, which runs inside ``locked(_:)``.
@@ -190,6 +228,8 @@ public final class RuleEngine: @unchecked Sendable {
     let rules: CompiledRules
     /// The clock, the same the core reads: kept here to ask for wake-ups outside the lock.
     let clock: RuleClock
+    /// The store, when it is a file other processes write too.
+    let shared: FileStore?
     /// Distinguishes this engine in handles' caches.
     let serial = EngineSerial.next()
 

@@ -32,6 +32,10 @@ extension RuleEngine {
                 let value = core.passes(index, now: now)
                 continuation.yield(value)
                 core.observers[id] = Observer(index: index, continuation: continuation, last: value)
+                // Over a shared file, another process's write refreshes the observers at once.
+                if core.watcher == nil, let shared = self.shared {
+                    core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
+                }
                 return id
             }
             continuation.onTermination = { [weak self] _ in

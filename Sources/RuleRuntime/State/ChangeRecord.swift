@@ -17,7 +17,7 @@ final class ChangeRecord: ByteSink {
     /// How many changes the record holds.
     @exclusivity(unchecked) private(set) var count = 0
     /// Where the count starts: after the record header.
-    static let countOffset = FileStore.recordHeaderSize
+    static let countOffset = RecordFormat.recordHeaderSize
 
     init(capacity: Int = 1024) {
         self.capacity = Swift.max(capacity, 64)
@@ -126,7 +126,7 @@ final class ChangeRecord: ByteSink {
         count += 1
     }
 
-    /// Writes the count: the bytes are then a record whose header ``FileStore/frame(_:)`` fills.
+    /// Writes the count: the bytes are then a record whose header ``RecordFormat/frame(_:version:)`` fills.
     func finish() {
         writeVarint(count, at: ChangeRecord.countOffset)
     }
@@ -160,7 +160,7 @@ final class ChangeRecord: ByteSink {
         changes.reserveCapacity(count)
         let raw = UnsafeRawBufferPointer(bytes)
         // The record was written above: it reads back whole.
-        _ = try? FileStore.forEachChange(in: raw, from: ChangeRecord.countOffset, to: length) { key, value in
+        _ = try? RecordFormat.forEachChange(in: raw, from: ChangeRecord.countOffset, to: length) { key, value in
             changes.append(
                 StoreChange(
                     key: String(decoding: UnsafeRawBufferPointer(rebasing: raw[key]), as: UTF8.self),

@@ -143,6 +143,19 @@ struct RecordIndex {
         return values
     }
 
+    /// How many slots lookups of every key (in `bytes`) pass, in all: about the number of keys
+    /// when the hash spreads them, about half its square when they collide (tests).
+    func probeLength(in bytes: UnsafeRawBufferPointer) -> Int {
+        let mask = slots.count - 1
+        var total = 0
+        for (slot, value) in slots.enumerated() where value != 0 {
+            let key = UnsafeRawBufferPointer(rebasing: bytes[entries[Int(value) - 1].key])
+            let home = Int(truncatingIfNeeded: NameTable.hash(key)) & mask
+            total += ((slot - home) & mask) + 1
+        }
+        return total
+    }
+
     /// The live entries sorted by key bytes.
     func sorted(in bytes: [UInt8]) -> [Entry] {
         bytes.withUnsafeBytes { raw in

@@ -144,11 +144,11 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
 
     func append(record bytes: UnsafeMutableRawBufferPointer) throws {
         let raw = UnsafeRawBufferPointer(bytes)
-        let start = FileStore.recordHeaderSize
+        let start = RecordFormat.recordHeaderSize
         // Read once: records come from the engine's ``ChangeRecord`` (or ``apply(_:)``), whole.
         lock.lock()
         defer { lock.unlock() }
-        _ = try FileStore.forEachChange(in: raw, from: start, to: raw.count) { key, value in
+        _ = try RecordFormat.forEachChange(in: raw, from: start, to: raw.count) { key, value in
             set(
                 UnsafeRawBufferPointer(rebasing: raw[key]),
                 value.map { UnsafeRawBufferPointer(rebasing: raw[$0]) })

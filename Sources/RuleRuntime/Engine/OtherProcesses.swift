@@ -1,0 +1,111 @@
+import Foundation
+
+/// An engine over a file other processes write too (``FileStore/Options/shared``): each call
+/// first takes in what they wrote, and a call whose append finds the file changed meanwhile
+/// runs again on the state read anew, under the file's lock.
+extension EngineCore {
+    /// Takes in what other processes wrote since this engine last read the file.
+    mutating func catchUp(with store: FileStore) {
+        do {
+            switch try store.changesElsewhere() {
+            case .none: break
+            case .changes(let bytes, let changes): try apply(written: bytes, changes)
+            case .all(let entries): try reload(entries)
+            }
+        } catch {
+            report(error)
+        }
+    }
+
+    /// After a conflicting append (the file's lock held): reads every entry again.
+    mutating func reloadAfterConflict(with store: FileStore) {
+        do {
+            try reload(try store.reloadAll())
+        } catch {
+            report(error)
+        }
+    }
+
+    /// Replaces the state with the stored `entries`, as a new engine over them would hold it.
+    mutating func reload(_ entries: StoredEntries) throws {
+        let state = try EngineState(entries, streams: streams)
+        load(state)
+        // Views stored from other streams than the rules count now: merged again, in memory.
+        for (index, scenario) in rules.scenarios.enumerated() {
+            guard built[index], let from = views[index].streams, from != scenario.fingerprint else { continue }
+            views[index] = ScenarioState(
+                events: mergedEvents(index), executions: views[index].executions, streams: scenario.fingerprint)
+        }
+        dropStoredParamsOfAnotherType()
+    }
+
+    /// Applies the changes of records another process appended, in order (`changes` are key
+    /// and value ranges in `bytes`; a nil value deletes). Everything is decoded before anything
+    /// changes, so an entry that cannot be decoded leaves the state as it was.
+    mutating func apply(written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)]) throws {
+        var latest: [String: Range<Int>?] = [:]
+        for change in changes { latest[String(decoding: bytes[change.key], as: UTF8.self)] = change.value }
+        var present: [String: [UInt8]] = [:]
+        var deleted: [String] = []
+        for (key, value) in latest {
+            if let value { present[key] = Array(bytes[value]) } else { deleted.append(key) }
+        }
+        let written = try EngineState(StoredEntries(present), streams: streams)
+        streams = written.streams
+        while tallies.count < streams.count { tallies.append() }
+        for slot in written.storedStreams.indices where written.storedStreams[slot] {
+            tallies[slot] = written.tallies[slot]
+        }
+        for (name, view) in written.scenarios {
+            guard let index = rules.scenarioIndex[name] else {
+                orphans.insert("s:" + name)
+                continue
+            }
+            views[index] = view
+            built[index] = true
+        }
+        for (name, tally) in written.groups {
+            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert("g:" + name) }
+        }
+        for (name, value) in written.params {
+            if let index = rules.paramIndex[name] { stored[index] = value }
+        }
+        for (name, item) in written.todos { todos[name] = item }
+        if present[EngineState.metaKey] != nil { meta = written.meta }
+        for (name, report) in written.imports { imports[name] = report }
+        for key in deleted { delete(key) }
+        nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
+        dropStoredParamsOfAnotherType()
+        forgetViewsStoredAsStreams()
+    }
+
+    /// Forgets the entry `key` another process deleted.
+    private mutating func delete(_ key: String) {
+        guard key.utf8.count >= 2 else { return }
+        let name = String(key.dropFirst(2))
+        switch key.first {
+        case "e": if let slot = streams.index[name] { tallies[slot] = Tally() }
+        case "s":
+            if let index = rules.scenarioIndex[name] {
+                views[index] = ScenarioState()
+                built[index] = false
+            }
+            orphans.remove(key)
+        case "g":
+            if let index = rules.groupIndex[name] { budgets[index] = Tally() }
+            orphans.remove(key)
+        case "p": if let index = rules.paramIndex[name] { stored[index] = nil }
+        case "t": todos[name] = nil
+        case "m": meta = SessionMeta()
+        case "i": imports[name] = nil
+        default: break
+        }
+    }
+
+    /// A stored value of another type than its param declares is ignored, as at load.
+    private mutating func dropStoredParamsOfAnotherType() {
+        for index in stored.indices where stored[index] != nil && stored[index]!.type != rules.params[index].type {
+            stored[index] = nil
+        }
+    }
+}

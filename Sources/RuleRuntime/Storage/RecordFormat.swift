@@ -1,0 +1,291 @@
+import CZlib
+import Foundation
+
+/// The record format of state files, and of the records every record store takes: framing,
+/// checksums, replay. ``FileStore`` and ``InMemoryStore`` both read records through here; it
+/// knows keys and values only as bytes (nothing of the engine's state).
+///
+/// A file (little-endian): the 8 bytes `RULESTAT`, a `u32` format version, then records
+/// `[u32 length][u32 checksum of payload][u32 checksum of the 8 bytes before][payload]`.
+/// A payload is a varint count of changes, each a varint-length key, a flag (1 = value,
+/// 0 = deleted) and, for a value, its varint length and bytes. Replaying the records in
+/// order gives the entries. Checksums: CRC-32 (zlib's `crc32`) in versions 1, 2 and 4,
+/// ``WordChecksum`` in version 3; version 1 has no header checksum (8-byte frames).
+enum RecordFormat {
+    /// The format version this library writes.
+    static let version: UInt32 = 4
+    static let magic: [UInt8] = Array("RULESTAT".utf8)
+    static let headerSize = 12
+    static let recordHeaderSize = 12
+    /// The largest state file accepted, in bytes (256 MiB).
+    static let maximumFileSize = 256 << 20
+
+    /// The 12 bytes a file of the current version starts with.
+    static func header() -> [UInt8] {
+        var bytes = magic
+        withUnsafeBytes(of: version.littleEndian) { bytes += $0 }
+        return bytes
+    }
+
+    // MARK: - Checksums
+
+    /// The checksum of `raw` as records of format `version` have it.
+    @inline(__always)
+    static func checksum(_ raw: UnsafeRawBufferPointer, version: UInt32) -> UInt32 {
+        if version == 3 { return WordChecksum.checksum(raw) }
+        guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
+        return UInt32(truncatingIfNeeded: crc32(0, base.assumingMemoryBound(to: Bytef.self), uInt(raw.count)))
+    }
+
+    static func checksum(_ bytes: ArraySlice<UInt8>, version: UInt32) -> UInt32 {
+        bytes.withUnsafeBytes { checksum($0, version: version) }
+    }
+
+    // MARK: - Writing records
+
+    /// Fills the header (12 zero bytes) of the record that is all of `bytes`: its payload's
+    /// length, the payload's checksum and the header's, as format `version` has them.
+    static func frame(_ bytes: UnsafeMutableRawBufferPointer, version: UInt32 = version) {
+        let length = UInt32(bytes.count - recordHeaderSize)
+        bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
+        let payload = checksum(UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize...]), version: version)
+        bytes.storeBytes(of: payload.littleEndian, toByteOffset: 4, as: UInt32.self)
+        let header = checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<8]), version: version)
+        bytes.storeBytes(of: header.littleEndian, toByteOffset: 8, as: UInt32.self)
+    }
+
+    /// One framed record of `changes`, with the checksums of format `version`.
+    static func record(_ changes: [StoreChange], version: UInt32 = version) -> [UInt8] {
+        var writer = RecordWriter()
+        for change in changes { writer.add(Array(change.key.utf8)[...], change.value?[...]) }
+        return writer.finish(version: version)
+    }
+
+    /// One framed record of the live entries of `index` in `bytes`, sorted by key.
+    static func snapshot(of bytes: [UInt8], _ index: RecordIndex) -> [UInt8] {
+        var writer = RecordWriter(capacity: 32 + index.liveBytes + 12 * index.liveCount)
+        for entry in index.sorted(in: bytes) { writer.add(bytes[entry.key], bytes[entry.value!]) }
+        return writer.finish(version: version)
+    }
+
+    // MARK: - Replaying
+
+    /// Where replaying stopped short of the end, and why; `torn` for what a killed writer
+    /// leaves (a cut-short last record, a zero-filled tail), not corruption.
+    struct Damage {
+        var offset: Int
+        var reason: String
+        var torn: Bool
+    }
+
+    /// Replays the records of `bytes` from `start` (just after the header, or where an earlier
+    /// replay ended): each whole record is checked, then `apply` is called with its payload
+    /// (`raw`, the payload's bounds and its change count). Returns where the valid records end
+    /// and the damage there, if any.
+    static func replay(
+        _ bytes: [UInt8], from start: Int, version: UInt32,
+        _ apply: (UnsafeRawBufferPointer, Range<Int>, Int) -> Void
+    ) -> (end: Int, damage: Damage?) {
+        var offset = start
+        let frame = version == 1 ? 8 : recordHeaderSize
+        func damage(_ reason: String, torn: Bool) -> (Int, Damage?) {
+            (offset, Damage(offset: offset, reason: reason, torn: torn))
+        }
+        return bytes.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let remaining = raw.count - offset
+                if isZero(UnsafeRawBufferPointer(rebasing: raw[offset...])) {
+                    return damage("the file ends in \(remaining) zero bytes", torn: true)
+                }
+                if remaining < frame { return damage("a record header is cut short", torn: true) }
+                let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let sum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+                if version >= 2 {
+                    let headerSum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))
+                    guard headerSum == checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8]), version: version)
+                    else { return damage("a record header is damaged", torn: false) }
+                }
+                let payload = offset + frame
+                if length > raw.count - payload { return damage("the last record is cut short", torn: true) }
+                let end = payload + length
+                guard checksum(UnsafeRawBufferPointer(rebasing: raw[payload..<end]), version: version) == sum else {
+                    return damage("a record's checksum does not match", torn: false)
+                }
+                // Checked whole before any change is applied: a record applies all or nothing.
+                let count: Int
+                do {
+                    count = try forEachChange(in: raw, from: payload, to: end) { _, _ in }
+                } catch {
+                    return damage("a record cannot be decoded (\(error))", torn: false)
+                }
+                apply(raw, payload..<end, count)
+                offset = end
+            }
+            return (offset, nil)
+        }
+    }
+
+    /// Replays the records of a whole file (`bytes`, header included) of format `version`:
+    /// where each live key's latest value lies in `bytes`, the offset where the valid records
+    /// end, and the damage there, if any.
+    static func replayRecords(_ bytes: [UInt8], version: UInt32) -> (RecordIndex, Int, Damage?) {
+        var index = RecordIndex()
+        let (end, damage) = replay(bytes, from: headerSize, version: version) { raw, payload, count in
+            // A compacted file is one record of every entry: reserve for it at once.
+            if count > 16 { index.reserveCapacity(index.entries.count + count, in: raw) }
+            _ = try? forEachChange(in: raw, from: payload.lowerBound, to: payload.upperBound) {
+                index.set(key: $0, value: $1, in: raw)
+            }
+        }
+        return (index, end, damage)
+    }
+
+    /// Reads the record payload at `raw[start..<end]`: a varint count, then per change a key
+    /// string, a flag (1 = value, 0 = deleted) and the value. Calls `body` with each change's
+    /// key and value byte ranges (nil: deleted), in order; throws at anything malformed, after
+    /// the changes before it; returns how many changes there are.
+    static func forEachChange(
+        in raw: UnsafeRawBufferPointer, from start: Int, to end: Int, _ body: (Range<Int>, Range<Int>?) -> Void
+    ) throws -> Int {
+        var at = start
+        /// A varint no larger than what is left of the payload.
+        func length() throws -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                guard at < end else { throw DecodeError(description: "unexpected end of data") }
+                guard shift < 63 else { throw DecodeError(description: "varint too long") }
+                let byte = raw[at]
+                at += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            guard value >= 0, value <= end - at else { throw DecodeError(description: "length \(value) out of range") }
+            return value
+        }
+        let count = try length()
+        for _ in 0..<count {
+            let keyLength = try length()
+            let key = at..<at + keyLength
+            at += keyLength
+            guard at < end else { throw DecodeError(description: "unexpected end of data") }
+            let flag = raw[at]
+            at += 1
+            switch flag {
+            case 0: body(key, nil)
+            case 1:
+                let valueLength = try length()
+                body(key, at..<at + valueLength)
+                at += valueLength
+            default: throw DecodeError(description: "bad entry flag")
+            }
+        }
+        guard at == end else { throw DecodeError(description: "trailing bytes") }
+        return count
+    }
+
+    static func isZero(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.withUnsafeBytes { isZero($0) }
+    }
+
+    static func isZero(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let words = raw.count / 8
+        while index < words {
+            if raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) != 0 { return false }
+            index += 1
+        }
+        for k in words * 8..<raw.count where raw[k] != 0 { return false }
+        return true
+    }
+}
+
+/// Builds one framed record from keys and values given as bytes (snapshots, ``RecordFormat/record(_:version:)``).
+struct RecordWriter {
+    private(set) var bytes: [UInt8]
+    private var count = 0
+
+    init(capacity: Int = 64) {
+        bytes = [UInt8](repeating: 0, count: RecordFormat.recordHeaderSize)
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func add(_ key: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>?) {
+        varint(key.count)
+        bytes += key
+        if let value {
+            bytes.append(1)
+            varint(value.count)
+            bytes += value
+        } else {
+            bytes.append(0)
+        }
+        count += 1
+    }
+
+    private static func varint(_ value: Int, into target: inout [UInt8]) {
+        var rest = UInt64(value)
+        while rest >= 0x80 {
+            target.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        target.append(UInt8(rest))
+    }
+
+    private mutating func varint(_ value: Int) { RecordWriter.varint(value, into: &bytes) }
+
+    /// The framed record: the count goes after the header, then the changes.
+    mutating func finish(version: UInt32) -> [UInt8] {
+        var head: [UInt8] = []
+        RecordWriter.varint(count, into: &head)
+        var record = Array(bytes[0..<RecordFormat.recordHeaderSize]) + head + bytes[RecordFormat.recordHeaderSize...]
+        record.withUnsafeMutableBytes { RecordFormat.frame($0, version: version) }
+        return record
+    }
+}
+
+/// The record checksum of format version 3 (read only; version 4 went back to CRC-32): the
+/// bytes as little-endian 8-byte words mixed into two 64-bit lanes by xor, multiply and
+/// shift, folded to 32 bits.
+enum WordChecksum {
+    static let k1: UInt64 = 0x9E37_79B9_7F4A_7C15
+    static let k2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+
+    @inline(__always)
+    static func mix(_ lane: UInt64, _ word: UInt64, _ k: UInt64) -> UInt64 {
+        let product = (lane ^ word) &* k
+        return product ^ (product >> 32)
+    }
+
+    static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt32 {
+        let count = raw.count
+        var a = 0x243F_6A88_85A3_08D3 ^ UInt64(count)
+        var b: UInt64 = 0x1319_8A2E_0370_7344
+        var index = 0
+        while count - index >= 16 {
+            a = mix(a, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)), k1)
+            b = mix(b, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)), k2)
+            index += 16
+        }
+        if count - index >= 8 {
+            a = mix(a, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)), k1)
+            index += 8
+        }
+        if index < count {
+            var last: UInt64 = 0
+            var shift: UInt64 = 0
+            while index < count {
+                last |= UInt64(raw[index]) << shift
+                shift += 8
+                index += 1
+            }
+            b = mix(b, last, k2)
+        }
+        var h = mix(a, (b << 23) | (b >> 41), k1)
+        h ^= h >> 29
+        h &*= k2
+        h ^= h >> 32
+        return UInt32(truncatingIfNeeded: h)
+    }
+}

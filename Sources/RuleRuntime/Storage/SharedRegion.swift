@@ -1,0 +1,186 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `PATH.shm`, beside a state file opened shared: the lock every process takes for one
+/// append or one compaction step, and two counters mapped into each process's memory.
+///
+/// - `sequence` grows by one with every append and every compaction, so a process tells
+///   "another process wrote" by one memory load at the start of a call, with no system call;
+/// - `generation` grows by one whenever the state file is replaced (compacted or rewritten),
+///   so a process tells "read the new records" from "reopen and read the file again".
+///
+/// Both are written only under the lock, with aligned 8-byte stores (single-copy atomic on
+/// every 64-bit platform Swift runs on); the lock's system calls order them against the file's
+/// writes. They are hints: the state file's records are the truth, and a region that is lost
+/// or zeroed only makes processes read the file again. The file is never replaced or removed,
+/// so its lock (`flock`, held per open file, not per process, and never across a call)
+/// outlives compactions of the state file.
+final class SharedRegion {
+    static let size = 4096
+    static let magic: UInt64 = 0x314D_4853_454C_5552  // "RULESHM1", little-endian
+    let path: String
+    let descriptor: Int32
+    /// The mapped page: a raw pointer because the page is shared with other processes (a load
+    /// of `sequence` is the whole cost of an unchanged shared call: rulebench
+    /// `try_shared_vs_limit`, where an `fstat` per call would cost more than the call).
+    private let base: UnsafeMutableRawPointer
+
+    /// Opens (creating when missing) and maps the region beside the state file at `statePath`.
+    init(statePath: String) throws {
+        path = statePath + ".shm"
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+        var failure: RuleStoreError?
+        // Sized and stamped under the lock, once, by whichever process comes first.
+        if flock(descriptor, LOCK_EX) != 0 {
+            failure = .io(path: path, operation: "lock", errno: errno)
+        } else {
+            var info = stat()
+            if fstat(descriptor, &info) != 0 {
+                failure = .io(path: path, operation: "stat", errno: errno)
+            } else if Int(info.st_size) < SharedRegion.size && ftruncate(descriptor, off_t(SharedRegion.size)) != 0 {
+                failure = .io(path: path, operation: "size", errno: errno)
+            }
+        }
+        let mapped =
+            failure == nil
+            ? mmap(nil, SharedRegion.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0) : nil
+        guard failure == nil, let mapped, mapped != MAP_FAILED else {
+            let error = failure ?? .io(path: path, operation: "map", errno: errno)
+            close(descriptor)
+            throw error
+        }
+        base = mapped
+        if base.load(as: UInt64.self) != SharedRegion.magic {
+            base.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)
+            base.storeBytes(of: 0, toByteOffset: 16, as: UInt64.self)
+            base.storeBytes(of: SharedRegion.magic, as: UInt64.self)
+        }
+        flock(descriptor, LOCK_UN)
+    }
+
+    deinit {
+        munmap(base, SharedRegion.size)
+        close(descriptor)
+    }
+
+    /// Grows with every append and compaction by any process.
+    var sequence: UInt64 {
+        @inline(__always) get { base.load(fromByteOffset: 8, as: UInt64.self) }
+    }
+
+    /// Grows whenever the state file is replaced.
+    var generation: UInt64 { base.load(fromByteOffset: 16, as: UInt64.self) }
+
+    /// Under the lock: one more append (or, with `replaced`, a new file).
+    func advance(replaced: Bool = false) {
+        if replaced { base.storeBytes(of: generation &+ 1, toByteOffset: 16, as: UInt64.self) }
+        base.storeBytes(of: sequence &+ 1, toByteOffset: 8, as: UInt64.self)
+    }
+
+    /// Takes the lock, waiting for the process that holds it (for one append at most).
+    func lock() throws {
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            throw RuleStoreError.io(path: path, operation: "lock", errno: errno)
+        }
+    }
+
+    func unlock() {
+        flock(descriptor, LOCK_UN)
+    }
+}
+
+/// Tells a process that another one wrote the state file, so that ``RuleEngine/updates(for:)``
+/// streams yield without waiting for the process's next call.
+///
+/// On Apple platforms through a Darwin notification named after the file (no payload: every
+/// shared append posts it, and observers read the file again). On Linux through `inotify` on
+/// the file's directory (an append modifies the file; a compaction moves a new one to its name).
+/// Elsewhere nothing is watched: changes show at the next call.
+final class ChangeWatcher: @unchecked Sendable {
+    private let handler: @Sendable () -> Void
+    #if canImport(Glibc)
+        private var source: DispatchSourceRead?
+    #elseif canImport(Darwin)
+        private var name: CFNotificationName?
+    #endif
+
+    /// The notification name of the state file at `realPath`.
+    static func notificationName(_ realPath: String) -> String { "rules.state.changed:" + realPath }
+
+    /// Posts the change of the state file at `realPath` (Apple platforms; a no-op elsewhere).
+    static func post(_ realPath: String) {
+        #if canImport(Darwin)
+            CFNotificationCenterPostNotification(
+                CFNotificationCenterGetDarwinNotifyCenter(), CFNotificationName(notificationName(realPath) as CFString),
+                nil, nil, true)
+        #endif
+    }
+
+    /// Calls `handler` (on a background queue) whenever the file at `realPath` may have changed.
+    init(realPath: String, handler: @escaping @Sendable () -> Void) {
+        self.handler = handler
+        #if canImport(Glibc)
+            let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard descriptor >= 0 else { return }
+            let directory = (realPath as NSString).deletingLastPathComponent
+            let file = (realPath as NSString).lastPathComponent
+            let mask = UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE)
+            guard inotify_add_watch(descriptor, directory.isEmpty ? "." : directory, mask) >= 0 else {
+                close(descriptor)
+                return
+            }
+            let source = DispatchSource.makeReadSource(
+                fileDescriptor: descriptor, queue: DispatchQueue(label: "rules.FileStore.watch"))
+            source.setEventHandler { [weak self] in
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                var relevant = false
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if n <= 0 { break }
+                    var at = 0
+                    // Each event: wd (4), mask (4), cookie (4), len (4), then a NUL-padded name.
+                    while at + 16 <= n {
+                        let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: at + 12, as: UInt32.self)) }
+                        let end = min(n, at + 16 + length)
+                        let name = buffer[(at + 16)..<end].prefix { $0 != 0 }
+                        if String(decoding: name, as: UTF8.self) == file { relevant = true }
+                        at = end
+                    }
+                }
+                if relevant { self?.handler() }
+            }
+            source.setCancelHandler { close(descriptor) }
+            source.resume()
+            self.source = source
+        #elseif canImport(Darwin)
+            let name = CFNotificationName(ChangeWatcher.notificationName(realPath) as CFString)
+            self.name = name
+            CFNotificationCenterAddObserver(
+                CFNotificationCenterGetDarwinNotifyCenter(), Unmanaged.passUnretained(self).toOpaque(),
+                { _, observer, _, _, _ in
+                    guard let observer else { return }
+                    Unmanaged<ChangeWatcher>.fromOpaque(observer).takeUnretainedValue().handler()
+                }, name.rawValue, nil, .deliverImmediately)
+        #endif
+    }
+
+    deinit {
+        #if canImport(Glibc)
+            source?.cancel()
+        #elseif canImport(Darwin)
+            if let name {
+                CFNotificationCenterRemoveObserver(
+                    CFNotificationCenterGetDarwinNotifyCenter(), Unmanaged.passUnretained(self).toOpaque(), name, nil)
+            }
+        #endif
+    }
+}

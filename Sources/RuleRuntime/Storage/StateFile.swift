@@ -1,0 +1,507 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// FileStore's file: opening and locking it, reading and replaying it, repairing what a killed
+/// writer left, and the POSIX calls it goes through. Everything here runs under `lock` and,
+/// in shared mode, under the region's lock.
+extension FileStore {
+    // MARK: - Opening
+
+    func openIfNeeded() throws {
+        if fd >= 0 { return }
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw RuleStoreError.io(path: directory, operation: "create the directory", errno: errno)
+            }
+        }
+        if options.shared {
+            try openShared()
+        } else {
+            try openExclusive()
+        }
+    }
+
+    /// Shared: opens the file under the region's lock, held only while it is read.
+    private func openShared() throws {
+        let region = try SharedRegion(statePath: path)
+        try region.lock()
+        defer { region.unlock() }
+        self.region = region
+        do {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+            fd = descriptor
+            try loadOpenFile()
+            seenSequence = region.sequence
+            seenGeneration = region.generation
+        } catch {
+            if fd >= 0 { close(fd) }
+            fd = -1
+            loaded = nil
+            self.region = nil
+            throw error
+        }
+    }
+
+    /// Exclusive: opens the file and holds its lock until the store is released.
+    private func openExclusive() throws {
+        // Another process may compact (replace the file) between our open and our lock:
+        // the lock counts only when the locked file is still the one at the path.
+        var descriptor: Int32 = -1
+        for _ in 0..<16 {
+            descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                close(descriptor)
+                throw RuleStoreError.io(path: path, operation: "lock (is another process using it?)", errno: code)
+            }
+            if let opened = FileIdentity(descriptor: descriptor), opened == FileIdentity(path: path) { break }
+            close(descriptor)
+            descriptor = -1
+        }
+        guard descriptor >= 0 else {
+            throw RuleStoreError.io(path: path, operation: "lock (it keeps being replaced)", errno: EAGAIN)
+        }
+        fd = descriptor
+        do {
+            try loadOpenFile()
+        } catch {
+            close(fd)
+            fd = -1
+            loaded = nil
+            throw error
+        }
+    }
+
+    /// Shared, under the region's lock: the file at the path replaced the open one (another
+    /// process compacted it); open and read it.
+    func reopen() throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+        let old = fd
+        fd = descriptor
+        do {
+            try loadOpenFile()
+        } catch {
+            close(descriptor)
+            fd = old
+            throw error
+        }
+        close(old)
+        generation += 1
+        seenGeneration = region?.generation ?? 0
+    }
+
+    func loadOpenFile() throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw RuleStoreError.unusable(path: path, reason: "it is not a regular file")
+        }
+        identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        realPath = path.withCString { raw in
+            guard let resolved = realpath(raw, nil) else { return path }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        // We hold the lock: temporary files left by a killed compaction are ours to remove.
+        removeLeftoverCompactions()
+        var size = Int(info.st_size)
+        if size < RecordFormat.headerSize {
+            // A process killed while writing the header of a new file: start it again.
+            let head = try read(from: 0, count: size)
+            let header = RecordFormat.header()
+            if head.isEmpty || head == Array(header[0..<size]) || RecordFormat.isZero(head[...]) {
+                guard system.truncate(fd, 0) == 0 else {
+                    throw RuleStoreError.io(path: path, operation: "truncate", errno: errno)
+                }
+                size = 0
+            }
+        }
+        if size == 0 {
+            try writeFully(RecordFormat.header())
+            try sync(fd)
+            try syncDirectory()
+            fileLength = RecordFormat.headerSize
+            loadedVersion = RecordFormat.version
+            loaded = StoredEntries([:])
+            liveBytes = 0
+            return
+        }
+        guard size <= RecordFormat.maximumFileSize else {
+            throw RuleStoreError.unusable(
+                path: path, reason: "it is \(size) bytes; the limit is \(RecordFormat.maximumFileSize) bytes")
+        }
+        let head = try read(from: 0, count: min(size, RecordFormat.headerSize))
+        guard head.count == RecordFormat.headerSize, Array(head[0..<8]) == RecordFormat.magic else {
+            throw RuleStoreError.corrupt(
+                path: path, offset: 0, reason: "not a rules state file (bad header)", keptAt: nil)
+        }
+        var header = ByteReader(head, from: 8, to: 12)
+        let version = try header.u32()
+        guard (1...RecordFormat.version).contains(version) else {
+            throw RuleStoreError.unsupportedVersion(path: path, version: Int(version))
+        }
+        let bytes = try read(from: 0, count: size)
+        try replay(bytes, version: version)
+    }
+
+    private func replay(_ bytes: [UInt8], version: UInt32) throws {
+        loadedVersion = version
+        let (index, offset, damage) = RecordFormat.replayRecords(bytes, version: version)
+        fileLength = offset
+        loaded = StoredEntries(bytes: bytes, index: index)
+        // About what the live entries take in a compacted file (key, value, lengths and flag).
+        liveBytes = index.liveBytes + 8 * index.liveCount
+        guard let damage else { return }
+        if damage.torn {
+            let tail = RecordFormat.isZero(bytes[offset...]) ? [] : Array(bytes[offset...])
+            pending = .truncate(offset: offset, reason: damage.reason, tail: tail)
+            return
+        }
+        if options.recovery == .strict {
+            throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
+        }
+        pending = .salvage(offset: damage.offset, reason: damage.reason)
+    }
+
+    /// Every entry of the open file, replayed from its bytes. Shared: up to its end (other
+    /// processes append), repairing a torn tail; exclusive: its acknowledged records.
+    func readAll() throws -> StoredEntries {
+        if region != nil {
+            try loadOpenFile()
+            try repairIfNeeded()
+            seenSequence = region!.sequence
+            seenGeneration = region!.generation
+            let entries = loaded ?? StoredEntries([:])
+            loaded = nil
+            return entries
+        }
+        let (bytes, index) = try FileStore.replayFile(fd, length: fileLength, path: path)
+        return StoredEntries(bytes: bytes, index: index)
+    }
+
+    /// The first `length` bytes of the file open as `descriptor`, and where the latest value
+    /// of each live key lies in them. Damage there (the file changed under us) is an error.
+    static func replayFile(_ descriptor: Int32, length: Int, path: String) throws -> ([UInt8], RecordIndex) {
+        let bytes = try read(descriptor, from: 0, count: length, path: path)
+        guard bytes.count == length, length >= RecordFormat.headerSize, Array(bytes[0..<8]) == RecordFormat.magic
+        else {
+            throw RuleStoreError.corrupt(path: path, offset: 0, reason: "the file changed while in use", keptAt: nil)
+        }
+        var header = ByteReader(bytes, from: 8, to: 12)
+        let version = try header.u32()
+        let (index, _, damage) = RecordFormat.replayRecords(bytes, version: version)
+        if let damage {
+            throw RuleStoreError.corrupt(path: path, offset: damage.offset, reason: damage.reason, keptAt: nil)
+        }
+        return (bytes, index)
+    }
+
+    // MARK: - Shared mode: reading what others wrote
+
+    /// Under the region's lock: true when another process wrote since the engine last read
+    /// the file (the counters moved, or the file is longer than its acknowledged records: a
+    /// writer killed before it could count its record).
+    func changedSinceSeen() throws -> Bool {
+        guard let region else { return false }
+        if region.sequence != seenSequence || region.generation != seenGeneration { return true }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
+        return Int(info.st_size) != fileLength
+    }
+
+    /// Under the region's lock: the changes of the records other processes appended since the
+    /// engine last read the file, or every entry when the file was replaced. With
+    /// `forEngine == false` (a compaction catching up) the engine reads the file again later.
+    func readChanges(forEngine: Bool = true) throws -> ExternalChanges {
+        guard let region else { return .none }
+        guard try changedSinceSeen() else { return .none }
+        let sequence = region.sequence
+        if region.generation != seenGeneration || FileIdentity(path: realPath) != identity {
+            try reopen()
+            try repairIfNeeded()
+            let entries = loaded ?? StoredEntries([:])
+            loaded = nil
+            if forEngine {
+                seenSequence = sequence
+                seenGeneration = region.generation
+            } else {
+                seenGeneration = region.generation &- 1
+            }
+            return .all(entries)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
+        let size = Int(info.st_size)
+        let tail = try read(from: fileLength, count: max(0, size - fileLength))
+        // Replayed as the tail of the file: offsets in `tail`, starting at 0.
+        var changes: [(key: Range<Int>, value: Range<Int>?)] = []
+        let (end, damage) = RecordFormat.replay(tail, from: 0, version: loadedVersion) { raw, payload, _ in
+            _ = try? RecordFormat.forEachChange(in: raw, from: payload.lowerBound, to: payload.upperBound) {
+                changes.append(($0, $1))
+            }
+        }
+        if let damage {
+            guard damage.torn else {
+                throw RuleStoreError.corrupt(
+                    path: path, offset: fileLength + damage.offset, reason: damage.reason, keptAt: nil)
+            }
+            // Left by a writer killed while it held the lock: its call never returned.
+            pending = .truncate(
+                offset: fileLength + end, reason: damage.reason,
+                tail: RecordFormat.isZero(tail[end...]) ? [] : Array(tail[end...]))
+        }
+        fileLength += end
+        try repairIfNeeded()
+        if forEngine {
+            seenSequence = sequence
+        } else {
+            seenSequence = sequence &- 1
+            seenGeneration = region.generation &- 1
+        }
+        return .changes(bytes: tail, changes)
+    }
+
+    /// Under the region's lock: reads what other processes wrote so that a compaction keeps it;
+    /// the engine reads the new file whole at its next call.
+    func catchUp() throws {
+        _ = try readChanges(forEngine: false)
+    }
+
+    // MARK: - Repair
+
+    /// Carries out what `load` found, once: truncates a torn tail (keeping the dropped
+    /// bytes aside when it can), or links a damaged file aside and rewrites it; then rewrites
+    /// a file of an earlier format in this one, as records are appended in this library's.
+    func repairIfNeeded() throws {
+        if let repair = pending { try self.repair(repair) }
+        if loadedVersion < RecordFormat.version { try compactLocked() }
+    }
+
+    private func repair(_ repair: Repair) throws {
+        switch repair {
+        case .truncate(let offset, let reason, let tail):
+            var kept = "the dropped bytes were all zero"
+            if !tail.isEmpty {
+                let aside = asidePath()
+                if system.writeAside(aside, tail) {
+                    kept = "the \(tail.count) dropped bytes were copied to '\(aside)'"
+                } else {
+                    kept =
+                        "the \(tail.count) dropped bytes could not be kept aside (\(String(cString: strerror(errno))))"
+                }
+            }
+            guard system.truncate(fd, off_t(offset)) == 0 else {
+                throw RuleStoreError.io(path: path, operation: "truncate", errno: errno)
+            }
+            try sync(fd)
+            report = "state file '\(path)': \(reason) at byte \(offset); kept the \(offset) bytes before it; \(kept)"
+        case .salvage(let offset, let reason):
+            let aside = asidePath()
+            guard link(realPath, aside) == 0 else {
+                throw RuleStoreError.io(path: aside, operation: "keep the damaged file aside at", errno: errno)
+            }
+            try compactLocked()
+            report =
+                "state file '\(path)': \(reason) at byte \(offset); kept the records before it; the damaged file was kept at '\(aside)'"
+        }
+        pending = nil
+    }
+
+    /// `PATH.damaged-SECONDS[-N]`, a name not in use.
+    private func asidePath() -> String {
+        let stamp = Int(Date().timeIntervalSince1970)
+        var candidate = "\(realPath).damaged-\(stamp)"
+        var suffix = 1
+        while FileManager.default.fileExists(atPath: candidate) {
+            candidate = "\(realPath).damaged-\(stamp)-\(suffix)"
+            suffix += 1
+        }
+        return candidate
+    }
+
+    /// When the path no longer names the open file (deleted or replaced by someone else),
+    /// writes the state to a new file there and returns the report. Shared: a file replaced
+    /// by another process's compaction is not this (the engine reads it at its next call).
+    func recreateIfReplaced() throws -> RuleStoreError? {
+        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        let current = FileIdentity(path: realPath)
+        if current == identity { return nil }
+        if let region, current != nil, region.generation != seenGeneration { return nil }
+        try compactLocked()
+        return .replaced(path: path)
+    }
+
+    // MARK: - POSIX helpers
+
+    func read(from offset: Int, count: Int) throws -> [UInt8] {
+        try FileStore.read(fd, from: offset, count: count, path: path)
+    }
+
+    static func read(_ fd: Int32, from offset: Int, count: Int, path: String) throws -> [UInt8] {
+        // Never with capacity 0 below: that writes the shared empty array's count, a data race
+        // (ThreadSanitizer) with another thread doing the same.
+        if count == 0 { return [] }
+        var failure: Int32?
+        // Read into uninitialized memory: filling it with zeros first cost as much as the read.
+        let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                initialized += n
+            }
+        }
+        if let failure { throw RuleStoreError.io(path: path, operation: "read", errno: failure) }
+        return result
+    }
+
+    func writeFully(_ bytes: UnsafeRawBufferPointer) throws {
+        try FileStore.writeFully(fd, bytes, path: path, system: system)
+    }
+
+    func writeFully(_ bytes: [UInt8]) throws {
+        try FileStore.writeFully(fd, bytes, path: path, system: system)
+    }
+
+    static func writeFully(_ fd: Int32, _ bytes: [UInt8], path: String, system: FileSystemCalls) throws {
+        try bytes.withUnsafeBytes { try writeFully(fd, $0, path: path, system: system) }
+    }
+
+    static func writeFully(
+        _ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String, system: FileSystemCalls
+    ) throws {
+        var written = 0
+        while written < bytes.count {
+            let n = system.write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RuleStoreError.io(path: path, operation: "write", errno: errno)
+            }
+            if n == 0 { throw RuleStoreError.io(path: path, operation: "write", errno: ENOSPC) }
+            written += n
+        }
+    }
+
+    func sync(_ descriptor: Int32) throws {
+        guard system.fsync(descriptor) == 0 else {
+            throw RuleStoreError.io(path: path, operation: "fsync", errno: errno)
+        }
+    }
+
+    func syncDirectory() throws {
+        let directory = (realPath as NSString).deletingLastPathComponent
+        guard system.syncDirectory(directory.isEmpty ? "." : directory) == 0 else {
+            throw RuleStoreError.io(path: directory, operation: "fsync the directory", errno: errno)
+        }
+    }
+}
+
+/// A thread-safe counter, for unique numbers.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}
+
+/// A file's device and inode: what tells "the same file" apart from "a file at the same path".
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_nlink > 0 else { return nil }
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+}
+
+/// The system calls through which FileStore changes files, replaceable so tests can
+/// make each one fail or stop in turn.
+struct FileSystemCalls: Sendable {
+    var write: @Sendable (Int32, UnsafeRawPointer, Int) -> Int
+    var fsync: @Sendable (Int32) -> Int32
+    var rename: @Sendable (String, String) -> Int32
+    var truncate: @Sendable (Int32, off_t) -> Int32
+    /// `fsync` of a directory, so a rename in it is durable.
+    var syncDirectory: @Sendable (String) -> Int32
+    /// Writes a new file holding damaged bytes set aside; false (with `errno`) when it cannot.
+    var writeAside: @Sendable (String, [UInt8]) -> Bool
+
+    static let live = FileSystemCalls(
+        write: { fd, bytes, count in
+            #if canImport(Glibc)
+                Glibc.write(fd, bytes, count)
+            #elseif canImport(Musl)
+                Musl.write(fd, bytes, count)
+            #else
+                Darwin.write(fd, bytes, count)
+            #endif
+        },
+        fsync: { fd in
+            #if canImport(Glibc)
+                Glibc.fsync(fd)
+            #elseif canImport(Musl)
+                Musl.fsync(fd)
+            #else
+                Darwin.fsync(fd)
+            #endif
+        },
+        rename: { from, to in
+            #if canImport(Glibc)
+                Glibc.rename(from, to)
+            #elseif canImport(Musl)
+                Musl.rename(from, to)
+            #else
+                Darwin.rename(from, to)
+            #endif
+        },
+        truncate: { fd, length in ftruncate(fd, length) },
+        syncDirectory: { directory in
+            let dfd = open(directory, O_RDONLY | O_CLOEXEC)
+            guard dfd >= 0 else { return -1 }
+            defer { close(dfd) }
+            #if canImport(Glibc)
+                return Glibc.fsync(dfd)
+            #elseif canImport(Musl)
+                return Musl.fsync(dfd)
+            #else
+                return Darwin.fsync(dfd)
+            #endif
+        },
+        writeAside: { path, bytes in FileManager.default.createFile(atPath: path, contents: Data(bytes)) })
+}

@@ -1,0 +1,209 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+/// One state file shared by several processes (an app and its extensions): every process sees
+/// every acknowledged write, budgets are spent once, no lock is held between calls, and killed
+/// writers lose nothing.
+final class SharedFileTests: XCTestCase {
+    /// The fixture's `sharedRules`.
+    let rules = """
+        param level: int = 0
+        scenario Budget < max_exec 100 >
+        scenario Five < on x; min_events 5; max_exec 3; between 1h >
+        group Prompts < max_exec 2 within 1d > {
+            scenario A < on x, y; min_events 2 >
+            scenario B < on y; when level >= 2 >
+        }
+        """
+
+    private func shared(_ url: URL, compaction: Int = 1 << 20) -> FileStore {
+        FileStore(url: url, options: .init(compactionThreshold: compaction, shared: true))
+    }
+
+    func testFourProcessesTriggeringAtOnceCountExactlyAndSpendABudgetOnce() throws {
+        let url = temporaryURL("four.state")
+        defer { removeFolder(of: url) }
+        let children = try (0..<4).map { _ in try FixtureProcess(["shared-trigger", url.path, "2000"], input: true) }
+        var granted = 0
+        for child in children {
+            let line = child.readLine() ?? ""
+            XCTAssertTrue(line.hasPrefix("done "), line)
+            granted += Int(line.dropFirst(5)) ?? -1000
+        }
+        XCTAssertEqual(granted, 100, "max_exec 100 is spent exactly once across processes")
+        // Every process, after all are done, sees every trigger.
+        for child in children {
+            child.send("")
+            XCTAssertEqual(child.readLine(), "8000")
+            _ = child.readToEnd()
+        }
+        let fresh = try RuleEngine(source: rules, store: shared(url))
+        XCTAssertEqual(fresh.count("x"), 8000)
+        XCTAssertEqual(fresh.explain("Budget").reason, "max_exec 100: 100 so far")
+        XCTAssertFalse(fresh.tryToExecute("Budget"))
+    }
+
+    /// 100 SIGKILLs of three writers at random moments (compactions included): a fresh open
+    /// counts every trigger any of them saw return, and at most one more per killed process.
+    func testRandomKillsOfSharedWritersLoseNothingAcknowledged() throws {
+        let url = temporaryURL("kills.state")
+        defer { removeFolder(of: url) }
+        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5A4E)
+        print("shared kill cycles seed: \(generator.seed)")
+        var writers = try (0..<3).map { _ in try FixtureProcess(["shared-loop", url.path]) }
+        var acknowledged = 0
+        var lifetimes = 0
+        func stop(_ writer: FixtureProcess) {
+            writer.kill()
+            // Every line printed before the kill: the last is this process's returned triggers.
+            let rest = writer.readToEnd().split(separator: "\n").compactMap { Int($0) }
+            acknowledged += rest.last ?? writer.lastCount
+            lifetimes += 1
+        }
+        for _ in 0..<100 {
+            let k = Int.random(in: 0..<writers.count, using: &generator)
+            _ = writers[k].readCounts(until: writers[k].lastCount + Int.random(in: 1...25, using: &generator))
+            stop(writers[k])
+            writers[k] = try FixtureProcess(["shared-loop", url.path])
+        }
+        for writer in writers { stop(writer) }
+        let fresh = try RuleEngine(source: rules, store: shared(url))
+        XCTAssertGreaterThanOrEqual(fresh.count("x"), acknowledged)
+        XCTAssertLessThanOrEqual(fresh.count("x"), acknowledged + lifetimes)
+        XCTAssertGreaterThan(acknowledged, 300)
+    }
+
+    /// Calls interleaved at random between two processes on one shared file answer exactly as
+    /// one engine in memory given the same calls at the same times.
+    func testTwoProcessesInterleavedAnswerAsOneEngineInMemory() throws {
+        for seed: UInt64 in [1, 2, 3] {
+            let url = temporaryURL("pair.state")
+            defer { removeFolder(of: url) }
+            let pair = try (0..<2).map { _ in try FixtureProcess(["serve", url.path], input: true) }
+            let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+            let model = try RuleEngine(source: rules, clock: clock)
+            var generator = SeededGenerator(seed: seed)
+            var time = 1_800_000_000.0
+            for step in 0..<250 {
+                time += [0, 1, 60, 3600, 40_000][Int.random(in: 0..<5, using: &generator)]
+                clock.set(Date(timeIntervalSince1970: time))
+                let name = ["x", "y", "Budget", "Five", "A", "B", "Prompts", "level"].randomElement(using: &generator)!
+                let command = ["t", "x", "c", "r", "s", "n", "e"].randomElement(using: &generator)!
+                let value = Int.random(in: 0...3, using: &generator)
+                let expected: String
+                switch command {
+                case "t":
+                    model.trigger(name)
+                    expected = "ok"
+                case "x": expected = "\(model.tryToExecute(name))"
+                case "c": expected = "\(model.canExecute(name))"
+                case "r": expected = "\(model.reset(name))"
+                case "s": expected = (try? model.set(name, to: .int(Int64(value)))) == nil ? "error" : "ok"
+                case "n": expected = "\(model.count(name))"
+                default: expected = model.explain(name).description.replacingOccurrences(of: "\n", with: " | ")
+                }
+                let child = pair[Int.random(in: 0...1, using: &generator)]
+                child.send("\(Int(time)) \(command) \(name)" + (command == "s" ? " \(value)" : ""))
+                XCTAssertEqual(child.readLine(), expected, "seed \(seed) step \(step): \(command) \(name)")
+            }
+            for child in pair {
+                child.input?.closeFile()
+                _ = child.readToEnd()
+            }
+        }
+    }
+
+    func testNoLockIsHeldBetweenCalls() throws {
+        let url = temporaryURL("unlocked.state")
+        defer { removeFolder(of: url) }
+        let engine = try RuleEngine(source: rules, store: shared(url, compaction: 512), clock: ManualClock())
+        func assertFree(_ after: String) throws {
+            let probe = try FixtureProcess(["try-lock", url.path])
+            XCTAssertEqual(probe.readToEnd(), "free\n", "after \(after)")
+        }
+        try assertFree("opening")
+        let updates = engine.updates(for: "Five")
+        try assertFree("updates(for:)")
+        for k in 0..<40 { engine.trigger(k % 2 == 0 ? "x" : "y") }
+        try assertFree("triggers and compactions")
+        XCTAssertTrue(engine.tryToExecute("Five"))
+        XCTAssertFalse(engine.tryToExecute("Five"))
+        try engine.set("level", to: .int(3))
+        _ = engine.explain("B")
+        try assertFree("tryToExecute, set, explain")
+        withExtendedLifetime(updates) {}
+    }
+
+    /// A trigger in another process reaches this process's `updates(for:)` stream without any
+    /// call here (inotify on Linux).
+    func testAnotherProcessesWriteReachesObservers() throws {
+        #if os(Linux)
+            let url = temporaryURL("observed.state")
+            defer { removeFolder(of: url) }
+            let engine = try RuleEngine(source: rules, store: shared(url))
+            let seen = expectation(description: "A became eligible")
+            let values = Locked<[Bool]>([])
+            let task = Task {
+                for await value in engine.updates(for: "A") {
+                    values.withValue { $0.append(value) }
+                    if value { seen.fulfill() }
+                }
+            }
+            let child = try FixtureProcess(["shared-trigger", url.path, "3"], input: true)
+            XCTAssertEqual(child.readLine()?.hasPrefix("done"), true)
+            wait(for: [seen], timeout: 20)
+            XCTAssertEqual(values.withValue { $0 }, [false, true])
+            child.send("")
+            _ = child.readToEnd()
+            task.cancel()
+        #endif
+    }
+
+    func testAStoreReleasedMidCompactionCanBeOpenedAgainAtOnce() throws {
+        let url = temporaryURL("reopen.state")
+        defer { removeFolder(of: url) }
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        var calls = FileSystemCalls.live
+        let live = FileSystemCalls.live
+        // The background compaction's fsync of its new file waits until the store is gone.
+        calls.fsync = { fd in
+            if !Thread.isMainThread {
+                started.signal()
+                gate.wait()
+            }
+            return live.fsync(fd)
+        }
+        do {
+            let store = FileStore(url: url, options: .init(compactionThreshold: 256), system: calls)
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            for _ in 0..<40 { engine.trigger("x") }
+            XCTAssertEqual(started.wait(timeout: .now() + 10), .success, "a compaction started")
+        }
+        // Released while its compaction waits: its lock went with it.
+        let again = try RuleEngine(source: rules, store: FileStore(url: url), clock: ManualClock())
+        XCTAssertEqual(again.count("x"), 40)
+        gate.signal()
+    }
+}
+
+/// A value behind a lock, for tests that collect from other threads.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withValue<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// Removes the temporary folder `temporaryURL` made for `url`.
+func removeFolder(of url: URL) {
+    try? FileManager.default.removeItem(at: url.deletingLastPathComponent())
+}

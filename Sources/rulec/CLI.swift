@@ -20,9 +20,9 @@ enum ExitCode {
 
 enum CLI {
     static let version = "0.1.0"
-    static let commands = ["check", "simulate", "fmt", "gen", "dump", "state", "explain"]
+    static let commands = ["check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger"]
     static let mainUsage =
-        "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain; "
+        "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain, trigger; "
         + "see 'rulec --help')"
     static let mainHelp = """
         rulec: the command-line tool for .rules files.
@@ -37,6 +37,7 @@ enum CLI {
           dump --json FILE|DIR ...      the checked program as one JSON document
           state FILE                    print what a state file holds
           explain --state FILE RULES... explain each scenario on a state file
+          trigger --state FILE RULES... EVENT  record an event into a state file (opened shared)
 
         Run 'rulec <command> --help' for a command's options.
         Exit status: 0 success, 1 errors in the input, 64 wrong usage.

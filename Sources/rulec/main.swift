@@ -18,6 +18,7 @@ case "state": status = StateCommand.run(Array(arguments.dropFirst()))
 case "fmt": status = FmtCommand.run(Array(arguments.dropFirst()))
 case "dump": status = DumpCommand.run(Array(arguments.dropFirst()))
 case "explain": status = ExplainCommand.run(Array(arguments.dropFirst()))
+case "trigger": status = TriggerCommand.run(Array(arguments.dropFirst()))
 case "--help", "-h", "help":
     print(CLI.mainHelp)
     status = ExitCode.ok

@@ -175,7 +175,11 @@ final class CrashTests: XCTestCase {
                 let live = FileSystemCalls.live
                 calls.fsync = { fd in
                     // The fsync of the 5th record fails (one fsync came before, for the header).
-                    if fsyncs.withValue({ $0 += 1; return $0 }) == 6 {
+                    let count = fsyncs.withValue { value -> Int in
+                        value += 1
+                        return value
+                    }
+                    if count == 6 {
                         errno = EIO
                         return -1
                     }
@@ -228,7 +232,9 @@ final class CrashTests: XCTestCase {
             var state = ((16 &* multiplier) ^ first) &* multiplier
             state ^= state >> 32
             let second = state ^ 0x1234_5678
-            keys.append(withUnsafeBytes(of: first.littleEndian) { Array($0) } + withUnsafeBytes(of: second.littleEndian) { Array($0) })
+            keys.append(
+                withUnsafeBytes(of: first.littleEndian) { Array($0) }
+                    + withUnsafeBytes(of: second.littleEndian) { Array($0) })
         }
         let unseeded = Set(keys.map { key in key.withUnsafeBytes { NameTable.hashAndASCII($0, seed: 0).hash } })
         XCTAssertEqual(unseeded.count, 1, "the keys collide without the seed")

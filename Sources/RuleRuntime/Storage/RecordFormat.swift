@@ -1,4 +1,4 @@
-import CZlib
+internal import CZlib
 import Foundation
 
 /// The record format of state files, and of the records every record store takes: framing,
@@ -102,7 +102,9 @@ enum RecordFormat {
                 let sum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
                 if version >= 2 {
                     let headerSum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))
-                    guard headerSum == checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8]), version: version)
+                    guard
+                        headerSum
+                            == checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8]), version: version)
                     else { return damage("a record header is damaged", torn: false) }
                 }
                 let payload = offset + frame

@@ -149,7 +149,9 @@ final class ChangeWatcher: @unchecked Sendable {
                     var at = 0
                     // Each event: wd (4), mask (4), cookie (4), len (4), then a NUL-padded name.
                     while at + 16 <= n {
-                        let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: at + 12, as: UInt32.self)) }
+                        let length = buffer.withUnsafeBytes {
+                            Int($0.loadUnaligned(fromByteOffset: at + 12, as: UInt32.self))
+                        }
                         let end = min(n, at + 16 + length)
                         let name = buffer[(at + 16)..<end].prefix { $0 != 0 }
                         if String(decoding: name, as: UTF8.self) == file { relevant = true }

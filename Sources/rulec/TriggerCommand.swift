@@ -1,0 +1,105 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+/// `rulec trigger --state FILE [--count N] RULES... EVENT`
+enum TriggerCommand {
+    static let usage = "Usage: rulec trigger --state FILE [--count N] RULES... EVENT"
+    static let help = """
+        rulec trigger: record an event into a state file, as an app would.
+
+        \(usage)
+
+        Records EVENT N times (default 1) at the current time into FILE, through the same
+        store an app uses, opened shared: an app or its extensions may have the file open
+        at the same time, and see the events at their next call. FILE is created when it
+        does not exist. RULES (files or directories, checked together) are the app's rules:
+        they say which scenarios count the event. For QA, and to drive processes from a shell.
+
+        Options:
+          --state FILE      the state file (required)
+          --count N         how many times (1 to 1000000; default 1)
+          --                ends the options
+          -h, --help        show this help
+
+        Prints the event's count afterwards. An event no scenario counts is recorded, with a
+        warning. Exit status: 0 recorded, 1 errors in the rules or a damaged or unwritable
+        state file, 64 wrong usage.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var operands: [String] = []
+        var statePath: String?
+        var count = 1
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                operands.append(argument)
+                continue
+            }
+            // `--opt value` and `--opt=value`.
+            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+            func value() -> String? {
+                if parts.count == 2 { return parts[1] }
+                guard index < arguments.count else { return nil }
+                index += 1
+                return arguments[index - 1]
+            }
+            switch parts[0] {
+            case "--":
+                optionsEnded = true
+            case "--state":
+                guard let path = value() else { return CLI.misuse("'--state' needs a FILE", usage: usage) }
+                statePath = path
+            case "--count":
+                guard let text = value() else { return CLI.misuse("'--count' needs a number", usage: usage) }
+                guard let n = Int(text), (1...1_000_000).contains(n) else {
+                    return CLI.misuse("'--count' takes a whole number from 1 to 1000000, not '\(text)'", usage: usage)
+                }
+                count = n
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                if let status = CLI.unknownOption(argument, among: ["--state", "--count", "--help"], usage: usage) {
+                    return status
+                }
+                operands.append(argument)
+            }
+        }
+        guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }
+        guard operands.count >= 2, let event = operands.last else {
+            return CLI.misuse(operands.isEmpty ? "missing RULES and EVENT" : "missing EVENT", usage: usage)
+        }
+        guard let files = CLI.ruleFiles(Array(operands.dropLast()), usage: usage) else { return ExitCode.usage }
+        let (sources, unreadable) = CLI.readSources(files)
+        guard unreadable.isEmpty else { return ExitCode.failure }
+        let store = FileStore(url: URL(fileURLWithPath: statePath), options: .init(shared: true))
+        let engine: RuleEngine
+        do {
+            engine = try RuleEngine(sources: sources, store: store, options: RuleEngine.Options(logSubsystem: nil))
+        } catch RuleEngineError.invalidRules(let diagnostics) {
+            print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(diagnostics), terminator: "")
+            return ExitCode.failure
+        } catch {
+            CLI.printError("\(statePath): error: \(error)")
+            return ExitCode.failure
+        }
+        for _ in 0..<count {
+            engine.trigger(event)
+            if let error = engine.lastStoreError {
+                CLI.printError("\(statePath): error: \(error)")
+                return ExitCode.failure
+            }
+        }
+        if let unknown = engine.unknownNames.first(where: { $0.name == event }) {
+            let hint = unknown.suggestions.first.map { "; did you mean '\($0)'?" } ?? ""
+            CLI.printError("warning: no scenario counts event '\(event)'" + hint)
+        }
+        print("\(event): \(engine.count(event))")
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import XCTest
+
+/// `rulec trigger --state FILE [--count N] RULES... EVENT`.
+final class TriggerCommandTests: XCTestCase {
+    private func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trigger-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    func testRecordsIntoAStateFileThatStateAndExplainRead() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("r.rules").path
+        try "event launch\nscenario Ask < on launch; min_events 3 >\n".write(
+            toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        var result = try RulecBinary.run(["trigger", "--state", state, "--count", "2", rules, "launch"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "launch: 2\n")
+        // `--opt=value`, and `--` before operands.
+        result = try RulecBinary.run(["trigger", "--state=\(state)", "--count=1", "--", rules, "launch"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "launch: 3\n")
+        result = try RulecBinary.run(["explain", rules, "--state", state])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasPrefix("Ask: would run"), result.stdout)
+        // An event no scenario counts is recorded, with a warning.
+        result = try RulecBinary.run(["trigger", "--state", state, rules, "lanch"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stderr, "warning: no scenario counts event 'lanch'; did you mean 'launch'?\n")
+    }
+
+    func testMisuseAndBadStateFiles() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("r.rules").path
+        try "scenario Ask < min_events 3 >\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("s.state").path
+        for arguments in [
+            ["trigger", rules, "launch"], ["trigger", "--state", state, "launch"], ["trigger", "--state"],
+            ["trigger", "--state", state, "--count", "0", rules, "x"], ["trigger", "--stat", state, rules, "x"],
+        ] {
+            let result = try RulecBinary.run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertTrue(result.stderr.hasPrefix("error: "), result.stderr)
+            XCTAssertTrue(result.stderr.contains("Usage: rulec trigger"), result.stderr)
+        }
+        let bad = dir.appendingPathComponent("bad.state").path
+        try "not a state file".write(toFile: bad, atomically: true, encoding: .utf8)
+        let result = try RulecBinary.run(["trigger", "--state", bad, rules, "x"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("is corrupt at byte 0: not a rules state file"), result.stderr)
+        XCTAssertEqual(try String(contentsOfFile: bad, encoding: .utf8), "not a state file", "left untouched")
+        XCTAssertEqual(try RulecBinary.run(["trigger", "--help"]).status, 0)
+    }
+}

@@ -238,7 +238,7 @@ final class CrashTests: XCTestCase {
         }
         let unseeded = Set(keys.map { key in key.withUnsafeBytes { NameTable.hashAndASCII($0, seed: 0).hash } })
         XCTAssertEqual(unseeded.count, 1, "the keys collide without the seed")
-        var writer = RecordWriter()
+        var writer = RecordWriter(count: keys.count)
         for key in keys { writer.add(key[...], [1][...]) }
         try Data(RecordFormat.header() + writer.finish(version: RecordFormat.version)).write(to: url)
         let entries = try FileStore(url: url).loadEntries()

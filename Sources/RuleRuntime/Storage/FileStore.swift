@@ -253,6 +253,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             replaced = try recreateIfReplaced()
         }
         if contentsUnknown { try compactLocked() }
+        // Shared: counted before it is written, so that a writer killed mid-write leaves the
+        // count moved and the others look at (and cut off) what it left.
+        noteAppend()
         do {
             try writeFully(record)
         } catch {
@@ -266,11 +269,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             // records and this one. Reported either way; the change is in memory.
             contentsUnknown = true
             try? compactLocked(appending: record)
-            if !contentsUnknown { noteAppend() }
             throw failure
         }
         fileLength += record.count
-        noteAppend()
         // What load returned is stale now; a later load replays the file.
         loaded = nil
         if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {

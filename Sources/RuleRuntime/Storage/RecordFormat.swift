@@ -56,14 +56,14 @@ enum RecordFormat {
 
     /// One framed record of `changes`, with the checksums of format `version`.
     static func record(_ changes: [StoreChange], version: UInt32 = version) -> [UInt8] {
-        var writer = RecordWriter()
+        var writer = RecordWriter(count: changes.count)
         for change in changes { writer.add(Array(change.key.utf8)[...], change.value?[...]) }
         return writer.finish(version: version)
     }
 
     /// One framed record of the live entries of `index` in `bytes`, sorted by key.
     static func snapshot(of bytes: [UInt8], _ index: RecordIndex) -> [UInt8] {
-        var writer = RecordWriter(capacity: 32 + index.liveBytes + 12 * index.liveCount)
+        var writer = RecordWriter(count: index.liveCount, capacity: 32 + index.liveBytes + 12 * index.liveCount)
         for entry in index.sorted(in: bytes) { writer.add(bytes[entry.key], bytes[entry.value!]) }
         return writer.finish(version: version)
     }
@@ -203,14 +203,16 @@ enum RecordFormat {
     }
 }
 
-/// Builds one framed record from keys and values given as bytes (snapshots, ``RecordFormat/record(_:version:)``).
+/// Builds one framed record of a known number of changes from keys and values given as bytes
+/// (snapshots, ``RecordFormat/record(_:version:)``), in one buffer.
 struct RecordWriter {
     private(set) var bytes: [UInt8]
-    private var count = 0
 
-    init(capacity: Int = 64) {
+    /// A record that will hold `count` changes.
+    init(count: Int, capacity: Int = 64) {
         bytes = [UInt8](repeating: 0, count: RecordFormat.recordHeaderSize)
         bytes.reserveCapacity(capacity)
+        varint(count)
     }
 
     mutating func add(_ key: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>?) {
@@ -223,27 +225,21 @@ struct RecordWriter {
         } else {
             bytes.append(0)
         }
-        count += 1
     }
 
-    private static func varint(_ value: Int, into target: inout [UInt8]) {
+    private mutating func varint(_ value: Int) {
         var rest = UInt64(value)
         while rest >= 0x80 {
-            target.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
             rest >>= 7
         }
-        target.append(UInt8(rest))
+        bytes.append(UInt8(rest))
     }
 
-    private mutating func varint(_ value: Int) { RecordWriter.varint(value, into: &bytes) }
-
-    /// The framed record: the count goes after the header, then the changes.
+    /// The framed record (its header filled in place).
     mutating func finish(version: UInt32) -> [UInt8] {
-        var head: [UInt8] = []
-        RecordWriter.varint(count, into: &head)
-        var record = Array(bytes[0..<RecordFormat.recordHeaderSize]) + head + bytes[RecordFormat.recordHeaderSize...]
-        record.withUnsafeMutableBytes { RecordFormat.frame($0, version: version) }
-        return record
+        bytes.withUnsafeMutableBytes { RecordFormat.frame($0, version: version) }
+        return bytes
     }
 }
 

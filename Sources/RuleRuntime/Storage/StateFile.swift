@@ -213,14 +213,11 @@ extension FileStore {
     // MARK: - Shared mode: reading what others wrote
 
     /// Under the region's lock: true when another process wrote since the engine last read
-    /// the file (the counters moved, or the file is longer than its acknowledged records: a
-    /// writer killed before it could count its record).
+    /// the file. Writers move the count before they write, so a writer killed mid-write has
+    /// moved it too.
     func changedSinceSeen() throws -> Bool {
         guard let region else { return false }
-        if region.sequence != seenSequence || region.generation != seenGeneration { return true }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
-        return Int(info.st_size) != fileLength
+        return region.sequence != seenSequence || region.generation != seenGeneration
     }
 
     /// Under the region's lock: the changes of the records other processes appended since the

@@ -29,6 +29,8 @@ import RuleRuntime
 //       opens STATE shared with a manual clock; answers one command per input line:
 //       `T t NAME` trigger, `T x NAME` tryToExecute, `T c NAME` canExecute, `T r NAME` reset,
 //       `T s NAME VALUE` set an int param, `T n NAME` count, `T e NAME` explain (T: the time)
+//   rule-test-fixture shared-rules
+//       prints the rules the shared commands use (the tests' model engines use them too)
 //   rule-test-fixture try-lock STATE
 //       prints "free" when STATE's and STATE.shm's locks (flock and fcntl) can all be taken now
 
@@ -198,6 +200,9 @@ case ("shared-loop", 2):
     sharedLoop(arguments[1])
 case ("serve", 2):
     serve(arguments[1])
+case ("shared-rules", 1):
+    say(sharedRules)
+    exit(0)
 case ("try-lock", 2):
     tryLock(arguments[1])
 default:

@@ -11,15 +11,12 @@ import RuleRuntime
 
 // The goals of issue 21: one state file shared by several processes.
 
-/// Rules for the shared figures: `AskToSubscribe` answers no after three triggers.
-let sharedCard = card
-
 /// A trigger and a refused tryToExecute over a shared file, each beside its limit measured in
 /// the same rounds; then how soon another process sees a trigger.
 func sharedBenchmarks(_ goals: inout [Goal]) throws {
     let path = temporaryPath("shared.state")
     let store = FileStore(url: path, options: .init(shared: true))
-    let engine = try RuleEngine(source: sharedCard, store: store)
+    let engine = try RuleEngine(source: card, store: store)
     for _ in 0..<RuleEngine.Options().recentLimit + 1 { engine.trigger("AskToSubscribe") }
     let before = (try? FileManager.default.attributesOfItem(atPath: path.path)[.size] as? Int) ?? 0
     engine.trigger("AskToSubscribe")
@@ -43,22 +40,8 @@ func sharedBenchmarks(_ goals: inout [Goal]) throws {
         Goal(key: "trigger_shared_vs_write", value: triggerRatio.median, unit: "x", limit: 2.5, atMost: true))
 
     // A refused tryToExecute when no other process wrote: one load of the shared counter more.
-    let lock = NSLock()
-    let clock = SystemClock()
-    let table = Dictionary(uniqueKeysWithValues: (0..<50).map { ("Scenario\($0)", $0) } + [("AskToSubscribe", 50)])
-    var sink = 0.0
     _ = engine.tryToExecute("AskToSubscribe")
-    let tries = interleaved(
-        batch: 20_000,
-        [
-            {
-                lock.lock()
-                sink += clock.now().timeIntervalSince1970 + Double(table["AskToSubscribe"] ?? 0)
-                lock.unlock()
-            },
-            { _ = engine.tryToExecute("AskToSubscribe") },
-        ])
-    if sink == 42 { print() }
+    let tries = interleaved(batch: 20_000, [refusedCallLimit(), { _ = engine.tryToExecute("AskToSubscribe") }])
     line("tryToExecute (answers no), shared file", tries.samples[1].summary)
     let tryRatio = tries.ratio(1, to: 0)
     line("  shared tryToExecute / limit, per round", tryRatio.ratioSummary)
@@ -71,7 +54,7 @@ func sharedBenchmarks(_ goals: inout [Goal]) throws {
 /// after the other process's trigger returned must see it (goal: the next call).
 func visibility(_ goals: inout [Goal]) throws {
     let path = temporaryPath("visible.state")
-    let engine = try RuleEngine(source: sharedCard, store: FileStore(url: path, options: .init(shared: true)))
+    let engine = try RuleEngine(source: card, store: FileStore(url: path, options: .init(shared: true)))
     let child = Process()
     child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     child.arguments = ["shared-child", path.path]
@@ -120,7 +103,7 @@ func visibility(_ goals: inout [Goal]) throws {
 /// and prints the times (uptime nanoseconds) before the trigger and after it returned.
 func sharedChild(_ path: String) throws -> Never {
     let engine = try RuleEngine(
-        source: sharedCard, store: FileStore(url: URL(fileURLWithPath: path), options: .init(shared: true)))
+        source: card, store: FileStore(url: URL(fileURLWithPath: path), options: .init(shared: true)))
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     while readLine() != nil {
         let start = nanoseconds()

@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import RuleRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -100,6 +101,20 @@ enum CLI {
     static var stderrIsColorTerminal: Bool {
         let env = ProcessInfo.processInfo.environment
         return isatty(STDERR_FILENO) == 1 && env["NO_COLOR"] == nil && env["TERM"] != "dumb"
+    }
+
+    /// An engine over `sources` and a device's state in `store` (from `statePath`); nil after
+    /// printing the rules' diagnostics or the store's error.
+    static func engine(_ sources: [SourceFile], store: RuleStore, clock: RuleClock, statePath: String) -> RuleEngine? {
+        do {
+            return try RuleEngine(
+                sources: sources, store: store, clock: clock, options: RuleEngine.Options(logSubsystem: nil))
+        } catch RuleEngineError.invalidRules(let diagnostics) {
+            print(DiagnosticRenderer(colored: stdoutIsColorTerminal).render(diagnostics), terminator: "")
+        } catch {
+            printError("\(statePath): error: \(error)")
+        }
+        return nil
     }
 
     /// Reads a file as a ``SourceFile`` keeping the path as given.

@@ -184,18 +184,10 @@ enum ExplainCommand {
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)
         guard unreadable.isEmpty, let entries = StateFile.entries(statePath) else { return ExitCode.failure }
-        let engine: RuleEngine
-        do {
-            engine = try RuleEngine(
-                sources: sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()),
-                options: RuleEngine.Options(logSubsystem: nil))
-        } catch RuleEngineError.invalidRules(let diagnostics) {
-            print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(diagnostics), terminator: "")
-            return ExitCode.failure
-        } catch {
-            CLI.printError("\(statePath): error: \(error)")
-            return ExitCode.failure
-        }
+        guard
+            let engine = CLI.engine(
+                sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()), statePath: statePath)
+        else { return ExitCode.failure }
         let all = engine.scenarioNames
         for name in names where !all.contains(name) {
             CLI.printError("error: \(Suggestions.unknown("scenario", name, among: all))")

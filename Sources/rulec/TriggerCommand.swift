@@ -78,14 +78,7 @@ enum TriggerCommand {
         let (sources, unreadable) = CLI.readSources(files)
         guard unreadable.isEmpty else { return ExitCode.failure }
         let store = FileStore(url: URL(fileURLWithPath: statePath), options: .init(shared: true))
-        let engine: RuleEngine
-        do {
-            engine = try RuleEngine(sources: sources, store: store, options: RuleEngine.Options(logSubsystem: nil))
-        } catch RuleEngineError.invalidRules(let diagnostics) {
-            print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(diagnostics), terminator: "")
-            return ExitCode.failure
-        } catch {
-            CLI.printError("\(statePath): error: \(error)")
+        guard let engine = CLI.engine(sources, store: store, clock: SystemClock(), statePath: statePath) else {
             return ExitCode.failure
         }
         for _ in 0..<count {

@@ -7,16 +7,8 @@ import XCTest
 /// every acknowledged write, budgets are spent once, no lock is held between calls, and killed
 /// writers lose nothing.
 final class SharedFileTests: XCTestCase {
-    /// The fixture's `sharedRules`.
-    let rules = """
-        param level: int = 0
-        scenario Budget < max_exec 100 >
-        scenario Five < on x; min_events 5; max_exec 3; between 1h >
-        group Prompts < max_exec 2 within 1d > {
-            scenario A < on x, y; min_events 2 >
-            scenario B < on y; when level >= 2 >
-        }
-        """
+    /// The rules the fixture's shared commands use, as it prints them.
+    let rules = (try? FixtureProcess(["shared-rules"]).readToEnd()) ?? ""
 
     private func shared(_ url: URL, compaction: Int = 1 << 20) -> FileStore {
         FileStore(url: url, options: .init(compactionThreshold: compaction, shared: true))
@@ -159,6 +151,28 @@ final class SharedFileTests: XCTestCase {
             _ = child.readToEnd()
             task.cancel()
         #endif
+    }
+
+    /// `compact()` keeps what another store wrote since this engine last read the file, and the
+    /// engine reads it at its next call.
+    func testACompactionKeepsWhatAnotherStoreWroteAndTheEngineSeesIt() throws {
+        let url = temporaryURL("compact.state")
+        defer { removeFolder(of: url) }
+        // Two stores of one process lock each other out as two processes would (flock is per open file).
+        let mine = shared(url)
+        let engine = try RuleEngine(source: rules, store: mine, clock: ManualClock())
+        engine.trigger("y")
+        let other = try RuleEngine(source: rules, store: shared(url), clock: ManualClock())
+        for _ in 0..<3 { other.trigger("x") }
+        try mine.compact()
+        XCTAssertEqual(mine.compactions, 1)
+        XCTAssertEqual(engine.count("x"), 3)
+        XCTAssertEqual(engine.count("y"), 1)
+        other.trigger("x")
+        XCTAssertEqual(engine.count("x"), 4)
+        let fresh = try RuleEngine(source: rules, store: shared(url), clock: ManualClock())
+        XCTAssertEqual(fresh.count("x"), 4)
+        XCTAssertEqual(fresh.count("y"), 1)
     }
 
     func testAStoreReleasedMidCompactionCanBeOpenedAgainAtOnce() throws {

@@ -207,12 +207,8 @@ struct EngineCore {
     /// Rebuilds views built from other streams than the scenario counts now (executions kept),
     /// and ignores stored param values of another type than declared, with a warning each.
     mutating func reconcile() -> [Diagnostic] {
-        var changes: [StoreChange] = []
-        for (index, scenario) in rules.scenarios.enumerated() {
-            guard built[index], let from = views[index].streams, from != scenario.fingerprint else { continue }
-            views[index].events = mergedEvents(index)
-            views[index].streams = scenario.fingerprint
-            changes.append(EngineState.change(key: scenario.key, views[index]))
+        let changes = remergeViewsOfOtherStreams().map {
+            EngineState.change(key: rules.scenarios[$0].key, views[$0])
         }
         if !changes.isEmpty { save(changes) }
         var warnings: [Diagnostic] = []
@@ -229,6 +225,19 @@ struct EngineCore {
             }
         }
         return warnings
+    }
+
+    /// Merges again, in memory, the views built from other streams than their scenarios count
+    /// now (executions kept); returns their indices.
+    mutating func remergeViewsOfOtherStreams() -> [Int] {
+        var remerged: [Int] = []
+        for (index, scenario) in rules.scenarios.enumerated() {
+            guard built[index], let from = views[index].streams, from != scenario.fingerprint else { continue }
+            views[index].events = mergedEvents(index)
+            views[index].streams = scenario.fingerprint
+            remerged.append(index)
+        }
+        return remerged
     }
 
     // MARK: - Streams

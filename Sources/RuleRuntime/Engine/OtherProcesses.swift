@@ -30,12 +30,8 @@ extension EngineCore {
     mutating func reload(_ entries: StoredEntries) throws {
         let state = try EngineState(entries, streams: streams)
         load(state)
-        // Views stored from other streams than the rules count now: merged again, in memory.
-        for (index, scenario) in rules.scenarios.enumerated() {
-            guard built[index], let from = views[index].streams, from != scenario.fingerprint else { continue }
-            views[index] = ScenarioState(
-                events: mergedEvents(index), executions: views[index].executions, streams: scenario.fingerprint)
-        }
+        // Views stored from other streams than the rules count now: stored again when next written.
+        _ = remergeViewsOfOtherStreams()
         dropStoredParamsOfAnotherType()
     }
 

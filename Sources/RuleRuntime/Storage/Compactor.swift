@@ -80,12 +80,12 @@ extension FileStore {
         contentsUnknown = false
         if let region {
             // Replaced: other processes open the new file at their next call.
-            let synced = region.sequence == seenSequence && region.generation == seenGeneration
+            // The open file is the new one either way; an engine that had not seen everything in
+            // it reads it whole at its next call.
+            if region.sequence != seenSequence || region.generation != seenGeneration { engineBehind = true }
             region.advance(replaced: true)
-            if synced {
-                seenSequence = region.sequence
-                seenGeneration = region.generation
-            }
+            seenGeneration = region.generation
+            if !engineBehind { seenSequence = region.sequence }
             appendedInCall = true
         }
         try syncDirectory()

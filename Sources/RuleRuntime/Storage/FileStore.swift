@@ -134,6 +134,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The region's counters as of the state the engine holds.
     var seenSequence: UInt64 = 0
     var seenGeneration: UInt64 = 0
+    /// True when the store read records the engine has not taken in (a compaction caught up
+    /// with other processes): the engine reads the whole file at its next call.
+    var engineBehind = false
     /// True while this process holds the region's lock: from an engine call's first append
     /// to ``endCall()``.
     var holdsLock = false
@@ -356,7 +359,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         defer { lock.unlock() }
         try openIfNeeded()
         return try withFileLock {
-            if region?.generation != seenGeneration || FileIdentity(path: realPath) != identity { try reopen() }
+            if region != nil, fileWasReplaced { try reopen() }
             return try readAll()
         }
     }

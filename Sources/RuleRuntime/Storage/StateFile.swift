@@ -85,7 +85,7 @@ extension FileStore {
     }
 
     /// Shared, under the region's lock: the file at the path replaced the open one (another
-    /// process compacted it); open and read it.
+    /// process compacted it); open and read it (into `loaded`).
     func reopen() throws {
         let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
@@ -100,7 +100,11 @@ extension FileStore {
         }
         close(old)
         generation += 1
-        seenGeneration = region?.generation ?? 0
+    }
+
+    /// Shared: true when the path no longer names the open file (another process replaced it).
+    var fileWasReplaced: Bool {
+        region?.generation != seenGeneration || FileIdentity(path: realPath) != identity
     }
 
     func loadOpenFile() throws {
@@ -178,19 +182,21 @@ extension FileStore {
     }
 
     /// Every entry of the open file, replayed from its bytes. Shared: up to its end (other
-    /// processes append), repairing a torn tail; exclusive: its acknowledged records.
+    /// processes append), repairing a torn tail, as of the counters now (what `reopen` just
+    /// read is used as it is); exclusive: its acknowledged records.
     func readAll() throws -> StoredEntries {
-        if region != nil {
-            try loadOpenFile()
-            try repairIfNeeded()
-            seenSequence = region!.sequence
-            seenGeneration = region!.generation
-            let entries = loaded ?? StoredEntries([:])
-            loaded = nil
-            return entries
+        guard let region else {
+            let (bytes, index) = try FileStore.replayFile(fd, length: fileLength, path: path)
+            return StoredEntries(bytes: bytes, index: index)
         }
-        let (bytes, index) = try FileStore.replayFile(fd, length: fileLength, path: path)
-        return StoredEntries(bytes: bytes, index: index)
+        if loaded == nil { try loadOpenFile() }
+        try repairIfNeeded()
+        seenSequence = region.sequence
+        seenGeneration = region.generation
+        engineBehind = false
+        let entries = loaded ?? StoredEntries([:])
+        loaded = nil
+        return entries
     }
 
     /// The first `length` bytes of the file open as `descriptor`, and where the latest value
@@ -221,30 +227,26 @@ extension FileStore {
     }
 
     /// Under the region's lock: the changes of the records other processes appended since the
-    /// engine last read the file, or every entry when the file was replaced. With
-    /// `forEngine == false` (a compaction catching up) the engine reads the file again later.
-    func readChanges(forEngine: Bool = true) throws -> ExternalChanges {
-        guard let region else { return .none }
-        guard try changedSinceSeen() else { return .none }
+    /// engine last read the file, or every entry when the file was replaced (or a compaction
+    /// read records the engine has not taken in: ``catchUp()``).
+    func readChanges() throws -> ExternalChanges {
+        guard let region, try changedSinceSeen() else { return .none }
         let sequence = region.sequence
-        if region.generation != seenGeneration || FileIdentity(path: realPath) != identity {
-            try reopen()
-            try repairIfNeeded()
-            let entries = loaded ?? StoredEntries([:])
-            loaded = nil
-            if forEngine {
-                seenSequence = sequence
-                seenGeneration = region.generation
-            } else {
-                seenGeneration = region.generation &- 1
-            }
-            return .all(entries)
+        if fileWasReplaced || engineBehind {
+            if fileWasReplaced { try reopen() }
+            return .all(try readAll())
         }
+        let (tail, changes) = try readTail()
+        seenSequence = sequence
+        return .changes(bytes: tail, changes)
+    }
+
+    /// Under the region's lock: the records appended after `fileLength` (whose end it becomes)
+    /// and their changes, with offsets in the returned bytes; a torn tail is cut off.
+    private func readTail() throws -> ([UInt8], [(key: Range<Int>, value: Range<Int>?)]) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
-        let size = Int(info.st_size)
-        let tail = try read(from: fileLength, count: max(0, size - fileLength))
-        // Replayed as the tail of the file: offsets in `tail`, starting at 0.
+        let tail = try read(from: fileLength, count: max(0, Int(info.st_size) - fileLength))
         var changes: [(key: Range<Int>, value: Range<Int>?)] = []
         let (end, damage) = RecordFormat.replay(tail, from: 0, version: loadedVersion) { raw, payload, _ in
             _ = try? RecordFormat.forEachChange(in: raw, from: payload.lowerBound, to: payload.upperBound) {
@@ -263,19 +265,16 @@ extension FileStore {
         }
         fileLength += end
         try repairIfNeeded()
-        if forEngine {
-            seenSequence = sequence
-        } else {
-            seenSequence = sequence &- 1
-            seenGeneration = region.generation &- 1
-        }
-        return .changes(bytes: tail, changes)
+        return (tail, changes)
     }
 
-    /// Under the region's lock: reads what other processes wrote so that a compaction keeps it;
-    /// the engine reads the new file whole at its next call.
+    /// Under the region's lock: reads what other processes wrote so that a compaction keeps it.
+    /// The counters stay as the engine saw them, and the engine reads the whole file at its
+    /// next call (it has not taken these records in).
     func catchUp() throws {
-        _ = try readChanges(forEngine: false)
+        if fileWasReplaced { try reopen() } else { _ = try readTail() }
+        loaded = nil
+        engineBehind = true
     }
 
     // MARK: - Repair

@@ -13,7 +13,8 @@ targets=("$@")
 root=.build/fuzz
 # The harnesses keep a program in a global, which LeakSanitizer reports at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed)
+# RuleRuntime imports the system zlib through the CZlib module map.
+flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -I Sources/CZlib)
 
 sources() {  # copies of the given sources without imports of the package's modules
   local out="$root/$1/src"

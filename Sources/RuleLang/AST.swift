@@ -118,6 +118,8 @@ public struct ScenarioDecl: Equatable, Hashable, Sendable {
     public var clauses: [Clause]
     /// The declaration's byte range, `scenario` to `>`.
     public var range: SourceRange
+    /// The names it had before (`was OLD`), newest first: stored history under one of them moves to it.
+    public var formerNames: [Name] = []
 }
 
 /// `group NAME < clauses > { scenario ... }`.
@@ -130,6 +132,8 @@ public struct GroupDecl: Equatable, Hashable, Sendable {
     public var members: [ScenarioDecl]
     /// The declaration's byte range, `group` to `}`.
     public var range: SourceRange
+    /// The names it had before (`was OLD`), newest first.
+    public var formerNames: [Name] = []
 }
 
 /// The type of a value: a param's declared type or an expression's type.
@@ -149,6 +153,8 @@ public struct ParamDecl: Equatable, Hashable, Sendable {
     public var defaultValue: Expr?
     /// The declaration's byte range.
     public var range: SourceRange
+    /// The names it had before (`was OLD`), newest first.
+    public var formerNames: [Name] = []
 }
 
 /// `event NAME, ...`: event streams the program names. Once a program declares one,
@@ -158,6 +164,8 @@ public struct EventDecl: Equatable, Hashable, Sendable {
     public var names: [Name]
     /// The declaration's byte range.
     public var range: SourceRange
+    /// By name (as `names`): the names each had before (`event open was launch`), newest first.
+    public var formerNames: [[Name]] = []
 }
 
 /// One top-level declaration of a file.
@@ -174,6 +182,11 @@ public struct RuleFile: Sendable {
     public var source: SourceFile
     /// Its declarations, in source order.
     public var declarations: [Declaration]
+    /// Its `# language X.Y` line, if it has one (else it is language 1.0).
+    public var language: LanguageDeclaration? = nil
+
+    /// The language version the file declares (1.0 when it declares none).
+    public var languageVersion: LanguageVersion { language?.version ?? .v1_0 }
 }
 
 // MARK: - Expressions

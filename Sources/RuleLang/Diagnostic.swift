@@ -44,6 +44,8 @@ public struct FixIt: Sendable, Equatable {
     /// `replace 'a' with 'b'`, `insert 'b'` (an empty range) or `remove 'a'` (an empty replacement).
     public func summary(in file: SourceFile) -> String {
         let replaced = file.text(range)
+        let replacement = self.replacement.split(separator: "\n", omittingEmptySubsequences: false).joined(
+            separator: "\\n")
         if replaced.isEmpty { return "insert '\(replacement)'" }
         if replacement.isEmpty { return "remove '\(replaced)'" }
         return "replace '\(replaced)' with '\(replacement)'"

@@ -21,7 +21,12 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     /// A timeline line's time is not an offset such as `0`, `90s` or `1d12h`.
     case invalidTime = "invalid-time"
     case invalidUTF8 = "invalid-utf8"
+    /// A file that needs a newer language than the library reads, or than `--language` allows,
+    /// or a construct newer than the file declares.
+    case languageVersion = "language-version"
     case nameTooLong = "name-too-long"
+    /// A `was` name that is live, claimed twice, or part of a cycle.
+    case invalidRename = "invalid-rename"
     /// A minus sign before a number: counts, thresholds and priorities are whole numbers from 0.
     case negativeNumber = "negative-number"
     case nestingTooDeep = "nesting-too-deep"
@@ -75,6 +80,41 @@ public struct DiagnosticMessage: Sendable, Hashable {
 /// The wording of every message, in one place: lowercase, no final period,
 /// names in 'single quotes', a second idea after ';'.
 enum Message {
+    static func malformedLanguageLine(_ line: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .languageVersion, "'\(line)' is not a language version line; write '# language \(LanguageVersion.current)'")
+    }
+    static func newerLanguage(_ version: LanguageVersion) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .languageVersion,
+            "this file needs rules language \(version); this library reads language \(LanguageVersion.current) and older"
+        )
+    }
+    static func languageAboveTarget(_ version: LanguageVersion, _ target: LanguageVersion) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .languageVersion,
+            "this file needs rules language \(version); apps reading language \(target) cannot load it")
+    }
+    static func constructNeedsLanguage(_ construct: String, _ version: LanguageVersion, declared: LanguageVersion)
+        -> DiagnosticMessage
+    {
+        DiagnosticMessage(
+            .languageVersion,
+            "\(construct) needs rules language \(version), but this file is language \(declared); "
+                + "declare it on the first line: '# language \(version)'")
+    }
+    static func renameOfLiveName(_ kind: String, _ old: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidRename, "'\(old)' is a \(kind) of these rules; only a name no longer declared can be a former name")
+    }
+    static func renameCycle(_ names: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidRename, "renames form a cycle: " + names.map { "'\($0)'" }.joined(separator: " was "))
+    }
+    static func renameClaimedTwice(_ old: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidRename, "'\(old)' is claimed as a former name twice; its history can move to one name only")
+    }
     static func bareDuration(_ text: String, _ fix: String) -> DiagnosticMessage {
         DiagnosticMessage(.bareDuration, "a duration needs a unit; '\(text)' seconds is '\(fix)'")
     }

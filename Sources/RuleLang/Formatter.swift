@@ -142,11 +142,15 @@ struct LayoutPrinter {
         switch declaration {
         case .event(let decl):
             startDeclaration(decl.range)
-            let names = decl.names.map { Printer.name($0.text) }.joined(separator: ", ")
+            let names = decl.names.enumerated().map { position, name in
+                Printer.name(name.text)
+                    + Printer.former(position < decl.formerNames.count ? decl.formerNames[position] : [])
+            }.joined(separator: ", ")
             codeLine("event " + names, indent: "", sourceLine: line(of: decl.range.upperBound), limit: .max)
         case .param(let decl):
             startDeclaration(decl.range)
-            var code = "param \(Printer.name(decl.name.text)): \(decl.type?.rawValue ?? "")"
+            var code =
+                "param \(Printer.name(decl.name.text))\(Printer.former(decl.formerNames)): \(decl.type?.rawValue ?? "")"
             if let value = decl.defaultValue { code += " = " + Printer.expression(value, source: file) }
             codeLine(code, indent: "", sourceLine: line(of: decl.range.upperBound), limit: .max)
         case .scenario(let decl):
@@ -159,7 +163,8 @@ struct LayoutPrinter {
             let bodyEnd = decl.clauses.last?.range.upperBound ?? decl.name.range.upperBound
             let brace = file.bytes[bodyEnd..<membersStart].firstIndex(of: UInt8(ascii: "{")) ?? bodyEnd
             body(
-                "group \(Printer.name(decl.name.text))", decl.clauses, open: " {", indent: "",
+                "group \(Printer.name(decl.name.text))\(Printer.former(decl.formerNames))", decl.clauses, open: " {",
+                indent: "",
                 range: decl.range.lowerBound..<brace + 1)
             for member in decl.members {
                 commentsBefore(member.range.lowerBound, indent: "    ")
@@ -177,7 +182,9 @@ struct LayoutPrinter {
     }
 
     mutating func scenario(_ decl: ScenarioDecl, indent: String) {
-        body("scenario \(Printer.name(decl.name.text))", decl.clauses, open: "", indent: indent, range: decl.range)
+        body(
+            "scenario \(Printer.name(decl.name.text))\(Printer.former(decl.formerNames))", decl.clauses, open: "",
+            indent: indent, range: decl.range)
     }
 
     /// `HEADER < clauses >OPEN` on one line when it fits and holds no comment, else one clause a

@@ -36,9 +36,34 @@ public struct Parser {
                 at: SourceSpan(file, 0..<0))
             return (RuleFile(source: file, declarations: []), [diagnostic])
         }
+        var header: [Diagnostic] = []
+        let language = LanguageDeclaration.parse(file) { message, range in
+            header.append(Diagnostic(message, .error, at: SourceSpan(file, range)))
+        }
+        if let language, language.version > .current {
+            // A newer language may mean anything: one error, and nothing else is read.
+            let diagnostic = Diagnostic(
+                Message.newerLanguage(language.version), .error, at: SourceSpan(file, language.range))
+            return (RuleFile(source: file, declarations: [], language: language), [diagnostic])
+        }
         var parser = Parser(file: file)
         let declarations = parser.parseFile()
-        return (RuleFile(source: file, declarations: declarations), parser.sink.diagnostics)
+        return (
+            RuleFile(source: file, declarations: declarations, language: language), header + parser.sink.diagnostics
+        )
+    }
+
+    /// formerNames = { "was" name }: `was` is a keyword only there, before a name.
+    mutating func parseFormerNames(event: Bool = false) -> [Name] {
+        var names: [Name] = []
+        while current.kind == .identifier, current.range.count == 3,
+            file.bytes[current.range].elementsEqual("was".utf8),
+            peek().kind == .identifier || (event && peek().kind == .string)
+        {
+            advance()
+            if let name = event ? parseEventName() : parseName("a former name") { names.append(name) }
+        }
+        return names
     }
 
     /// Parses one expression filling `range` of `file` (used by timelines' `check`).
@@ -192,14 +217,17 @@ public struct Parser {
     mutating func parseEvent() -> EventDecl? {
         let start = advance().range.lowerBound
         var names: [Name] = []
+        var former: [[Name]] = []
         repeat {
             guard let name = parseEventName() else {
                 synchronizeToDeclaration()
                 return nil
             }
             names.append(name)
+            former.append(parseFormerNames(event: true))
         } while match(.comma)
-        return EventDecl(names: names, range: start..<previous.range.upperBound)
+        let renamed = former.contains { !$0.isEmpty }
+        return EventDecl(names: names, range: start..<previous.range.upperBound, formerNames: renamed ? former : [])
     }
 
     /// name = IDENT
@@ -215,8 +243,9 @@ public struct Parser {
             synchronizeToDeclaration()
             return nil
         }
+        let former = parseFormerNames()
         let clauses = parseBody(of: "scenario '\(name.text)'")
-        return ScenarioDecl(name: name, clauses: clauses, range: start..<previous.range.upperBound)
+        return ScenarioDecl(name: name, clauses: clauses, range: start..<previous.range.upperBound, formerNames: former)
     }
 
     /// group = "group" NAME "<" body ">" "{" { scenario } "}"
@@ -226,6 +255,7 @@ public struct Parser {
             synchronizeToDeclaration()
             return nil
         }
+        let former = parseFormerNames()
         let clauses = parseBody(of: "group '\(name.text)'")
         var members: [ScenarioDecl] = []
         if expect(.leftBrace, "'{' to list the group's scenarios") != nil {
@@ -243,7 +273,9 @@ public struct Parser {
             }
             _ = expect(.rightBrace, "'}' to close group '\(name.text)'")
         }
-        return GroupDecl(name: name, clauses: clauses, members: members, range: start..<previous.range.upperBound)
+        return GroupDecl(
+            name: name, clauses: clauses, members: members, range: start..<previous.range.upperBound,
+            formerNames: former)
     }
 
     /// param = "param" NAME ":" TYPE [ "=" expr ]
@@ -253,6 +285,7 @@ public struct Parser {
             synchronizeToDeclaration()
             return nil
         }
+        let former = parseFormerNames()
         guard expect(.colon, "':' and a type after the param name") != nil else {
             synchronizeToDeclaration()
             return nil
@@ -274,7 +307,7 @@ public struct Parser {
         }
         return ParamDecl(
             name: name, type: type, typeRange: typeToken.range, defaultValue: defaultValue,
-            range: start..<previous.range.upperBound)
+            range: start..<previous.range.upperBound, formerNames: former)
     }
 
     /// `scenario X { on launch }`: one error at `{`, the fix turning the braces into `<` `>`

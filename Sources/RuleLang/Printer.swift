@@ -37,6 +37,11 @@ public enum Printer {
         }
     }
 
+    /// ` was OLD was OLDER`, or nothing.
+    public static func former(_ names: [Name]) -> String {
+        names.map { " was " + name($0.text) }.joined()
+    }
+
     /// A name as an identifier when it is one, else as a string literal.
     public static func name(_ text: String) -> String {
         let bytes = Array(text.utf8)

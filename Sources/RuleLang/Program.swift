@@ -67,7 +67,9 @@ public struct CheckResult: Sendable {
 /// The front end's entry point.
 public enum RuleCompiler {
     /// Parses and checks `sources` as one program. Never throws and never traps, whatever the bytes.
-    public static func check(_ sources: [SourceFile]) -> CheckResult {
+    /// `language` is the oldest language version the file must load on (`rulec check --language`):
+    /// a file declaring a newer one is an error.
+    public static func check(_ sources: [SourceFile], language: LanguageVersion = .current) -> CheckResult {
         var files: [RuleFile] = []
         var diagnostics: [Diagnostic] = []
         for source in sources {
@@ -77,6 +79,7 @@ public enum RuleCompiler {
         }
         var checker = Checker(files: files)
         diagnostics += checker.run()
+        diagnostics += VersionAndRenameChecks.run(checker.program, target: language)
         return CheckResult(program: checker.program, diagnostics: diagnostics.sortedByPosition().capped())
     }
 

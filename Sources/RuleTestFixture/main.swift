@@ -31,6 +31,10 @@ import RuleRuntime
 //       `T s NAME VALUE` set an int param, `T n NAME` count, `T e NAME` explain (T: the time)
 //   rule-test-fixture shared-rules
 //       prints the rules the shared commands use (the tests' model engines use them too)
+//   rule-test-fixture rename-loop STATE
+//       forever: opens STATE (shared) with rules naming the scenario 'A' (formerly 'B'), triggers it,
+//       releases it, opens it with rules naming it 'B' (formerly 'A'), triggers it: every open
+//       moves the history. Prints the number of triggers acknowledged after each
 //   rule-test-fixture try-lock STATE
 //       prints "free" when STATE's and STATE.shm's locks (flock and fcntl) can all be taken now
 
@@ -162,6 +166,37 @@ func serve(_ path: String) -> Never {
     exit(0)
 }
 
+/// The rename kill test's two versions of one scenario: each moves the other's history.
+let renamedRules = [
+    "# language 1.1\nscenario A was B < min_events 1 >\nevent e was f\nscenario E < on e >",
+    "# language 1.1\nscenario B was A < min_events 1 >\nevent f was e\nscenario F < on f >",
+]
+
+func renameLoop(_ path: String) -> Never {
+    var acknowledged = 0
+    var round = 0
+    while true {
+        let version = round % 2
+        let (own, stream) = version == 0 ? ("A", "e") : ("B", "f")
+        do {
+            // Shared: compactions run in place under the lock, so kills land in them too.
+            let store = FileStore(
+                url: URL(fileURLWithPath: path), options: .init(compactionThreshold: 2048, shared: true))
+            let opened = try RuleEngine(source: renamedRules[version], store: store, clock: ManualClock())
+            let engine = opened
+            if let error = engine.lastStoreError { fail("store error: \(error)") }
+            engine.trigger(own)
+            engine.trigger(stream)
+            if let error = engine.lastStoreError { fail("store error: \(error)") }
+            acknowledged += 1
+            say("\(acknowledged)")
+        } catch {
+            fail("\(error)")
+        }
+        round += 1
+    }
+}
+
 /// "free" when every lock of STATE and STATE.shm can be taken at once by this process.
 func tryLock(_ path: String) -> Never {
     var free = true
@@ -203,6 +238,8 @@ case ("serve", 2):
 case ("shared-rules", 1):
     say(sharedRules)
     exit(0)
+case ("rename-loop", 2):
+    renameLoop(arguments[1])
 case ("try-lock", 2):
     tryLock(arguments[1])
 default:

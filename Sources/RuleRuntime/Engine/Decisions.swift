@@ -40,11 +40,15 @@ extension RuleEngine {
 
     /// Runs `body` (an answer about scenario `index`) under the lock and, when decisions are
     /// logged, delivers the decision after the lock is released.
+    /// `resolve` finds the scenario's index under the lock (nil: an unknown name, answered false).
     @inline(__always)
-    func decide(_ call: Decision.Call, _ index: Int, _ body: (inout EngineCore) -> Bool) -> Bool {
+    func decide(
+        _ call: Decision.Call, _ resolve: (inout EngineCore) -> Int?, _ body: (inout EngineCore, Int) -> Bool
+    ) -> Bool {
         var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
         let answer = locked { core -> Bool in
-            let answer = body(&core)
+            guard let index = resolve(&core) else { return false }
+            let answer = body(&core, index)
             if core.logsDecisions { log = (core.decision(call, index, answer), core.decisionHandler, core.logger) }
             return answer
         }
@@ -52,10 +56,12 @@ extension RuleEngine {
         return answer
     }
 
-    /// `executeNext` among `candidates`, with its decision.
-    func next(among candidates: [Int]) -> Int? {
+    /// `executeNext` among the candidates `resolve` gives under the lock, with its decision; the
+    /// name of the scenario executed.
+    func next(among resolve: (inout EngineCore) -> [Int]) -> String? {
         var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
-        let chosen = locked { core -> Int? in
+        let chosen = locked { core -> String? in
+            let candidates = resolve(&core)
             let chosen = core.executeNext(among: candidates)
             if core.logsDecisions {
                 log = (
@@ -63,7 +69,7 @@ extension RuleEngine {
                     core.logger
                 )
             }
-            return chosen
+            return chosen.map { core.rules.scenarios[$0].name }
         }
         if let log { deliver(log.0, to: log.1, log.2) }
         return chosen

@@ -81,6 +81,14 @@ struct EngineCore {
     /// Clause texts for explanations, by scenario and by group, printed when first asked for.
     var scenarioTexts: [[String]?] = []
     var groupTexts: [[String]?] = []
+    /// Distinguishes these rules of this engine in handles' caches (new at each swap).
+    var serial = EngineSerial.next()
+    /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
+    var overrides: [String: Bool] = [:]
+    /// ``RuleEngine/warnings``.
+    var warnings: [Diagnostic] = []
+    /// Which rules these are (``RuleEngine/activeRules``).
+    var active: ActiveRules?
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 

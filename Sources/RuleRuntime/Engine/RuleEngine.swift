@@ -91,8 +91,9 @@ public final class RuleEngine: @unchecked Sendable {
     private let core: UnsafeMutablePointer<EngineCore>
 
     /// Warnings found in the rules (errors make the initializer throw), and about stored
-    /// state the rules no longer fit (a stored param value of another type, ignored).
-    public let warnings: [Diagnostic]
+    /// state the rules no longer fit (a stored param value of another type, ignored); those of
+    /// the rules swapped in last, after ``replaceRules(sources:)``.
+    public var warnings: [Diagnostic] { locked { $0.warnings } }
 
     /// The last error the store reported while saving, if any; the call's effect stays in memory.
     public var lastStoreError: RuleStoreError? { locked { $0.failure } }
@@ -113,24 +114,30 @@ public final class RuleEngine: @unchecked Sendable {
         let result = RuleCompiler.check(sources)
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         let rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
-        let state: EngineState
+        var state: EngineState
+        var moves: [StoreChange] = []
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
             state = try EngineState(stored, streams: rules.streams)
             try store.didLoad()
+            moves = state.moveRenamed(rules)
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)
         } catch {
             throw RuleEngineError.store(.other(error))
         }
-        self.rules = rules
         self.clock = clock
         shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
         var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
         built.applyOverrides(options.overrides)
         built.logger = DecisionLogger(subsystem: options.logSubsystem)
-        warnings = result.diagnostics + built.reconcile()
+        built.overrides = options.overrides
+        built.active = ActiveRules(sources: sources, origin: .given, activated: clock.now())
+        // History under former names (`was`) moves in one record, before anything else is written.
+        if !moves.isEmpty { built.save(moves) }
+        built.warnings = result.diagnostics + built.reconcile()
+        recentLimit = options.recentLimit
         core = .allocate(capacity: 1)
         core.initialize(to: built)
     }
@@ -223,15 +230,14 @@ public final class RuleEngine: @unchecked Sendable {
     /// The core for ``refreshObservers()``, which runs inside ``locked(_:)``.
     var coreForRefresh: UnsafeMutablePointer<EngineCore> { core }
 
-    /// The compiled rules, the same object the core holds: immutable, so read without the
-    /// lock (never through `core`, which another thread may be changing).
-    let rules: CompiledRules
+    /// The compiled rules the engine runs now (``replaceRules(sources:)`` changes them).
+    var rules: CompiledRules { locked { $0.rules } }
+    /// ``Options/recentLimit``, for rules swapped in.
+    let recentLimit: Int
     /// The clock, the same the core reads: kept here to ask for wake-ups outside the lock.
     let clock: RuleClock
     /// The store, when it is a file other processes write too.
     let shared: FileStore?
-    /// Distinguishes this engine in handles' caches.
-    let serial = EngineSerial.next()
 
     /// The names of every scenario, in declaration order.
     public var scenarioNames: [String] { rules.scenarios.map(\.name) }
@@ -277,8 +283,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func tryToExecute(named name: String) -> Bool {
-        guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
-        return decide(.tryToExecute, index) { $0.tryToExecute(index) }
+        decide(.tryToExecute, { $0.scenario(named: name) }) { $0.tryToExecute($1) }
     }
 
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
@@ -294,8 +299,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func canExecute(named name: String) -> Bool {
-        guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
-        return decide(.canExecute, index) { $0.passes(index, now: $0.now()) }
+        decide(.canExecute, { $0.scenario(named: name) }) { $0.passes($1, now: $0.now()) }
     }
 
     /// Records one execution of scenario `name` now, whatever its clauses say: the second half
@@ -307,9 +311,11 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func recordExecution(named name: String) -> Bool {
-        guard let index = rules.scenarioIndex[name] else { return unknownScenario(name) }
-        locked { $0.recordExecution(index) }
-        return true
+        locked { core in
+            guard let index = core.scenario(named: name) else { return false }
+            core.recordExecution(index)
+            return true
+        }
     }
 
     /// Among `names` (default: every scenario; unknown names are ignored), executes and
@@ -317,16 +323,9 @@ public final class RuleEngine: @unchecked Sendable {
     /// nil if none is eligible.
     @discardableResult
     public func executeNext(among names: [String]? = nil) -> String? {
-        let rules = self.rules
-        let candidates =
-            names.map { names in
-                names.compactMap { name in
-                    let index = rules.scenarioIndex[name]
-                    if index == nil { _ = unknownScenario(name) }
-                    return index
-                }
-            } ?? Array(rules.scenarios.indices)
-        return next(among: candidates).map { rules.scenarios[$0].name }
+        next { core in
+            names.map { names in names.compactMap { core.scenario(named: $0) } } ?? Array(core.rules.scenarios.indices)
+        }
     }
 
     /// Forgets scenario `name`'s executions and makes it count only events recorded
@@ -337,7 +336,11 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func reset(named name: String) -> Bool {
-        locked { $0.reset(name) } || unknownScenario(name)
+        locked { core in
+            if core.reset(name) { return true }
+            core.noteUnknownScenario(name)
+            return false
+        }
     }
 
     /// Says, clause by clause, why scenario `name` would or would not run now.
@@ -346,11 +349,12 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func explain(named name: String) -> Explanation {
-        guard let index = rules.scenarioIndex[name] else {
-            _ = unknownScenario(name)
-            return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+        locked { core in
+            guard let index = core.scenario(named: name) else {
+                return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+            }
+            return core.explain(index)
         }
-        return locked { $0.explain(index) }
     }
 
     // MARK: - Params
@@ -384,8 +388,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// The value param `name` has now: provider, else stored value, else default, else its type's zero;
     /// nil for an unknown name.
     public func value(of name: String) -> ParamValue? {
-        guard let index = rules.paramIndex[name] else { return nil }
-        return locked { $0.value(index) }
+        locked { core in core.rules.paramIndex[name].map { core.value($0) } }
     }
 
     // MARK: - Queries
@@ -402,22 +405,10 @@ public final class RuleEngine: @unchecked Sendable {
 
     // MARK: - Handles
 
-    /// Scenario `handle`'s index: remembered by the handle after its first use here.
-    @inline(__always)
-    func index(of handle: Scenario) -> Int? {
-        if let index = handle.cache.index(for: serial) { return index }
-        guard let index = rules.scenarioIndex[handle.name] else {
-            _ = unknownScenario(handle.name)
-            return nil
-        }
-        handle.cache.remember(index, for: serial)
-        return index
-    }
-
     /// Records one event on `event`'s stream, as ``trigger(_:)-(String)``; no name lookup after the first.
     public func trigger(_ event: Event) {
         locked { core in
-            let slot = core.slot(event, serial: serial)
+            let slot = core.slot(event, serial: core.serial)
             core.recordEvent(slot, at: core.now())
             core.commit()
         }
@@ -430,28 +421,32 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// ``tryToExecute(_:)-(String)`` through a handle.
     public func tryToExecute(_ scenario: Scenario) -> Bool {
-        guard let index = index(of: scenario) else { return false }
-        return decide(.tryToExecute, index) { $0.tryToExecute(index) }
+        decide(.tryToExecute, { $0.scenario(scenario) }) { $0.tryToExecute($1) }
     }
 
     /// ``recordExecution(_:)-(StringProtocol)`` through a handle.
     @discardableResult
     public func recordExecution(_ scenario: Scenario) -> Bool {
-        guard let index = index(of: scenario) else { return false }
-        locked { $0.recordExecution(index) }
-        return true
+        locked { core in
+            guard let index = core.scenario(scenario) else { return false }
+            core.recordExecution(index)
+            return true
+        }
     }
 
     /// ``canExecute(_:)-(String)`` through a handle.
     public func canExecute(_ scenario: Scenario) -> Bool {
-        guard let index = index(of: scenario) else { return false }
-        return decide(.canExecute, index) { $0.passes(index, now: $0.now()) }
+        decide(.canExecute, { $0.scenario(scenario) }) { $0.passes($1, now: $0.now()) }
     }
 
     /// ``explain(_:)-(String)`` through a handle.
     public func explain(_ scenario: Scenario) -> Explanation {
-        guard let index = index(of: scenario) else { return explain(scenario.name) }
-        return locked { $0.explain(index) }
+        locked { core in
+            guard let index = core.scenario(scenario) else {
+                return Explanation(scenario: scenario.name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+            }
+            return core.explain(index)
+        }
     }
 
     /// ``reset(_:)-(String)`` through a handle (a scenario's or a group's name).
@@ -463,16 +458,14 @@ public final class RuleEngine: @unchecked Sendable {
     /// Resets `group`'s shared budget (``reset(_:)-(String)`` with a group's name); false for an unknown group.
     @discardableResult
     public func reset(group: RuleGroup) -> Bool {
-        guard rules.groupIndex[group.name] != nil else { return false }
-        return reset(group.name)
+        locked { core in core.rules.groupIndex[group.name] != nil && core.reset(group.name) }
     }
 
     /// ``executeNext(among:)-(_)`` through handles: the scenario executed, or nil.
     @discardableResult
     public func executeNext(among scenarios: [Scenario]) -> Scenario? {
-        let candidates = scenarios.compactMap { index(of: $0) }
-        guard let chosen = next(among: candidates) else { return nil }
-        return scenarios.first { index(of: $0) == chosen }
+        guard let chosen = next(among: { core in scenarios.compactMap { core.scenario($0) } }) else { return nil }
+        return scenarios.first { $0.name == chosen }
     }
 
     /// Stores a value for `param`; it persists. Throws for a param the rules do not declare
@@ -489,17 +482,18 @@ public final class RuleEngine: @unchecked Sendable {
     /// `param`'s value now: provider, else stored value, else default; `Value.zero` when the
     /// rules do not declare it with this type.
     public func value<Value>(of param: Param<Value>) -> Value {
-        let index: Int
-        if let remembered = param.cache.index(for: serial) {
-            index = remembered
-        } else {
-            guard let found = rules.paramIndex[param.name], rules.params[found].type == Value.valueType else {
-                return .zero
+        locked { core in
+            let index: Int
+            if let remembered = param.cache.index(for: core.serial) {
+                index = remembered
+            } else {
+                guard let found = core.rules.paramIndex[param.name], core.rules.params[found].type == Value.valueType
+                else { return nil }
+                param.cache.remember(found, for: core.serial)
+                index = found
             }
-            param.cache.remember(found, for: serial)
-            index = found
-        }
-        return locked { Value(paramValue: $0.value(index)) } ?? .zero
+            return Value(paramValue: core.value(index))
+        } ?? .zero
     }
 
     /// Evaluates an expression already checked against ``program`` with
@@ -560,10 +554,9 @@ extension RuleEngine {
     /// exist, each with "did you mean" over the rules' names. At most ``UnknownName/limit``
     /// of each kind. For debug builds and tests: a release app need not read it.
     public var unknownNames: [UnknownName] {
-        let (events, scenarios) = locked { core in
-            (core.unknownEventSlots.map { core.streams.name($0) }, core.unknownScenarios)
+        let (events, scenarios, rules) = locked { core in
+            (core.unknownEventSlots.map { core.streams.name($0) }, core.unknownScenarios, core.rules)
         }
-        let rules = self.rules
         let streams = rules.streams.names
         let names = rules.scenarios.map(\.name) + rules.groups.map(\.name)
         return events.map { UnknownName(kind: .event, name: $0, suggestions: Suggestions.closest(to: $0, in: streams)) }
@@ -572,16 +565,6 @@ extension RuleEngine {
             }
     }
 
-    /// Remembers `name` as an unknown scenario; returns false (the answer for it).
-    @usableFromInline
-    func unknownScenario(_ name: String) -> Bool {
-        locked { core in
-            if core.unknownScenarios.count < UnknownName.limit, !core.unknownScenarios.contains(name) {
-                core.unknownScenarios.append(name)
-            }
-        }
-        return false
-    }
 }
 
 extension StringProtocol {

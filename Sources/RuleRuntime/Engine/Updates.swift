@@ -2,7 +2,9 @@ import Foundation
 
 /// An ``RuleEngine/updates(for:)`` stream: its scenario and the last value it yielded.
 struct Observer {
-    let index: Int
+    /// The scenario's name, and its index in the rules (nil after a swap that removed it: false).
+    let name: String
+    var index: Int?
     let continuation: AsyncStream<Bool>.Continuation
     var last: Bool
 }
@@ -16,27 +18,30 @@ extension RuleEngine {
     ///
     /// A change from true to false that time alone makes (an event leaving a `within` window,
     /// a to-do expiring) is delivered at the next engine call. The stream ends when the engine
-    /// is released; an unknown scenario yields `false` once and ends.
+    /// is released; an unknown scenario yields `false` once and ends. After
+    /// ``replaceRules(sources:origin:version:)`` the stream follows the scenario of that name in
+    /// the new rules (`false` while the rules have none).
     public func updates(for scenario: Scenario) -> AsyncStream<Bool> {
-        let index = index(of: scenario)
-        return AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
-            guard let index else {
-                continuation.yield(false)
-                continuation.finish()
-                return
-            }
-            let id = locked { core in
+        AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
+            let id: Int? = locked { core in
+                guard let index = core.scenario(scenario) else { return nil }
                 let id = core.nextObserverID
                 core.nextObserverID += 1
                 let now = core.now()
                 let value = core.passes(index, now: now)
                 continuation.yield(value)
-                core.observers[id] = Observer(index: index, continuation: continuation, last: value)
+                core.observers[id] = Observer(
+                    name: scenario.name, index: index, continuation: continuation, last: value)
                 // Over a shared file, another process's write refreshes the observers at once.
                 if core.watcher == nil, let shared = self.shared {
                     core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
                 }
                 return id
+            }
+            guard let id else {
+                continuation.yield(false)
+                continuation.finish()
+                return
             }
             continuation.onTermination = { [weak self] _ in
                 self?.locked { core in _ = core.observers.removeValue(forKey: id) }
@@ -55,12 +60,13 @@ extension RuleEngine {
         let now = core.pointee.now()
         var wake = Double.infinity
         for (id, observer) in core.pointee.observers {
-            let value = core.pointee.passes(observer.index, now: now)
+            let value = observer.index.map { core.pointee.passes($0, now: now) } ?? false
             if value != observer.last {
                 core.pointee.observers[id]!.last = value
                 observer.continuation.yield(value)
             }
-            if !value, let earliest = core.pointee.explain(observer.index).earliest?.timeIntervalSince1970,
+            if !value, let index = observer.index,
+                let earliest = core.pointee.explain(index).earliest?.timeIntervalSince1970,
                 earliest > now
             {
                 wake = min(wake, earliest)

@@ -1,0 +1,79 @@
+/// A version of the rules language: `MAJOR.MINOR`.
+///
+/// A file declares the version it needs on its first line, as a comment so that a library
+/// older than the declaration itself still reads a file that uses nothing newer:
+/// `# language 1.1`. A file without one is language 1.0. A library refuses a file that needs
+/// a newer version than it reads, with one error naming both, before anything else.
+public struct LanguageVersion: Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// The major version: a file of another major version may mean anything.
+    public var major: Int
+    /// The minor version: each adds constructs.
+    public var minor: Int
+
+    /// The version `major.minor`.
+    public init(_ major: Int, _ minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// `1.1`: `major.minor`, each a whole number of at most four digits; nil otherwise.
+    public init?(_ text: some StringProtocol) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = Int(parts[0]), let minor = Int(parts[1]),
+            parts.allSatisfy({ (1...4).contains($0.count) && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else { return nil }
+        self.init(major, minor)
+    }
+
+    /// Everything written before versions were declared.
+    public static let v1_0 = LanguageVersion(1, 0)
+    /// `was` (renames) and the version line itself.
+    public static let v1_1 = LanguageVersion(1, 1)
+    /// The newest version this library reads.
+    public static let current = v1_1
+
+    public var description: String { "\(major).\(minor)" }
+
+    public static func < (a: LanguageVersion, b: LanguageVersion) -> Bool {
+        (a.major, a.minor) < (b.major, b.minor)
+    }
+}
+
+/// A file's `# language X.Y` line: the version and where it is written.
+public struct LanguageDeclaration: Equatable, Hashable, Sendable {
+    /// The version declared.
+    public var version: LanguageVersion
+    /// The line's byte range (the comment, `#` to the end of the line).
+    public var range: SourceRange
+
+    /// The declaration on the first line of `file`, if that line is a `# language` comment;
+    /// a malformed one is reported through `error` (and nil returned).
+    static func parse(_ file: SourceFile, error: (DiagnosticMessage, SourceRange) -> Void) -> LanguageDeclaration? {
+        let bytes = file.bytes
+        let start = file.contentStart
+        var end = start
+        while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+        let line = String(decoding: bytes[start..<end], as: UTF8.self)
+        guard line.hasPrefix("#") else { return nil }
+        let words = line.dropFirst().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        guard words.first == "language" else { return nil }
+        let range = start..<end
+        guard words.count == 2, let version = LanguageVersion(words[1]) else {
+            error(Message.malformedLanguageLine(line), range)
+            return nil
+        }
+        return LanguageDeclaration(version: version, range: range)
+    }
+}
+
+/// A construct of the language newer than 1.0, for the version check.
+enum Construct: String, Sendable {
+    case was = "'was'"
+
+    /// The version it came in.
+    var version: LanguageVersion {
+        switch self {
+        case .was: return .v1_1
+        }
+    }
+}

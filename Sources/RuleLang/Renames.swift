@@ -1,0 +1,160 @@
+/// What a `was` renames.
+public enum RenameKind: String, Sendable, Codable {
+    case scenario, group, param, event
+
+    /// Scenarios and groups share one namespace (``RuleEngine``'s `reset` takes either).
+    var namespace: Int {
+        switch self {
+        case .scenario, .group: return 0
+        case .param: return 1
+        case .event: return 2
+        }
+    }
+}
+
+/// A declaration with former names: `scenario Subscribe was AskToSubscribe < ... >`.
+public struct Rename: Sendable {
+    /// What is renamed.
+    public var kind: RenameKind
+    /// The name it has now.
+    public var name: Name
+    /// The names it had, newest first.
+    public var formerNames: [Name]
+    /// The file declaring it.
+    public var file: SourceFile
+    /// For a scenario: true when it counts its own stream (it has no `on`), which is renamed with it.
+    public var countsOwnStream = false
+}
+
+extension RuleProgram {
+    /// Every declaration with a `was`, in declaration order.
+    public var renames: [Rename] {
+        var result: [Rename] = []
+        func scenario(_ decl: ScenarioDecl, _ file: SourceFile) {
+            guard !decl.formerNames.isEmpty else { return }
+            let hasOn = decl.clauses.contains { if case .on = $0.kind { return true } else { return false } }
+            result.append(
+                Rename(
+                    kind: .scenario, name: decl.name, formerNames: decl.formerNames, file: file, countsOwnStream: !hasOn
+                ))
+        }
+        for file in files {
+            for declaration in file.declarations {
+                switch declaration {
+                case .scenario(let decl): scenario(decl, file.source)
+                case .group(let decl):
+                    if !decl.formerNames.isEmpty {
+                        result.append(
+                            Rename(kind: .group, name: decl.name, formerNames: decl.formerNames, file: file.source))
+                    }
+                    for member in decl.members { scenario(member, file.source) }
+                case .param(let decl):
+                    if !decl.formerNames.isEmpty {
+                        result.append(
+                            Rename(kind: .param, name: decl.name, formerNames: decl.formerNames, file: file.source))
+                    }
+                case .event(let decl):
+                    for (name, former) in zip(decl.names, decl.formerNames) where !former.isEmpty {
+                        result.append(Rename(kind: .event, name: name, formerNames: former, file: file.source))
+                    }
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// The checks of renames and of language versions, over a whole program.
+enum VersionAndRenameChecks {
+    /// Errors for files needing a newer language than `target`, constructs newer than their
+    /// file declares, and `was` names that are live, claimed twice, or in a cycle.
+    static func run(_ program: RuleProgram, target: LanguageVersion) -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        let renames = program.renames
+        for file in program.files {
+            if let language = file.language, language.version > target, language.version <= .current {
+                diagnostics.append(
+                    Diagnostic(
+                        Message.languageAboveTarget(language.version, target), .error,
+                        at: SourceSpan(file.source, language.range)))
+            }
+            let declared = file.languageVersion
+            if declared < Construct.was.version,
+                let first = renames.first(where: { $0.file.path == file.source.path })?.formerNames.first
+            {
+                let version = Construct.was.version
+                let fix =
+                    file.language.map { FixIt(range: $0.range, replacement: "# language \(version)") }
+                    ?? FixIt(
+                        range: file.source.contentStart..<file.source.contentStart,
+                        replacement: "# language \(version)\n")
+                diagnostics.append(
+                    Diagnostic(
+                        Message.constructNeedsLanguage(Construct.was.rawValue, version, declared: declared), .error,
+                        at: SourceSpan(file.source, first.range), fixIts: [fix]))
+            }
+        }
+        // Live names by namespace, and the renames by their new name.
+        var live: [Set<String>] = [[], [], []]
+        for scenario in program.scenarios { live[0].insert(scenario.name) }
+        for group in program.groups { live[0].insert(group.name.text) }
+        for param in program.params { live[1].insert(param.name.text) }
+        for stream in program.knownStreams { live[2].insert(stream) }
+        var formerOf: [[String: [String]]] = [[:], [:], [:]]
+        for rename in renames {
+            formerOf[rename.kind.namespace][rename.name.text, default: []] += rename.formerNames.map(\.text)
+        }
+        var claimed: [[String: SourceSpan]] = [[:], [:], [:]]
+        for rename in renames {
+            let space = rename.kind.namespace
+            for old in rename.formerNames {
+                let span = SourceSpan(rename.file, old.range)
+                if old.text == rename.name.text {
+                    diagnostics.append(Diagnostic(Message.renameCycle([old.text, old.text]), .error, at: span))
+                } else if live[space].contains(old.text) {
+                    // `A was B` and `B was A` (or longer): a cycle, reported once, by its least name.
+                    if let cycle = path(from: old.text, to: rename.name.text, formerOf[space]) {
+                        if cycle.allSatisfy({ rename.name.text <= $0 }) {
+                            diagnostics.append(
+                                Diagnostic(Message.renameCycle([rename.name.text] + cycle), .error, at: span))
+                        }
+                    } else {
+                        diagnostics.append(
+                            Diagnostic(
+                                Message.renameOfLiveName(kindWord(space, old.text, program), old.text), .error, at: span
+                            ))
+                    }
+                } else if let first = claimed[space][old.text] {
+                    diagnostics.append(
+                        Diagnostic(
+                            Message.renameClaimedTwice(old.text), .error, at: span,
+                            notes: [DiagnosticNote("first claimed here", at: first)]))
+                } else {
+                    claimed[space][old.text] = span
+                }
+            }
+        }
+        return diagnostics
+    }
+
+    /// The names from `start` through former names to `goal` (both included), if there is a way.
+    static func path(from start: String, to goal: String, _ formerOf: [String: [String]]) -> [String]? {
+        var seen: Set<String> = [start]
+        var stack: [[String]] = [[start]]
+        while let trail = stack.popLast() {
+            if trail.last == goal { return trail }
+            for next in formerOf[trail.last!] ?? [] where seen.insert(next).inserted || next == goal {
+                stack.append(trail + [next])
+            }
+        }
+        return nil
+    }
+
+    static func kindWord(_ space: Int, _ name: String, _ program: RuleProgram) -> String {
+        switch space {
+        case 0: return program.groups.contains { $0.name.text == name } ? "group" : "scenario"
+        case 1: return "param"
+        default: return "stream"
+        }
+    }
+}

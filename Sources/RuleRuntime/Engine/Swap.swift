@@ -1,0 +1,177 @@
+internal import CZlib
+import Foundation
+import RuleLang
+
+/// Which rules an engine runs: where they came from, their digest, and since when.
+public struct ActiveRules: Sendable, Equatable, CustomStringConvertible {
+    /// Where the rules came from.
+    public enum Origin: String, Sendable, Codable {
+        /// Given to the engine's initializer or to ``RuleEngine/replaceRules(sources:origin:)``.
+        case given
+        /// The rules bundled with the app (``RuleDelivery``'s fallback).
+        case bundled
+        /// Rules delivered after release and accepted by ``RuleDelivery``.
+        case delivered
+    }
+
+    /// Where they came from.
+    public var origin: Origin
+    /// The files' paths, in order.
+    public var paths: [String]
+    /// The `# language` the files declare (the newest of them).
+    public var language: LanguageVersion
+    /// `crc32:XXXXXXXX` over the files' bytes in order: tells two versions of the rules apart
+    /// (not a security check: that is the app's integrity check's job).
+    public var digest: String
+    /// A version label the delivery gave (a server's `ETag`, a build number), if any.
+    public var version: String?
+    /// When the engine took them, by its clock.
+    public var activated: Date
+
+    /// The rules of `sources`, from `origin`, taken at `activated`.
+    public init(sources: [SourceFile], origin: Origin, version: String? = nil, activated: Date) {
+        self.origin = origin
+        paths = sources.map(\.path)
+        language = sources.map { RuleCompiler.declaredLanguage($0) }.max() ?? .v1_0
+        digest = ActiveRules.digest(sources.map(\.bytes))
+        self.version = version
+        self.activated = activated
+    }
+
+    /// `crc32:XXXXXXXX` of the byte arrays in order.
+    static func digest(_ parts: [[UInt8]]) -> String {
+        var crc: UInt = 0
+        for part in parts {
+            crc = part.withUnsafeBufferPointer { CZlib.crc32(crc, $0.baseAddress, UInt32($0.count)) }
+        }
+        let hex = String(crc & 0xFFFF_FFFF, radix: 16)
+        return "crc32:" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
+    /// `delivered rules.rules (language 1.1, crc32:1a2b3c4d, version 7) since 2026-11-25T10:00:00Z`.
+    public var description: String {
+        var what = "\(origin.rawValue) \(paths.joined(separator: ", ")) (language \(language), \(digest)"
+        if let version { what += ", version \(version)" }
+        return what + ") since " + ISO8601DateFormatter().string(from: activated)
+    }
+}
+
+extension RuleCompiler {
+    /// The language version `file` declares on its first line (1.0 when none), read without parsing the rest.
+    public static func declaredLanguage(_ file: SourceFile) -> LanguageVersion {
+        Parser.parse(SourceFile(path: file.path, bytes: Array(file.bytes.prefix { $0 != UInt8(ascii: "\n") })))
+            .0.languageVersion
+    }
+}
+
+extension RuleEngine {
+    /// Which rules the engine runs now: where they came from, their digest, since when.
+    public var activeRules: ActiveRules? { locked { $0.active } }
+
+    /// Gives the running engine new rules, checked as one program.
+    ///
+    /// Any error changes nothing: it throws ``RuleEngineError/invalidRules(_:)`` with the located
+    /// diagnostics. Otherwise the swap is atomic under the engine's lock: every call that starts
+    /// after it answers with the new rules, and none sees a mix. The state carries over exactly as
+    /// a new engine over the same store would take it (grammar.md, "Rules changed over an existing
+    /// store"), renames (`was`) included. Handles made before resolve again (a name that is gone
+    /// answers false and is listed in ``unknownNames``); ``updates(for:)`` streams yield again
+    /// where the answer changed; params set with `set` keep their stored values, and `provide`
+    /// closures keep providing where the new rules declare the param with the same type.
+    /// Returns the new rules' warnings (also in ``warnings``).
+    @discardableResult
+    public func replaceRules(sources: [SourceFile], origin: ActiveRules.Origin = .given, version: String? = nil)
+        throws -> [Diagnostic]
+    {
+        let result = RuleCompiler.check(sources)
+        if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
+        // Compiled before the lock is taken: calls wait only for the state to be carried over.
+        let rules = CompiledRules(program: result.program, recentLimit: recentLimit)
+        let active: (Date) -> ActiveRules = {
+            ActiveRules(sources: sources, origin: origin, version: version, activated: $0)
+        }
+        return try locked { (core: inout EngineCore) throws -> [Diagnostic] in
+            try core.swap(to: rules, diagnostics: result.diagnostics, active: active)
+            return core.warnings
+        }
+    }
+
+    /// ``replaceRules(sources:origin:version:)`` with one rules text.
+    @discardableResult
+    public func replaceRules(source: String, path: String = "<rules>") throws -> [Diagnostic] {
+        try replaceRules(sources: [SourceFile(path: path, text: source)])
+    }
+}
+
+extension EngineCore {
+    /// Scenario `name`'s index; an unknown name is remembered for ``RuleEngine/unknownNames``.
+    @inline(__always)
+    mutating func scenario(named name: String) -> Int? {
+        if let index = rules.scenarioIndex[name] { return index }
+        noteUnknownScenario(name)
+        return nil
+    }
+
+    /// Scenario `handle`'s index: remembered by the handle after its first use with these rules.
+    @inline(__always)
+    mutating func scenario(_ handle: Scenario) -> Int? {
+        if let index = handle.cache.index(for: serial) { return index }
+        guard let index = scenario(named: handle.name) else { return nil }
+        handle.cache.remember(index, for: serial)
+        return index
+    }
+
+    mutating func noteUnknownScenario(_ name: String) {
+        if unknownScenarios.count < UnknownName.limit, !unknownScenarios.contains(name) {
+            unknownScenarios.append(name)
+        }
+    }
+
+    /// Replaces the rules with `rules`, over the store's state as a new engine would read it;
+    /// what is not state (handlers, observers, providers, overrides, unknown names) carries over.
+    mutating func swap(
+        to rules: CompiledRules, diagnostics: [Diagnostic], active: (Date) -> ActiveRules
+    ) throws {
+        var state: EngineState
+        do {
+            let stored = try records?.loadEntries() ?? StoredEntries(try store.load())
+            state = try EngineState(stored, streams: rules.streams)
+        } catch let error as RuleStoreError {
+            throw RuleEngineError.store(error)
+        } catch {
+            throw RuleEngineError.store(.other(error))
+        }
+        let moves = state.moveRenamed(rules)
+        var next = EngineCore(rules: rules, clock: clock, store: store, stored: state)
+        next.failure = failure
+        next.failureHandler = failureHandler
+        next.lastTime = lastTime
+        next.decisionHandler = decisionHandler
+        next.logger = logger
+        next.watcher = watcher
+        next.scheduledWakeUp = scheduledWakeUp
+        next.overrides = overrides
+        next.unknownScenarios = unknownScenarios
+        next.applyOverrides(overrides)
+        for slot in unknownEventSlots {
+            let slot = next.slot(streams.name(slot))
+            if slot + 1 >= next.listenerStart.count { next.unknownEventSlots.append(slot) }
+        }
+        for (index, provider) in providers.enumerated() {
+            guard let provider, let found = rules.paramIndex[self.rules.params[index].name],
+                rules.params[found].type == self.rules.params[index].type
+            else { continue }
+            next.providers[found] = provider
+        }
+        next.nextObserverID = nextObserverID
+        for (id, observer) in observers {
+            var moved = observer
+            moved.index = rules.scenarioIndex[observer.name]
+            next.observers[id] = moved
+        }
+        next.active = active(Date(timeIntervalSince1970: next.now()))
+        if !moves.isEmpty { next.save(moves) }
+        next.warnings = diagnostics + next.reconcile()
+        self = next
+    }
+}

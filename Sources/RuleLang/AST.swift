@@ -186,7 +186,7 @@ public struct RuleFile: Sendable {
     public var language: LanguageDeclaration? = nil
 
     /// The language version the file declares (1.0 when it declares none).
-    public var languageVersion: LanguageVersion { language?.version ?? .v1_0 }
+    public var languageVersion: LanguageVersion { language?.version ?? .initial }
 }
 
 // MARK: - Expressions

@@ -26,11 +26,9 @@ public struct LanguageVersion: Comparable, Hashable, Sendable, CustomStringConve
     }
 
     /// Everything written before versions were declared.
-    public static let v1_0 = LanguageVersion(1, 0)
-    /// `was` (renames) and the version line itself.
-    public static let v1_1 = LanguageVersion(1, 1)
+    public static let initial = LanguageVersion(1, 0)
     /// The newest version this library reads.
-    public static let current = v1_1
+    public static let current = LanguageVersion(1, 1)
 
     public var description: String { "\(major).\(minor)" }
 
@@ -73,7 +71,7 @@ enum Construct: String, Sendable {
     /// The version it came in.
     var version: LanguageVersion {
         switch self {
-        case .was: return .v1_1
+        case .was: return LanguageVersion(1, 1)
         }
     }
 }

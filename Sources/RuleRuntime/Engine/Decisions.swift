@@ -43,7 +43,7 @@ extension RuleEngine {
     /// `resolve` finds the scenario's index under the lock (nil: an unknown name, answered false).
     @inline(__always)
     func decide(
-        _ call: Decision.Call, _ resolve: (inout EngineCore) -> Int?, _ body: (inout EngineCore, Int) -> Bool
+        _ call: Decision.Call, resolve: (inout EngineCore) -> Int?, answer body: (inout EngineCore, Int) -> Bool
     ) -> Bool {
         var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
         let answer = locked { core -> Bool in

@@ -283,7 +283,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func tryToExecute(named name: String) -> Bool {
-        decide(.tryToExecute, { $0.scenario(named: name) }) { $0.tryToExecute($1) }
+        decide(.tryToExecute, resolve: { $0.scenario(named: name) }, answer: { $0.tryToExecute($1) })
     }
 
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
@@ -299,7 +299,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func canExecute(named name: String) -> Bool {
-        decide(.canExecute, { $0.scenario(named: name) }) { $0.passes($1, now: $0.now()) }
+        decide(.canExecute, resolve: { $0.scenario(named: name) }, answer: { $0.passes($1, now: $0.now()) })
     }
 
     /// Records one execution of scenario `name` now, whatever its clauses say: the second half
@@ -421,7 +421,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// ``tryToExecute(_:)-(String)`` through a handle.
     public func tryToExecute(_ scenario: Scenario) -> Bool {
-        decide(.tryToExecute, { $0.scenario(scenario) }) { $0.tryToExecute($1) }
+        decide(.tryToExecute, resolve: { $0.scenario(scenario) }, answer: { $0.tryToExecute($1) })
     }
 
     /// ``recordExecution(_:)-(StringProtocol)`` through a handle.
@@ -436,7 +436,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// ``canExecute(_:)-(String)`` through a handle.
     public func canExecute(_ scenario: Scenario) -> Bool {
-        decide(.canExecute, { $0.scenario(scenario) }) { $0.passes($1, now: $0.now()) }
+        decide(.canExecute, resolve: { $0.scenario(scenario) }, answer: { $0.passes($1, now: $0.now()) })
     }
 
     /// ``explain(_:)-(String)`` through a handle.

@@ -32,7 +32,7 @@ public struct ActiveRules: Sendable, Equatable, CustomStringConvertible {
     public init(sources: [SourceFile], origin: Origin, version: String? = nil, activated: Date) {
         self.origin = origin
         paths = sources.map(\.path)
-        language = sources.map { RuleCompiler.declaredLanguage($0) }.max() ?? .v1_0
+        language = sources.map { RuleCompiler.declaredLanguage($0) }.max() ?? .initial
         digest = ActiveRules.digest(sources.map(\.bytes))
         self.version = version
         self.activated = activated

@@ -17,6 +17,8 @@ public struct TimelineStep: Sendable {
         case info(String)
         case check(Expr, text: String)
         case next([String])
+        /// Swaps the engine to the rules of `path` (relative to the timeline), already checked.
+        case rules(path: String, sources: [SourceFile])
     }
 
     /// The time field as written, echoed in the output.
@@ -32,24 +34,34 @@ public struct TimelineStep: Sendable {
 public struct TimelineParser {
     /// The timeline's source.
     public let file: SourceFile
-    /// The checked program its steps name.
-    public let program: RuleProgram
+    /// The checked program its steps name: the rules given, then those of the last `rules` step.
+    public private(set) var program: RuleProgram
     /// Every problem found, located in `file`; steps with errors are left out.
     public private(set) var diagnostics: [Diagnostic] = []
 
-    static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next"]
+    static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules"]
 
     /// The program's declarations, collected once for every `check` line.
     var expressions: ExpressionChecker
     /// The streams some rule counts or declares, and the same as a list for suggestions.
-    private lazy var knownStreams = Set(streamList)
-    private lazy var streamList = program.knownStreams
+    private var knownStreams: Set<String>
+    private var streamList: [String]
 
     /// A parser for `file` against `program`.
     public init(file: SourceFile, program: RuleProgram) {
         self.file = file
         self.program = program
         self.expressions = ExpressionChecker(program: program)
+        streamList = program.knownStreams
+        knownStreams = Set(streamList)
+    }
+
+    /// Later steps name the names of `program` (after a `rules` step).
+    private mutating func switchTo(_ program: RuleProgram) {
+        self.program = program
+        expressions = ExpressionChecker(program: program)
+        streamList = program.knownStreams
+        knownStreams = Set(streamList)
     }
 
     /// The steps of the timeline, in order; problems go to ``diagnostics``.
@@ -199,6 +211,23 @@ public struct TimelineParser {
             diagnostics += found
             if found.hasErrors { return nil }
             return step(.check(expr, text: file.text(rest)))
+        case "rules":
+            guard let path = requireWord(&words, "a rules file's path after 'rules'", after: verb) else { return nil }
+            let directory = (file.path as NSString).deletingLastPathComponent
+            let full = path.text.hasPrefix("/") ? path.text : (directory as NSString).appendingPathComponent(path.text)
+            guard let data = FileManager.default.contents(atPath: full) else {
+                error(TimelineMessage.unreadableRules(path.text), path.range)
+                return nil
+            }
+            let source = SourceFile(path: full, bytes: [UInt8](data))
+            let result = RuleCompiler.check([source])
+            if result.hasErrors {
+                error(TimelineMessage.invalidRules(path.text), path.range)
+                diagnostics += result.diagnostics.filter { $0.severity == .error }
+                return nil
+            }
+            switchTo(result.program)
+            return finish(&words, step(.rules(path: path.text, sources: [source])))
         case "next":
             var names: [String] = []
             while let name = words.next() {

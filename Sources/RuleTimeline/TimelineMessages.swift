@@ -38,6 +38,12 @@ enum TimelineMessage {
     static func unknownScenario(_ name: String, _ names: [String]) -> DiagnosticMessage {
         DiagnosticMessage(.unknownScenario, Suggestions.unknown("scenario", name, among: names))
     }
+    static func unreadableRules(_ path: String) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownName, "cannot read rules file '\(path)' (paths are relative to the timeline)")
+    }
+    static func invalidRules(_ path: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "rules file '\(path)' has errors; the swap would be refused")
+    }
     static func extraWord(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(.expectedToken, "unexpected '\(text)' at the end of the step")
     }

@@ -111,6 +111,18 @@ public enum TimelineRunner {
             return line(
                 Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
                 "\(time) check \(result)")
+        case .rules(let path, let sources):
+            // Checked by the parser: the swap cannot be refused for the rules' sake.
+            let result: String
+            do {
+                try engine.replaceRules(sources: sources)
+                result = "swapped"
+            } catch {
+                result = "refused: \(error)"
+            }
+            return line(
+                Output(time: time, seconds: step.offset, step: "rules", name: path, result: result),
+                "\(time) rules \(path): \(result)")
         case .next(let names):
             let chosen = engine.executeNext(among: names.isEmpty ? nil : names)
             return line(

@@ -3,7 +3,8 @@ import RuleLang
 
 /// `rulec check FILE|DIR ... [--warnings-as-errors] [--json]`
 enum CheckCommand {
-    static let usage = "Usage: rulec check [--warnings-as-errors] [--json] [--stamp FILE] FILE|DIR ..."
+    static let usage =
+        "Usage: rulec check [--warnings-as-errors] [--json] [--stamp FILE] [--language X.Y] FILE|DIR ..."
     static let help = """
         rulec check: check .rules files as one program.
 
@@ -19,6 +20,8 @@ enum CheckCommand {
           --warnings-as-errors   report warnings as errors (and exit 1 on them)
           --json                 print one JSON object per diagnostic, one per line
           --stamp FILE           when there is no error, write FILE (for build systems)
+          --language X.Y         check that the files load on apps reading language X.Y
+                                 (default: the newest this rulec reads)
           -h, --help             show this help
 
         Exit status: 0 no errors, 1 any error, 64 wrong usage.
@@ -31,10 +34,22 @@ enum CheckCommand {
         var onlyPaths = false
         var stamp: String?
         var expectStamp = false
+        var language = LanguageVersion.current
+        var expectLanguage = false
         for argument in arguments {
             if expectStamp {
                 stamp = argument
                 expectStamp = false
+                continue
+            }
+            if expectLanguage {
+                guard let version = LanguageVersion(argument), version >= .initial, version <= .current else {
+                    return CLI.misuse(
+                        "'--language' takes a version from 1.0 to \(LanguageVersion.current), not '\(argument)'",
+                        usage: usage)
+                }
+                language = version
+                expectLanguage = false
                 continue
             }
             if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
@@ -44,21 +59,23 @@ enum CheckCommand {
             switch argument {
             case "--": onlyPaths = true
             case "--stamp": expectStamp = true
+            case "--language": expectLanguage = true
             case "--json": json = true
             case "--warnings-as-errors": warningsAsErrors = true
             case "-h", "--help":
                 print(help)
                 return ExitCode.ok
             default:
-                let options = ["--json", "--warnings-as-errors", "--stamp", "--help"]
+                let options = ["--json", "--warnings-as-errors", "--stamp", "--language", "--help"]
                 return CLI.misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
             }
         }
         if expectStamp { return CLI.misuse("'--stamp' needs a FILE", usage: usage) }
+        if expectLanguage { return CLI.misuse("'--language' needs a version such as 1.0", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to check", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)
-        var diagnostics = RuleCompiler.check(sources).diagnostics
+        var diagnostics = RuleCompiler.check(sources, language: language).diagnostics
         if warningsAsErrors {
             for index in diagnostics.indices where diagnostics[index].severity == .warning {
                 diagnostics[index].severity = .error

@@ -15,6 +15,7 @@ enum DumpCommand {
         usual diagnostics on standard error) and prints, with keys sorted:
           version      \(formatVersion): the shape below; additions keep it, changes bump it
           files        the files, in order
+          languages    by file: the language version it declares (1.0 when none)
           events       declared events: name, range
           params       name, type, default (an expression or null), range
           groups       name, clauses, members (scenario names), range
@@ -22,7 +23,8 @@ enum DumpCommand {
         A clause has 'keyword' and 'range', and by keyword: 'value' and 'scope' (count
         clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
         (priority). A scope is {"kind": "install"|"version"|"session"} or {"kind":
-        "within", "seconds": N}. An expression has 'kind' (integer, duration, string,
+        "within", "seconds": N}. Every event, param, group and scenario has 'was': its
+        former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,
         bool, param, builtin, not, and, or, compare, call, parenthesized), 'type' (bool,
         int, string, duration), 'range', and its parts ('value', 'name', 'operator',
         'operand', 'left', 'right', 'function', 'argument', 'scope', 'inner'). A range is
@@ -79,7 +81,7 @@ struct Dump {
             let source = file.source
             func scenario(_ decl: ScenarioDecl, group: String?) -> [String: Any] {
                 [
-                    "name": decl.name.text, "group": group ?? NSNull(),
+                    "name": decl.name.text, "group": group ?? NSNull(), "was": former(decl.formerNames, source),
                     "clauses": decl.clauses.map { clause($0, source) },
                     "range": range(decl.range, source),
                 ]
@@ -87,17 +89,23 @@ struct Dump {
             for declaration in file.declarations {
                 switch declaration {
                 case .event(let decl):
-                    events += decl.names.map { ["name": $0.text, "range": range($0.range, source)] }
+                    for (position, name) in decl.names.enumerated() {
+                        let was = position < decl.formerNames.count ? decl.formerNames[position] : []
+                        events.append([
+                            "name": name.text, "range": range(name.range, source), "was": former(was, source),
+                        ])
+                    }
                 case .param(let decl):
                     params.append([
                         "name": decl.name.text, "type": decl.type?.rawValue ?? NSNull(),
+                        "was": former(decl.formerNames, source),
                         "default": decl.defaultValue.map { expression($0, source) } ?? NSNull(),
                         "range": range(decl.range, source),
                     ])
                 case .group(let decl):
                     groups.append([
                         "name": decl.name.text, "clauses": decl.clauses.map { clause($0, source) },
-                        "members": decl.members.map(\.name.text), "range": range(decl.range, source),
+                        "was": former(decl.formerNames, source), "members": decl.members.map(\.name.text), "range": range(decl.range, source),
                     ])
                     scenarios += decl.members.map { scenario($0, group: decl.name.text) }
                 case .scenario(let decl):
@@ -108,7 +116,14 @@ struct Dump {
         return [
             "version": DumpCommand.formatVersion, "files": program.files.map(\.source.path), "events": events,
             "params": params, "groups": groups, "scenarios": scenarios,
+            "languages": Dictionary(
+                program.files.map { ($0.source.path, $0.languageVersion.description) }, uniquingKeysWith: { a, _ in a }),
         ]
+    }
+
+    /// Former names, each with its range.
+    func former(_ names: [Name], _ file: SourceFile) -> [[String: Any]] {
+        names.map { ["name": $0.text, "range": range($0.range, file)] }
     }
 
     func range(_ range: SourceRange, _ file: SourceFile) -> [String: Any] {

@@ -10,6 +10,8 @@ import XCTest
 /// and every fix-it applied, leaving the diagnostic it fixes gone.
 final class CorpusTests: XCTestCase {
     let root = RulecBinary.packageRoot
+    /// Rule files of folders with a `.rulecignore`: versions of one program, each clean alone.
+    private var versions: [String] = []
 
     /// `examples/` entries: rule files and directories of rule files under `invalid/`, other rule files, timelines.
     private func corpus() throws -> (invalid: [[String]], valid: [String], timelines: [String]) {
@@ -30,13 +32,19 @@ final class CorpusTests: XCTestCase {
         }
         var valid: [String] = []
         var timelines: [String] = []
+        versions = []
         let enumerator = FileManager.default.enumerator(atPath: root.appendingPathComponent("examples").path)!
         while let entry = enumerator.nextObject() as? String {
             // As `rulec check` does: skip hidden entries such as a build folder.
             if entry.split(separator: "/").contains(where: { $0.hasPrefix(".") }) || entry.hasPrefix("invalid") {
                 continue
             }
-            if entry.hasSuffix(".rules") { valid.append("examples/" + entry) }
+            // A folder with a `.rulecignore` holds versions of one program (examples/release):
+            // each file is checked alone, below.
+            let folder = root.appendingPathComponent("examples/" + entry).deletingLastPathComponent()
+            let alone = FileManager.default.fileExists(atPath: folder.appendingPathComponent(".rulecignore").path)
+            if entry.hasSuffix(".rules") && alone { versions.append("examples/" + entry) }
+            if entry.hasSuffix(".rules") && !alone { valid.append("examples/" + entry) }
             if entry.hasSuffix(".timeline") { timelines.append("examples/" + entry) }
         }
         return (invalid, valid.sorted(), timelines.sorted())
@@ -94,10 +102,17 @@ final class CorpusTests: XCTestCase {
         let clean = RuleCompiler.check(try valid.map(source))
         XCTAssertEqual(clean.diagnostics.map { DiagnosticRenderer().render($0) }, [])
         XCTAssertGreaterThanOrEqual(clean.program.scenarios.count, 17)
+        XCTAssertGreaterThanOrEqual(versions.count, 2)
+        for version in versions {
+            XCTAssertEqual(RuleCompiler.check([try source(version)]).diagnostics.map { DiagnosticRenderer().render($0) }, [])
+        }
 
         for timeline in timelines {
             let rules = String(timeline.dropLast(".timeline".count)) + ".rules"
-            let output = try TimelineRunner.replay(rules: [try source(rules)], timeline: try source(timeline))
+            // Named by its full path: a `rules` step reads files beside it.
+            let file = SourceFile(
+                path: root.appendingPathComponent(timeline).path, bytes: try source(timeline).bytes)
+            let output = try TimelineRunner.replay(rules: [try source(rules)], timeline: file)
             XCTAssertEqual(output, try inline(timeline, "#> "), timeline)
         }
     }

@@ -148,6 +148,21 @@ final class TextMateGrammarTests: XCTestCase {
             ], "app.rules exercises every token class")
     }
 
+    func testRenamesAndTheLanguageLineHaveTheirScopes() throws {
+        let rules = try Self.rules()
+        let language = Self.scopes("# language 1.1", rules)
+        XCTAssertEqual(language[2], "keyword.other.language.rules")
+        XCTAssertEqual(language[11], "constant.numeric.version.rules")
+        XCTAssertEqual(Self.scopes("# a comment about the language 1.1", rules)[2], "comment.line.number-sign.rules")
+        let line = "scenario Subscribe was AskToSubscribe < min_events 1 >"
+        let scopes = Self.scopes(line, rules)
+        XCTAssertEqual(scopes[19], "keyword.other.rename.rules", "was")
+        XCTAssertEqual(scopes[9], "entity.name.type.rules", "the new name")
+        let event = Self.scopes("event open was launch, close", rules)
+        XCTAssertEqual(event[11], "keyword.other.rename.rules")
+        XCTAssertNotEqual(Self.scopes("scenario A < on was >", rules)[16], "keyword.other.rename.rules", "a stream named was")
+    }
+
     func testTheExtensionIsDeclarative() throws {
         let root = RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules")
         let package =

@@ -105,7 +105,8 @@ struct Dump {
                 case .group(let decl):
                     groups.append([
                         "name": decl.name.text, "clauses": decl.clauses.map { clause($0, source) },
-                        "was": former(decl.formerNames, source), "members": decl.members.map(\.name.text), "range": range(decl.range, source),
+                        "was": former(decl.formerNames, source), "members": decl.members.map(\.name.text),
+                        "range": range(decl.range, source),
                     ])
                     scenarios += decl.members.map { scenario($0, group: decl.name.text) }
                 case .scenario(let decl):

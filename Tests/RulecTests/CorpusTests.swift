@@ -104,7 +104,8 @@ final class CorpusTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(clean.program.scenarios.count, 17)
         XCTAssertGreaterThanOrEqual(versions.count, 2)
         for version in versions {
-            XCTAssertEqual(RuleCompiler.check([try source(version)]).diagnostics.map { DiagnosticRenderer().render($0) }, [])
+            XCTAssertEqual(
+                RuleCompiler.check([try source(version)]).diagnostics.map { DiagnosticRenderer().render($0) }, [])
         }
 
         for timeline in timelines {

@@ -160,7 +160,8 @@ final class TextMateGrammarTests: XCTestCase {
         XCTAssertEqual(scopes[9], "entity.name.type.rules", "the new name")
         let event = Self.scopes("event open was launch, close", rules)
         XCTAssertEqual(event[11], "keyword.other.rename.rules")
-        XCTAssertNotEqual(Self.scopes("scenario A < on was >", rules)[16], "keyword.other.rename.rules", "a stream named was")
+        XCTAssertNotEqual(
+            Self.scopes("scenario A < on was >", rules)[16], "keyword.other.rename.rules", "a stream named was")
     }
 
     func testTheExtensionIsDeclarative() throws {

@@ -4,6 +4,14 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case chainedComparison = "chained-comparison"
     case clauseNotInGroup = "clause-not-in-group"
     case comparisonOutsideParentheses = "comparison-outside-parentheses"
+    /// `rulec diff`: a clause, an `on` list, a group or a param's type changed (a note).
+    case diffChanged = "diff-changed"
+    /// `rulec diff`: a name removed and one added that looks like it, without `was` (a warning).
+    case diffProbableRename = "diff-probable-rename"
+    /// `rulec diff`: a scenario, group, param or event removed (a warning: history is orphaned).
+    case diffRemoved = "diff-removed"
+    /// `rulec diff`: a name renamed with `was` (a note: its history moves).
+    case diffRenamed = "diff-renamed"
     case duplicateClause = "duplicate-clause"
     case duplicateDeclaration = "duplicate-declaration"
     case duplicateEvent = "duplicate-event"

@@ -19,6 +19,7 @@ case "fmt": status = FmtCommand.run(Array(arguments.dropFirst()))
 case "dump": status = DumpCommand.run(Array(arguments.dropFirst()))
 case "explain": status = ExplainCommand.run(Array(arguments.dropFirst()))
 case "trigger": status = TriggerCommand.run(Array(arguments.dropFirst()))
+case "diff": status = DiffCommand.run(Array(arguments.dropFirst()))
 case "--help", "-h", "help":
     print(CLI.mainHelp)
     status = ExitCode.ok

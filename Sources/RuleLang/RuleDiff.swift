@@ -1,0 +1,358 @@
+/// What a change of rules does to users who already have state (`rulec diff OLD NEW`).
+///
+/// Each finding is a ``Diagnostic``, located in the new rules (or the old ones for something
+/// removed): a warning when users would lose history (a removal, a rename without `was`), a
+/// note otherwise (a rename with `was`, an `on` list, a threshold, window or cap, a group, a
+/// param's type).
+public enum RuleDiff {
+    /// The findings of going from `old` to `new`, in the new rules' order, removals last.
+    public static func compare(old: RuleProgram, new: RuleProgram) -> [Diagnostic] {
+        var findings: [Diagnostic] = []
+        let renames = new.renames
+        /// Old names a `was` of the new rules claims, by namespace (scenario and group share one).
+        func claimed(_ kinds: [RenameKind]) -> [String: Rename] {
+            var result: [String: Rename] = [:]
+            for rename in renames where kinds.contains(rename.kind) {
+                for former in rename.formerNames { result[former.text] = rename }
+            }
+            return result
+        }
+        func note(_ message: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange) {
+            findings.append(Diagnostic(message, .note, at: SourceSpan(file, range)))
+        }
+
+        // Event streams renamed with `was`: an `on` list naming them anew counts the same history.
+        var streamRenames: [String: String] = [:]
+        for rename in renames where rename.kind == .event {
+            for former in rename.formerNames { streamRenames[former.text] = rename.name.text }
+        }
+
+        // Scenarios.
+        let oldScenarios = Dictionary(old.scenarios.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let newScenarios = Dictionary(new.scenarios.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let scenarioClaims = claimed([.scenario])
+        for scenario in new.scenarios {
+            let rename = renames.first { $0.kind == .scenario && $0.name.text == scenario.name }
+            let former = rename?.formerNames.first { oldScenarios[$0.text] != nil && newScenarios[$0.text] == nil }
+            guard let before = oldScenarios[scenario.name] ?? former.flatMap({ oldScenarios[$0.text] }) else {
+                continue
+            }
+            if let former {
+                note(
+                    DiffMessage.renamed("scenario", former.text, scenario.name), scenario.file, scenario.decl.name.range
+                )
+            }
+            compareBodies(
+                "scenario '\(scenario.name)'", before.decl.clauses, scenario.decl.clauses, scenario.file, &findings,
+                isScenario: true, streamRenames: streamRenames)
+            if before.group != scenario.group {
+                let message =
+                    scenario.group.map { DiffMessage.movedIntoGroup(scenario.name, $0) }
+                    ?? DiffMessage.movedOutOfGroup(scenario.name, before.group ?? "")
+                note(message, scenario.file, scenario.decl.name.range)
+            }
+        }
+        var removedScenarios = old.scenarios.filter { newScenarios[$0.name] == nil && scenarioClaims[$0.name] == nil }
+        let added = new.scenarios.filter { s in
+            oldScenarios[s.name] == nil && !renames.contains { $0.kind == .scenario && $0.name.text == s.name }
+        }
+        // A removed scenario with an added one of the same clauses or a close name: a rename without `was`.
+        var takenByRename: Set<String> = []
+        removedScenarios.removeAll { removed in
+            let sameBody = added.first { candidate in
+                !takenByRename.contains(candidate.name)
+                    && text(candidate.decl.clauses, candidate.file) == text(removed.decl.clauses, removed.file)
+            }
+            let close = Suggestions.closest(
+                to: removed.name, in: added.map(\.name).filter { !takenByRename.contains($0) })
+            guard let target = sameBody ?? close.first.flatMap({ name in added.first { $0.name == name } }) else {
+                return false
+            }
+            takenByRename.insert(target.name)
+            let end = target.decl.name.range.upperBound
+            findings.append(
+                Diagnostic(
+                    DiffMessage.probableRename("scenario", removed.name, target.name), .warning,
+                    at: SourceSpan(target.file, target.decl.name.range),
+                    notes: [
+                        DiagnosticNote(
+                            "'\(removed.name)' was declared here", at: SourceSpan(removed.file, removed.decl.name.range)
+                        )
+                    ],
+                    fixIts: [FixIt(range: end..<end, replacement: " was " + Printer.name(removed.name))]))
+            return true
+        }
+        for removed in removedScenarios {
+            findings.append(
+                Diagnostic(
+                    DiffMessage.removed("scenario", removed.name), .warning,
+                    at: SourceSpan(removed.file, removed.decl.name.range)))
+        }
+
+        // Groups.
+        let groupClaims = claimed([.group])
+        let oldGroups = Dictionary(old.groups.map { ($0.name.text, $0) }, uniquingKeysWith: { a, _ in a })
+        let newGroupNames = Set(new.groups.map(\.name.text))
+        for group in new.groups {
+            guard let file = file(of: group.name, in: new) else { continue }
+            let rename = renames.first { $0.kind == .group && $0.name.text == group.name.text }
+            let former = rename?.formerNames.first { oldGroups[$0.text] != nil && !newGroupNames.contains($0.text) }
+            if let former { note(DiffMessage.renamed("group", former.text, group.name.text), file, group.name.range) }
+            guard let before = oldGroups[group.name.text] ?? former.flatMap({ oldGroups[$0.text] }) else { continue }
+            compareBodies(
+                "group '\(group.name.text)'", before.clauses, group.clauses, file, &findings, isScenario: false)
+        }
+        for group in old.groups where !newGroupNames.contains(group.name.text) && groupClaims[group.name.text] == nil {
+            if let file = file(of: group.name, in: old) {
+                findings.append(
+                    Diagnostic(
+                        DiffMessage.removed("group", group.name.text), .warning, at: SourceSpan(file, group.name.range))
+                )
+            }
+        }
+
+        // Params.
+        let paramClaims = claimed([.param])
+        let oldParams = Dictionary(old.params.map { ($0.name.text, $0) }, uniquingKeysWith: { a, _ in a })
+        let newParamNames = Set(new.params.map(\.name.text))
+        for param in new.params {
+            guard let file = file(of: param.name, in: new) else { continue }
+            let rename = renames.first { $0.kind == .param && $0.name.text == param.name.text }
+            let former = rename?.formerNames.first { oldParams[$0.text] != nil && !newParamNames.contains($0.text) }
+            if let former { note(DiffMessage.renamed("param", former.text, param.name.text), file, param.name.range) }
+            guard let before = oldParams[param.name.text] ?? former.flatMap({ oldParams[$0.text] }) else { continue }
+            if let was = before.type, let now = param.type, was != now {
+                note(DiffMessage.paramType(param.name.text, was, now), file, param.typeRange)
+            }
+        }
+        for param in old.params where !newParamNames.contains(param.name.text) && paramClaims[param.name.text] == nil {
+            if let file = file(of: param.name, in: old) {
+                findings.append(
+                    Diagnostic(
+                        DiffMessage.removed("param", param.name.text), .warning, at: SourceSpan(file, param.name.range))
+                )
+            }
+        }
+
+        // Event streams (a scenario's own stream goes with the scenario, reported above).
+        let eventClaims = claimed([.event])
+        let newStreams = Set(new.knownStreams)
+        let oldOwn = Set(old.scenarios.map(\.name))
+        for rename in renames where rename.kind == .event {
+            if let former = rename.formerNames.first(where: {
+                old.knownStreams.contains($0.text) && !newStreams.contains($0.text)
+            }) {
+                note(DiffMessage.renamed("event", former.text, rename.name.text), rename.file, rename.name.range)
+            }
+        }
+        for stream in old.knownStreams
+        where !newStreams.contains(stream) && eventClaims[stream] == nil && !oldOwn.contains(stream) {
+            if let (name, file) = firstMention(of: stream, in: old) {
+                findings.append(
+                    Diagnostic(DiffMessage.removed("event", stream), .warning, at: SourceSpan(file, name.range)))
+            }
+        }
+        return findings
+    }
+
+    /// True when a finding means users would lose history.
+    public static func losesHistory(_ finding: Diagnostic) -> Bool { finding.severity == .warning }
+
+    // MARK: - Bodies
+
+    static func text(_ clauses: [Clause], _ file: SourceFile) -> [String] {
+        clauses.map { Printer.clause($0.kind, integer: { file.text($0.range) }, source: file) }
+    }
+
+    /// What a clause is about, for pairing old and new: its keyword and, for counts, its scope's kind.
+    static func slot(_ kind: ClauseKind) -> String {
+        switch kind {
+        case .minEvents(_, let scope), .maxEvents(_, let scope), .maxExec(_, let scope):
+            let scopeKind: String
+            switch scope.kind {
+            case .install: scopeKind = "install"
+            case .version: scopeKind = "version"
+            case .session: scopeKind = "session"
+            case .within: scopeKind = "within"
+            }
+            return kind.keyword + " " + scopeKind
+        case .when(let expr): return "when " + Printer.expression(expr)
+        default: return kind.keyword
+        }
+    }
+
+    static func compareBodies(
+        _ owner: String, _ before: [Clause], _ after: [Clause], _ file: SourceFile, _ findings: inout [Diagnostic],
+        isScenario: Bool, streamRenames: [String: String] = [:]
+    ) {
+        let old = Dictionary(before.map { (slot($0.kind), $0) }, uniquingKeysWith: { a, _ in a })
+        let new = Dictionary(after.map { (slot($0.kind), $0) }, uniquingKeysWith: { a, _ in a })
+        for clause in after {
+            let key = slot(clause.kind)
+            let range = clause.range
+            func add(_ message: DiagnosticMessage) {
+                findings.append(Diagnostic(message, .note, at: SourceSpan(file, range)))
+            }
+            guard let previous = old[key] else {
+                if case .when = clause.kind,
+                    before.contains(where: { if case .when = $0.kind { return true } else { return false } })
+                {
+                    add(DiffMessage.conditionChanged(owner, Printer.clause(clause.kind)))
+                } else {
+                    add(DiffMessage.clauseAdded(owner, Printer.clause(clause.kind)))
+                }
+                continue
+            }
+            if Printer.clause(previous.kind) == Printer.clause(clause.kind) { continue }
+            if let effect = effect(previous.kind, clause.kind) {
+                add(
+                    DiffMessage.clauseChanged(owner, Printer.clause(previous.kind), Printer.clause(clause.kind), effect)
+                )
+            }
+        }
+        for clause in before where new[slot(clause.kind)] == nil {
+            if case .when = clause.kind,
+                after.contains(where: { if case .when = $0.kind { return true } else { return false } })
+            {
+                continue
+            }
+            if case .on = clause.kind { continue }
+            if let anchor = after.first?.range ?? before.first?.range {
+                findings.append(
+                    Diagnostic(
+                        DiffMessage.clauseRemoved(owner, Printer.clause(clause.kind)), .note,
+                        at: SourceSpan(file, anchor.lowerBound..<anchor.lowerBound)))
+            }
+        }
+        if isScenario {
+            func streams(_ clauses: [Clause]) -> Set<String>? {
+                for clause in clauses { if case .on(let names) = clause.kind { return Set(names.map(\.text)) } }
+                return nil
+            }
+            let renamed = streams(before).map { Set($0.map { streamRenames[$0] ?? $0 }) }
+            if let anchor = after.first?.range, renamed != streams(after) {
+                findings.append(Diagnostic(DiffMessage.onChanged(owner), .note, at: SourceSpan(file, anchor)))
+            }
+        }
+    }
+
+    /// What changing `before` to `after` (the same clause, another number, window or duration) does.
+    static func effect(_ before: ClauseKind, _ after: ClauseKind) -> String? {
+        func window(_ scope: Scope) -> Int64? { if case .within(let s) = scope.kind { return s } else { return nil } }
+        switch (before, after) {
+        case (.minEvents(let a, let s), .minEvents(let b, let t)):
+            if a.value != b.value {
+                return a.value > b.value
+                    ? "lowered from \(a.value) to \(b.value): users with \(b.value) to \(a.value - 1) events see it sooner"
+                    : "raised from \(a.value) to \(b.value): users with \(a.value) to \(b.value - 1) events wait for more"
+            }
+            return windowEffect(window(s), window(t))
+        case (.maxEvents(let a, let s), .maxEvents(let b, let t)), (.maxExec(let a, let s), .maxExec(let b, let t)):
+            let what = before.keyword == "max_exec" ? "executions" : "events"
+            if a.value != b.value {
+                return a.value > b.value
+                    ? "lowered from \(a.value) to \(b.value): users with \(b.value) to \(a.value - 1) \(what) stop seeing it"
+                    : "raised from \(a.value) to \(b.value): users who reached \(a.value) \(what) see it again"
+            }
+            return windowEffect(window(s), window(t))
+        case (.between(let a), .between(let b)), (.sinceFirst(let a), .sinceFirst(let b)),
+            (.sinceLast(let a), .sinceLast(let b)):
+            return a.seconds > b.seconds
+                ? "shortened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users waiting see it sooner"
+                : "lengthened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users wait longer"
+        case (.priority(let a), .priority(let b)):
+            return "priority \(a.value < b.value ? "raised" : "lowered") from \(a.value) to \(b.value)"
+        default:
+            return nil
+        }
+    }
+
+    static func windowEffect(_ before: Int64?, _ after: Int64?) -> String? {
+        guard let before, let after, before != after else { return nil }
+        return
+            "window \(before < after ? "widened" : "narrowed") from \(DurationText.format(before)) to \(DurationText.format(after))"
+    }
+
+    // MARK: - Locating
+
+    static func file(of name: Name, in program: RuleProgram) -> SourceFile? {
+        for file in program.files {
+            for declaration in file.declarations {
+                switch declaration {
+                case .group(let group) where group.name == name: return file.source
+                case .param(let param) where param.name == name: return file.source
+                default: continue
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The first place `stream` is named: an `event` declaration or an `on` list.
+    static func firstMention(of stream: String, in program: RuleProgram) -> (Name, SourceFile)? {
+        for file in program.files {
+            for declaration in file.declarations {
+                var bodies: [[Clause]] = []
+                switch declaration {
+                case .event(let event):
+                    if let name = event.names.first(where: { $0.text == stream }) { return (name, file.source) }
+                case .scenario(let scenario): bodies = [scenario.clauses]
+                case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
+                case .param: break
+                }
+                for clauses in bodies {
+                    for clause in clauses {
+                        if case .on(let names) = clause.kind, let name = names.first(where: { $0.text == stream }) {
+                            return (name, file.source)
+                        }
+                    }
+                }
+            }
+        }
+        return nil
+    }
+}
+
+/// The wording of `rulec diff`'s findings.
+enum DiffMessage {
+    static func removed(_ kind: String, _ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffRemoved, "\(kind) '\(name)' removed: its users' history is orphaned")
+    }
+    static func probableRename(_ kind: String, _ old: String, _ new: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .diffProbableRename,
+            "\(kind) '\(new)' looks like '\(old)' renamed; without 'was \(old)' its users' history is orphaned")
+    }
+    static func renamed(_ kind: String, _ old: String, _ new: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffRenamed, "\(kind) '\(old)' renamed to '\(new)': its history moves with it")
+    }
+    static func onChanged(_ owner: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffChanged, "\(owner) counts other streams: its view is rebuilt from their history")
+    }
+    static func clauseChanged(_ owner: String, _ from: String, _ to: String, _ effect: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffChanged, "\(owner): '\(from)' became '\(to)': \(effect)")
+    }
+    static func conditionChanged(_ owner: String, _ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffChanged, "\(owner): its condition changed to '\(clause)'")
+    }
+    static func clauseAdded(_ owner: String, _ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffChanged, "\(owner): '\(clause)' added")
+    }
+    static func clauseRemoved(_ owner: String, _ clause: String) -> DiagnosticMessage {
+        DiagnosticMessage(.diffChanged, "\(owner): '\(clause)' removed")
+    }
+    static func movedIntoGroup(_ scenario: String, _ group: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .diffChanged, "scenario '\(scenario)' moved into group '\(group)': the group's budget starts empty for it")
+    }
+    static func movedOutOfGroup(_ scenario: String, _ group: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .diffChanged, "scenario '\(scenario)' moved out of group '\(group)': the group's budget no longer limits it"
+        )
+    }
+    static func paramType(_ name: String, _ was: ValueType, _ now: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .diffChanged,
+            "param '\(name)' changed type from '\(was.rawValue)' to '\(now.rawValue)': stored values are ignored")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import RuleLang
+import XCTest
+
+/// `rulec diff [--json] [--state FILE] OLD NEW`.
+final class DiffCommandTests: XCTestCase {
+    private func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("diff-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    private func findings(_ old: String, _ new: String) -> [Diagnostic] {
+        let a = RuleCompiler.check(text: old, path: "old.rules")
+        let b = RuleCompiler.check(text: new, path: "new.rules")
+        XCTAssertFalse(a.hasErrors || b.hasErrors, "\(a.diagnostics) \(b.diagnostics)")
+        return RuleDiff.compare(old: a.program, new: b.program)
+    }
+
+    func testTheReleaseExamplePairAsTheReadmeShowsIt() throws {
+        let result = try RulecBinary.run(["diff", "examples/release/v1.rules", "examples/release/v2.rules"])
+        XCTAssertEqual(result.status, 1, "a removal loses history")
+        let lines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("examples/") }
+        XCTAssertEqual(
+            lines,
+            [
+                "examples/release/v2.rules:6:10: note: scenario 'AskToSubscribe' renamed to 'Subscribe': its history moves with it",
+                "examples/release/v2.rules:10:5: note: scenario 'Subscribe': 'max_exec 4' became 'max_exec 2': lowered from 4 to 2: users with 2 to 3 executions stop seeing it",
+                "examples/release/v1.rules:5:10: warning: scenario 'RateApp' removed: its users' history is orphaned",
+                "examples/release/v2.rules:4:7: note: event 'launch' renamed to 'open': its history moves with it",
+            ])
+        XCTAssertEqual(result.stderr, "1 change would lose history\n")
+        let json = try RulecBinary.run(["diff", "--json", "examples/release/v1.rules", "examples/release/v2.rules"])
+        XCTAssertEqual(json.status, 1)
+        let objects = try json.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        XCTAssertEqual(
+            objects.map { $0["id"] as? String }, ["diff-renamed", "diff-changed", "diff-removed", "diff-renamed"])
+    }
+
+    func testAProbableRenameWithoutWasIsAWarningWithAFixIt() throws {
+        let old = "scenario AskToSubscribe < min_events 5; max_exec 4 >\nscenario Rate < min_events 9 >\n"
+        let new = "scenario Subscribe < min_events 5; max_exec 4 >\nscenario Rat < min_events 9 >\n"
+        let found = findings(old, new)
+        XCTAssertEqual(found.map(\.id), [.diffProbableRename, .diffProbableRename])
+        XCTAssertEqual(
+            found.map(\.message).first,
+            "scenario 'Subscribe' looks like 'AskToSubscribe' renamed; without 'was AskToSubscribe' its users' history is orphaned"
+        )
+        XCTAssertEqual(found.last?.message.hasPrefix("scenario 'Rat' looks like 'Rate'"), true, "a close name")
+        // Applying the fix-its (and declaring the language) leaves renames only: nothing is lost.
+        var bytes = Array(new.utf8)
+        for fix in found.flatMap(\.fixIts).sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            bytes.replaceSubrange(fix.range, with: Array(fix.replacement.utf8))
+        }
+        let fixed = "# language 1.1\n" + String(decoding: bytes, as: UTF8.self)
+        let after = findings(old, fixed)
+        XCTAssertEqual(after.map(\.id), [.diffRenamed, .diffRenamed])
+        XCTAssertFalse(after.contains(where: RuleDiff.losesHistory))
+    }
+
+    func testEveryKindOfChangeIsNamedWithItsDirection() throws {
+        let old = """
+            param level: int = 0
+            param gone: bool
+            event a, b
+            scenario Up < on a; min_events 5; max_exec 2 >
+            scenario Down < on a; min_events 5 within 7d; between 2d; since_first 1d >
+            scenario Mover < on b; min_events 1 >
+            group G < max_exec 1 per session > {
+                scenario Leaver < on b; min_events 1 >
+            }
+            """
+        let new = """
+            param level: string
+            event a, b
+            scenario Up < on a; min_events 8; max_exec 3 >
+            scenario Down < on a, b; min_events 5 within 14d; between 1d >
+            group G < max_exec 1 per session > {
+                scenario Mover < on b; min_events 1 >
+            }
+            scenario Leaver < on b; min_events 1 >
+            """
+        let messages = findings(old, new).map(\.message)
+        for expected in [
+            "scenario 'Up': 'min_events 5' became 'min_events 8': raised from 5 to 8: users with 5 to 7 events wait for more",
+            "scenario 'Up': 'max_exec 2' became 'max_exec 3': raised from 2 to 3: users who reached 2 executions see it again",
+            "scenario 'Down': 'min_events 5 within 7d' became 'min_events 5 within 14d': window widened from 7d to 14d",
+            "scenario 'Down': 'between 2d' became 'between 1d': shortened from 2d to 1d: users waiting see it sooner",
+            "scenario 'Down': 'since_first 1d' removed",
+            "scenario 'Down' counts other streams: its view is rebuilt from their history",
+            "scenario 'Mover' moved into group 'G': the group's budget starts empty for it",
+            "scenario 'Leaver' moved out of group 'G': the group's budget no longer limits it",
+            "param 'level' changed type from 'int' to 'string': stored values are ignored",
+            "param 'gone' removed: its users' history is orphaned",
+        ] {
+            XCTAssertTrue(messages.contains(expected), "missing: \(expected)\nin: \(messages)")
+        }
+        XCTAssertEqual(findings(old, old).count, 0, "no change, no finding")
+    }
+
+    func testStateSaysWhichAnswersChangeNowAndIsNotWritten() throws {
+        let dir = try directory()
+        let v1 = dir.appendingPathComponent("v1.rules").path
+        let v2 = dir.appendingPathComponent("v2.rules").path
+        try "scenario Ask < min_events 3 >\nscenario Same < min_events 1 >\n".write(
+            toFile: v1, atomically: true, encoding: .utf8)
+        try "scenario Ask < min_events 2 >\nscenario Same < min_events 1 >\n".write(
+            toFile: v2, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        XCTAssertEqual(try RulecBinary.run(["trigger", "--state", state, "--count", "2", v1, "Ask"]).status, 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+        let result = try RulecBinary.run(["diff", "--state", state, v1, v2])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("\(state): Ask: no now, yes with the new rules\n"), result.stdout)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before, "read, never written")
+    }
+
+    func testMisuse() throws {
+        for arguments in [
+            ["diff"], ["diff", "examples/release/v1.rules"], ["diff", "--stat", "a", "b"],
+            ["diff", "examples/release/v1.rules", "examples/release/v2.rules", "examples/app.rules"],
+            ["diff", "--state"], ["diff", "examples/release/v1.rules", "missing.rules"],
+        ] {
+            let result = try RulecBinary.run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("error: "), result.stderr)
+        }
+    }
+}

@@ -126,3 +126,28 @@ extension Param where Value == TimeInterval {
     ///     param idle_time: duration = 0s
     static let idleTime: Param<TimeInterval> = "idle_time"
 }
+
+extension RequiredName {
+    /// The names above, each with where it is declared: a delivered rules file that lacks one is
+    /// refused (`RuleDelivery(requiredNames: RequiredName.usedByApp)`).
+    static let usedByApp: [RequiredName] = [
+        RequiredName(.scenario, "ComeBack", declaredAt: "app.rules:51"),
+        RequiredName(.scenario, "DebugMenu", declaredAt: "app.rules:58"),
+        RequiredName(.scenario, "InviteFriends", declaredAt: "app.rules:39"),
+        RequiredName(.scenario, "Onboarding", declaredAt: "app.rules:15"),
+        RequiredName(.scenario, "RateApp", declaredAt: "app.rules:26"),
+        RequiredName(.scenario, "SaleBanner", declaredAt: "app.rules:48"),
+        RequiredName(.scenario, "Upgrade", declaredAt: "app.rules:24"),
+        RequiredName(.scenario, "WhatsNew", declaredAt: "app.rules:18"),
+        RequiredName(.group, "Prompts", declaredAt: "app.rules:21"),
+        RequiredName(.event, "article_read", declaredAt: "app.rules:5"),
+        RequiredName(.event, "launch", declaredAt: "app.rules:5"),
+        RequiredName(.event, "purchase completed", declaredAt: "app.rules:6"),
+        RequiredName(.event, "sale banner", declaredAt: "app.rules:6"),
+        RequiredName(.event, "shared", declaredAt: "app.rules:5"),
+        RequiredName(.boolParam, "is_subscribed", declaredAt: "app.rules:9"),
+        RequiredName(.intParam, "articles_read", declaredAt: "app.rules:11"),
+        RequiredName(.stringParam, "plan", declaredAt: "app.rules:10"),
+        RequiredName(.durationParam, "idle_time", declaredAt: "app.rules:12"),
+    ]
+}

@@ -35,6 +35,19 @@ public enum SwiftGenerator {
             }
         }
 
+        /// The case of `RequiredName.Kind` (RuleRuntime) for it.
+        var requiredKind: String {
+            switch self {
+            case .scenario: return "scenario"
+            case .group: return "group"
+            case .event: return "event"
+            case .boolParam: return "boolParam"
+            case .intParam: return "intParam"
+            case .stringParam: return "stringParam"
+            case .durationParam: return "durationParam"
+            }
+        }
+
         var typeName: String {
             switch self {
             case .scenario: return "Scenario"
@@ -293,6 +306,17 @@ public enum SwiftGenerator {
             }
             out += "}\n"
         }
+        // The names the constants name, for a delivery to check a new rules file against.
+        out += "\nextension RequiredName {\n"
+        out += "    /// The names above, each with where it is declared: a delivered rules file that lacks one is\n"
+        out += "    /// refused (`RuleDelivery(requiredNames: RequiredName.usedByApp)`).\n"
+        out += "    \(modifier)static let usedByApp: [RequiredName] = [\n"
+        for constant in constants {
+            let at = "\(fileName(constant.span.file.path)):\(constant.span.start.line)"
+            out += "        RequiredName(.\(constant.kind.requiredKind), \(swiftString(constant.ruleName)), "
+            out += "declaredAt: \(swiftString(at))),\n"
+        }
+        out += "    ]\n}\n"
         return out
     }
 

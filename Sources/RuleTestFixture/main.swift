@@ -35,6 +35,9 @@ import RuleRuntime
 //       forever: opens STATE (shared) with rules naming the scenario 'A' (formerly 'B'), triggers it,
 //       releases it, opens it with rules naming it 'B' (formerly 'A'), triggers it: every open
 //       moves the history. Prints the number of triggers acknowledged after each
+//   rule-test-fixture stage-loop DIR
+//       forever: stages one of two sealed rules files into DIR through RuleDelivery, printing
+//       how many stagings have returned
 //   rule-test-fixture try-lock STATE
 //       prints "free" when STATE's and STATE.shm's locks (flock and fcntl) can all be taken now
 
@@ -197,6 +200,25 @@ func renameLoop(_ path: String) -> Never {
     }
 }
 
+func stageLoop(_ directory: String) -> Never {
+    let versions = (0..<2).map { k in
+        Data(
+            RuleDelivery.seal(
+                Array("scenario A < min_events \(k + 1) >\n# \(String(repeating: "x", count: 4000 * k))\n".utf8)))
+    }
+    let delivery = RuleDelivery(directory: URL(fileURLWithPath: directory), bundled: [], maximumSize: 1 << 20)
+    var staged = 0
+    while true {
+        do {
+            try delivery.stage(versions[staged % 2], version: "v\(staged)")
+        } catch {
+            fail("\(error)")
+        }
+        staged += 1
+        say("\(staged)")
+    }
+}
+
 /// "free" when every lock of STATE and STATE.shm can be taken at once by this process.
 func tryLock(_ path: String) -> Never {
     var free = true
@@ -240,6 +262,8 @@ case ("shared-rules", 1):
     exit(0)
 case ("rename-loop", 2):
     renameLoop(arguments[1])
+case ("stage-loop", 2):
+    stageLoop(arguments[1])
 case ("try-lock", 2):
     tryLock(arguments[1])
 default:

@@ -1,0 +1,355 @@
+internal import CZlib
+import Foundation
+import RuleLang
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A name the app's compiled code uses (`rulec gen swift` lists them as `requiredRuleNames`):
+/// a delivered rules file that does not define it is refused.
+public struct RequiredName: Sendable, Hashable, CustomStringConvertible {
+    /// What the name is, and for a param its type.
+    public enum Kind: String, Sendable {
+        case scenario, group, event, boolParam, intParam, stringParam, durationParam
+    }
+
+    /// What the name is.
+    public var kind: Kind
+    /// The name as written in the rules.
+    public var name: String
+    /// Where the app's code got it: the bundled rules' `FILE:LINE`.
+    public var declaredAt: String
+
+    /// A name of `kind` the app uses, declared at `declaredAt` in the bundled rules.
+    public init(_ kind: Kind, _ name: String, declaredAt: String) {
+        self.kind = kind
+        self.name = name
+        self.declaredAt = declaredAt
+    }
+
+    /// `scenario 'AskToSubscribe' (used by the app, declared at app.rules:3)`.
+    public var description: String {
+        let what: String
+        switch kind {
+        case .scenario, .group, .event: what = kind.rawValue
+        case .boolParam: what = "bool param"
+        case .intParam: what = "int param"
+        case .stringParam: what = "string param"
+        case .durationParam: what = "duration param"
+        }
+        return "\(what) '\(name)' (used by the app, declared at \(declaredAt))"
+    }
+}
+
+/// Rules delivered after release: checked, staged durably beside the state, and activated at
+/// the next launch or at once; the last good rules, or the bundled ones, stay active otherwise.
+///
+/// ```swift
+/// let delivery = RuleDelivery(directory: support, bundled: bundledSources, requiredNames: requiredRuleNames)
+/// let engine = try delivery.makeEngine(store: FileStore(url: support.appendingPathComponent("rules.state")))
+/// // later, with downloaded bytes:
+/// try delivery.stage(data, version: etag)          // active at the next launch
+/// try delivery.stage(data, version: etag, activatingIn: engine)   // or at once
+/// ```
+///
+/// A delivered file must be whole: its last line is a seal, `# sealed crc32=XXXXXXXX bytes=N`,
+/// giving the CRC-32 and the length of every byte before that line (`rulec seal FILE` writes it).
+/// A download cut short or damaged in transit fails it. Tampering is the app's integrity check's
+/// to catch (for example a signature check with CryptoKit): the library writes no cryptography.
+public final class RuleDelivery: @unchecked Sendable {
+    /// Why delivered bytes were refused; nothing was staged and the active rules stay.
+    public enum Refusal: Error, CustomStringConvertible {
+        /// More bytes than ``maximumSize``.
+        case tooLarge(size: Int, limit: Int)
+        /// Not UTF-8: the first bad byte's offset.
+        case notUTF8(offset: Int)
+        /// The app's integrity check said no.
+        case integrityCheckFailed
+        /// No seal, or the seal does not match the bytes (cut short or damaged).
+        case incomplete(String)
+        /// The rules need a newer language than this library reads.
+        case newerLanguage(String)
+        /// The rules have errors.
+        case invalidRules([Diagnostic])
+        /// Names the app's code uses that the rules no longer define.
+        case missingNames([RequiredName])
+        /// The file could not be staged.
+        case io(String)
+        /// A fetch failed (transport or HTTP status).
+        case fetchFailed(String)
+
+        public var description: String {
+            switch self {
+            case .tooLarge(let size, let limit): return "the rules are \(size) bytes, over the limit of \(limit)"
+            case .notUTF8(let offset): return "the rules are not UTF-8 (byte \(offset))"
+            case .integrityCheckFailed: return "the app's integrity check refused the rules"
+            case .incomplete(let why): return "the rules are incomplete: \(why)"
+            case .newerLanguage(let message): return message
+            case .invalidRules(let diagnostics):
+                return "the rules have errors:\n"
+                    + DiagnosticRenderer().render(diagnostics.filter { $0.severity == .error })
+            case .missingNames(let names):
+                return "the rules lack names the app uses: " + names.map(\.description).joined(separator: "; ")
+            case .io(let why): return "the rules could not be staged: \(why)"
+            case .fetchFailed(let why): return "the rules could not be fetched: \(why)"
+            }
+        }
+    }
+
+    /// The folder holding the staged file (`delivered.rules`) and its version (`delivered.version`).
+    public let directory: URL
+    /// The rules bundled with the app: the fallback.
+    public let bundled: [SourceFile]
+    /// Names the app's code uses.
+    public let requiredNames: [RequiredName]
+    /// The largest file accepted, in bytes.
+    public let maximumSize: Int
+    /// The app's check of the downloaded bytes (a signature, a digest it got elsewhere).
+    public let integrityCheck: (@Sendable (Data) -> Bool)?
+
+    private let lock = NSLock()
+    private var problem: String?
+
+    /// A delivery staging into `directory` (created if missing), falling back to `bundled`.
+    public init(
+        directory: URL, bundled: [SourceFile], requiredNames: [RequiredName] = [], maximumSize: Int = 512 * 1024,
+        integrityCheck: (@Sendable (Data) -> Bool)? = nil
+    ) {
+        self.directory = directory
+        self.bundled = bundled
+        self.requiredNames = requiredNames
+        self.maximumSize = maximumSize
+        self.integrityCheck = integrityCheck
+    }
+
+    /// Why the staged rules were not used at the last ``rulesForLaunch()``, if they were not.
+    public var lastProblem: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return problem
+    }
+
+    var stagedURL: URL { directory.appendingPathComponent("delivered.rules") }
+    var versionURL: URL { directory.appendingPathComponent("delivered.version") }
+
+    // MARK: - Sealing
+
+    /// `bytes` with a seal as its last line (an existing seal is replaced).
+    public static func seal(_ bytes: [UInt8]) -> [UInt8] {
+        var body = unsealed(bytes) ?? bytes
+        if let last = body.last, last != UInt8(ascii: "\n") { body.append(UInt8(ascii: "\n")) }
+        let line = "# sealed crc32=\(hex(crc32(body))) bytes=\(body.count)\n"
+        return body + Array(line.utf8)
+    }
+
+    /// The bytes before the seal line, when `bytes` ends with a seal line (whatever it says).
+    static func unsealed(_ bytes: [UInt8]) -> [UInt8]? {
+        var end = bytes.count
+        if end > 0, bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+        var start = end
+        while start > 0, bytes[start - 1] != UInt8(ascii: "\n") { start -= 1 }
+        let line = String(decoding: bytes[start..<end], as: UTF8.self)
+        return line.hasPrefix("# sealed ") ? Array(bytes[0..<start]) : nil
+    }
+
+    /// Checks the seal; throws ``Refusal/incomplete(_:)``.
+    static func verifySeal(_ bytes: [UInt8]) throws {
+        guard let body = unsealed(bytes) else {
+            throw Refusal.incomplete(
+                "no '# sealed crc32=... bytes=...' last line (cut short, or not sealed with 'rulec seal')")
+        }
+        let line = String(decoding: bytes[body.count...], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let expected = "# sealed crc32=\(hex(crc32(body))) bytes=\(body.count)"
+        guard line == expected else {
+            throw Refusal.incomplete("the seal says '\(line)', the bytes give '\(expected)'")
+        }
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt {
+        bytes.withUnsafeBufferPointer { CZlib.crc32(0, $0.baseAddress, UInt32($0.count)) }
+    }
+
+    static func hex(_ value: UInt) -> String {
+        let text = String(value & 0xFFFF_FFFF, radix: 16)
+        return String(repeating: "0", count: 8 - text.count) + text
+    }
+
+    // MARK: - Checking
+
+    /// Checks delivered bytes as ``stage(_:version:activatingIn:)`` does, staging nothing;
+    /// returns the checked source.
+    public func check(_ data: Data) throws -> SourceFile {
+        let bytes = [UInt8](data)
+        guard bytes.count <= maximumSize else { throw Refusal.tooLarge(size: bytes.count, limit: maximumSize) }
+        if let offset = RuleDelivery.firstInvalidUTF8(bytes) { throw Refusal.notUTF8(offset: offset) }
+        if let integrityCheck, !integrityCheck(data) { throw Refusal.integrityCheckFailed }
+        try RuleDelivery.verifySeal(bytes)
+        let source = SourceFile(path: stagedURL.path, bytes: bytes)
+        try checkRules(source)
+        return source
+    }
+
+    /// The language, the rules, and the names the app uses.
+    func checkRules(_ source: SourceFile) throws {
+        let result = RuleCompiler.check([source])
+        if let newer = result.diagnostics.first(where: { $0.id == .languageVersion && $0.severity == .error }),
+            RuleCompiler.declaredLanguage(source) > .current
+        {
+            throw Refusal.newerLanguage(newer.message)
+        }
+        if result.hasErrors { throw Refusal.invalidRules(result.diagnostics) }
+        let program = result.program
+        let scenarios = Set(program.scenarios.map(\.name))
+        let groups = Set(program.groups.map(\.name.text))
+        let streams = Set(program.knownStreams)
+        var params: [String: ValueType] = [:]
+        for param in program.params { params[param.name.text] = param.type }
+        let missing = requiredNames.filter { required in
+            switch required.kind {
+            case .scenario: return !scenarios.contains(required.name)
+            case .group: return !groups.contains(required.name)
+            case .event: return !streams.contains(required.name)
+            case .boolParam: return params[required.name] != .bool
+            case .intParam: return params[required.name] != .int
+            case .stringParam: return params[required.name] != .string
+            case .durationParam: return params[required.name] != .duration
+            }
+        }
+        if !missing.isEmpty { throw Refusal.missingNames(missing) }
+    }
+
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): offset += UTF8.width(scalar)
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+
+    // MARK: - Staging
+
+    /// Checks `data` (size, UTF-8, the app's integrity check, the seal, the rules, the language
+    /// and the names the app uses) and stages it durably beside the state: written to a
+    /// temporary file, synced, renamed over the staged one, so a kill at any moment leaves the
+    /// old staged file or the new one, whole. It becomes active at the next launch
+    /// (``makeEngine(store:clock:options:)``), or at once when `engine` is given (through
+    /// ``RuleEngine/replaceRules(sources:origin:version:)``). Throws ``Refusal``: nothing changes.
+    public func stage(_ data: Data, version: String? = nil, activatingIn engine: RuleEngine? = nil) throws {
+        let source = try check(data)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let digest = ActiveRules.digest([source.bytes])
+        // The version first: it names the digest it belongs to, so a kill between the two writes
+        // leaves a version that no longer matches the staged file (and is not shown), never a wrong one.
+        try RuleDelivery.writeDurably(Array("\(digest) \(version ?? "")".utf8), to: versionURL)
+        try RuleDelivery.writeDurably(source.bytes, to: stagedURL)
+        if let engine {
+            try engine.replaceRules(sources: [source], origin: .delivered, version: version)
+        }
+    }
+
+    /// Writes `bytes` to `url` through a synced temporary file and a rename, then syncs the folder.
+    static func writeDurably(_ bytes: [UInt8], to url: URL) throws {
+        let temporary = url.path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Refusal.io("open '\(temporary)': errno \(errno)") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                close(fd)
+                unlink(temporary)
+                throw Refusal.io("write '\(temporary)': errno \(errno)")
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else {
+            close(fd)
+            unlink(temporary)
+            throw Refusal.io("fsync '\(temporary)': errno \(errno)")
+        }
+        close(fd)
+        guard rename(temporary, url.path) == 0 else {
+            unlink(temporary)
+            throw Refusal.io("rename to '\(url.path)': errno \(errno)")
+        }
+        let folder = open(url.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if folder >= 0 {
+            _ = fsync(folder)
+            close(folder)
+        }
+    }
+
+    // MARK: - Launching
+
+    /// The rules to run: the staged file when it is present, whole and valid, else the bundled
+    /// rules (``lastProblem`` says why, when a staged file was there but not used).
+    public func rulesForLaunch() -> (sources: [SourceFile], origin: ActiveRules.Origin, version: String?) {
+        var why: String?
+        defer {
+            lock.lock()
+            problem = why
+            lock.unlock()
+        }
+        guard let data = FileManager.default.contents(atPath: stagedURL.path) else {
+            return (bundled, .bundled, nil)
+        }
+        do {
+            let source = try check(data)
+            var version: String?
+            if let text = FileManager.default.contents(atPath: versionURL.path).map({
+                String(decoding: $0, as: UTF8.self)
+            }),
+                let space = text.firstIndex(of: " "), text[..<space] == ActiveRules.digest([source.bytes])
+            {
+                let label = String(text[text.index(after: space)...])
+                version = label.isEmpty ? nil : label
+            }
+            return ([source], .delivered, version)
+        } catch {
+            why = "the staged rules were not used: \(error); running the bundled rules"
+            return (bundled, .bundled, nil)
+        }
+    }
+
+    /// An engine over `store` running ``rulesForLaunch()``; if the staged rules cannot make one,
+    /// the bundled rules do (``lastProblem`` says why).
+    public func makeEngine(
+        store: RuleStore, clock: RuleClock = SystemClock(), options: RuleEngine.Options = RuleEngine.Options()
+    ) throws -> RuleEngine {
+        let (sources, origin, version) = rulesForLaunch()
+        let engine: RuleEngine
+        do {
+            engine = try RuleEngine(sources: sources, store: store, clock: clock, options: options)
+        } catch RuleEngineError.invalidRules(let diagnostics) where origin == .delivered {
+            lock.lock()
+            problem = "the staged rules were not used: \(Refusal.invalidRules(diagnostics)); running the bundled rules"
+            lock.unlock()
+            let fallback = try RuleEngine(sources: bundled, store: store, clock: clock, options: options)
+            fallback.setActive(origin: .bundled, version: nil, sources: bundled)
+            return fallback
+        }
+        engine.setActive(origin: origin, version: version, sources: sources)
+        return engine
+    }
+}
+
+extension RuleEngine {
+    /// Records where the running rules came from (a delivery's engine).
+    func setActive(origin: ActiveRules.Origin, version: String?, sources: [SourceFile]) {
+        locked { core in
+            core.active = ActiveRules(
+                sources: sources, origin: origin, version: version, activated: core.active?.activated ?? Date())
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+/// `rulec seal [--write] FILE`
+enum SealCommand {
+    static let usage = "Usage: rulec seal [--write] FILE"
+    static let help = """
+        rulec seal: make a rules file ready for delivery after release.
+
+        \(usage)
+
+        Checks FILE and prints it with a seal as its last line,
+        '# sealed crc32=XXXXXXXX bytes=N' (the CRC-32 and the length of every byte before
+        it; an existing seal is replaced). RuleDelivery refuses a delivered file without a
+        matching seal: a download cut short or damaged in transit never becomes the rules.
+
+        Options:
+          --write      rewrite FILE instead of printing
+          --           ends the options
+          -h, --help   show this help
+
+        Exit status: 0 sealed, 1 errors in the rules or an unwritable file, 64 wrong usage.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var operands: [String] = []
+        var write = false
+        var optionsEnded = false
+        for argument in arguments {
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                operands.append(argument)
+                continue
+            }
+            switch argument {
+            case "--": optionsEnded = true
+            case "--write": write = true
+            case "-h", "--help":
+                print(help)
+                return ExitCode.ok
+            default:
+                if let status = CLI.unknownOption(argument, among: ["--write", "--help"], usage: usage) {
+                    return status
+                }
+                operands.append(argument)
+            }
+        }
+        guard operands.count == 1 else {
+            return CLI.misuse(operands.isEmpty ? "missing FILE" : "seal takes one FILE", usage: usage)
+        }
+        guard let source = CLI.readSource(operands[0]) else {
+            CLI.printError("\(operands[0]): error: cannot read file")
+            return ExitCode.failure
+        }
+        let result = RuleCompiler.check([source])
+        if result.hasErrors {
+            print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(result.diagnostics), terminator: "")
+            return ExitCode.failure
+        }
+        let sealed = RuleDelivery.seal(source.bytes)
+        if write {
+            guard FileManager.default.createFile(atPath: operands[0], contents: Data(sealed)) else {
+                CLI.printError("\(operands[0]): error: cannot write file")
+                return ExitCode.failure
+            }
+        } else {
+            FileHandle.standardOutput.write(Data(sealed))
+        }
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import RuleLang
+import XCTest
+
+@testable import RuleRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Rules delivered after release: refused with a reason, staged whole, activated, fallen back from.
+final class DeliveryTests: XCTestCase {
+    let bundledText =
+        "event launch\nscenario Ask < on launch; min_events 3 >\nscenario Rate < on launch; min_events 9 >\n"
+    let nextText =
+        "# language 1.1\nevent open was launch\nscenario Ask < on open; min_events 2 >\nscenario Rate < on open; min_events 9 >\n"
+
+    func folder() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rules-delivery-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    func delivery(_ directory: URL, integrity: (@Sendable (Data) -> Bool)? = nil, limit: Int = 4096) -> RuleDelivery {
+        let bundled = [SourceFile(path: "app.rules", text: bundledText)]
+        let required = [
+            RequiredName(.scenario, "Ask", declaredAt: "app.rules:2"),
+            RequiredName(.scenario, "Rate", declaredAt: "app.rules:3"),
+        ]
+        return RuleDelivery(
+            directory: directory, bundled: bundled, requiredNames: required, maximumSize: limit,
+            integrityCheck: integrity)
+    }
+
+    func sealed(_ text: String) -> Data { Data(RuleDelivery.seal(Array(text.utf8))) }
+
+    func testEachBadInputIsRefusedWithItsReasonAndNothingIsStaged() throws {
+        let directory = folder()
+        let subject = delivery(directory, integrity: { !$0.starts(with: Array("# tampered".utf8)) })
+        let good = sealed(nextText)
+        let cases: [(Data, String)] = [
+            (Data(repeating: UInt8(ascii: "#"), count: 5000), "over the limit of 4096"),
+            (Data([0x23, 0x20, 0xFF, 0x0A]), "not UTF-8 (byte 2)"),
+            (sealed("# tampered\n" + nextText), "integrity check refused"),
+            (Data(nextText.utf8), "no '# sealed crc32=... bytes=...' last line"),
+            (good.prefix(good.count - 30) + Data("\n".utf8), "incomplete"),
+            (Data(good[0..<40]) + Data(good[60...]), "the seal says"),
+            (sealed("# language 1.9\nscenario Ask < min_events 1 >\n"), "needs rules language 1.9"),
+            (sealed("scenario Ask < min_event 1 >\nscenario Rate < min_events 1 >\n"), "unknown clause 'min_event'"),
+            (sealed("scenario Ask < min_events 1 >\n"), "scenario 'Rate' (used by the app, declared at app.rules:3)"),
+        ]
+        for (data, reason) in cases {
+            XCTAssertThrowsError(try subject.stage(data, version: "x")) { error in
+                XCTAssertTrue("\(error)".contains(reason), "\(error) should say \(reason)")
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: subject.stagedURL.path), reason)
+        }
+        XCTAssertEqual(subject.rulesForLaunch().origin, .bundled)
+        XCTAssertNil(subject.lastProblem, "no staged file is not a problem")
+    }
+
+    func testStagedRulesBecomeActiveAtTheNextLaunchWithTheirHistory() throws {
+        let directory = folder()
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        var engine = try delivery(directory).makeEngine(store: store, clock: clock)
+        XCTAssertEqual(engine.activeRules?.origin, .bundled)
+        engine.trigger("launch")
+        engine.trigger("launch")
+        try delivery(directory).stage(sealed(nextText), version: "v2")
+        XCTAssertFalse(engine.canExecute("Ask"), "not active before the next launch")
+        engine = try delivery(directory).makeEngine(store: store, clock: clock)
+        XCTAssertEqual(engine.activeRules?.origin, .delivered)
+        XCTAssertEqual(engine.activeRules?.version, "v2")
+        XCTAssertEqual(engine.activeRules?.language, LanguageVersion(1, 1))
+        XCTAssertTrue(engine.canExecute("Ask"), "the renamed event's history counts under the new rules")
+        XCTAssertEqual(engine.count("open"), 2)
+    }
+
+    func testActivatingAtOnceSwapsTheRunningEngine() throws {
+        let directory = folder()
+        let subject = delivery(directory)
+        let engine = try subject.makeEngine(store: InMemoryStore(), clock: ManualClock())
+        engine.trigger("launch")
+        engine.trigger("launch")
+        XCTAssertFalse(engine.canExecute("Ask"))
+        try subject.stage(sealed(nextText), version: "v2", activatingIn: engine)
+        XCTAssertTrue(engine.canExecute("Ask"))
+        XCTAssertEqual(engine.activeRules?.origin, .delivered)
+        XCTAssertTrue(engine.activeRules?.description.hasPrefix("delivered ") == true)
+    }
+
+    func testAStagedFileDamagedOrDeletedBetweenLaunchesFallsBackToTheBundledRules() throws {
+        let directory = folder()
+        let subject = delivery(directory)
+        try subject.stage(sealed(nextText), version: "v2")
+        var bytes = try Data(contentsOf: subject.stagedURL)
+        bytes[bytes.count / 2] ^= 0x20
+        try bytes.write(to: subject.stagedURL)
+        let store = InMemoryStore()
+        var engine = try subject.makeEngine(store: store, clock: ManualClock())
+        XCTAssertEqual(engine.activeRules?.origin, .bundled)
+        XCTAssertTrue(subject.lastProblem?.contains("the seal says") == true, "\(subject.lastProblem ?? "nil")")
+        try FileManager.default.removeItem(at: subject.stagedURL)
+        engine = try subject.makeEngine(store: store, clock: ManualClock())
+        XCTAssertEqual(engine.activeRules?.origin, .bundled)
+        XCTAssertNil(subject.lastProblem)
+        // A version file left without its rules (a kill between the two writes) names nothing.
+        XCTAssertNil(subject.stagedVersion)
+    }
+
+    func testSealRoundTripsAndReplacesAnOldSeal() throws {
+        let once = RuleDelivery.seal(Array("scenario A < min_events 1 >".utf8))
+        XCTAssertNoThrow(try RuleDelivery.verifySeal(once))
+        XCTAssertEqual(RuleDelivery.seal(once), once)
+        XCTAssertEqual(RuleCompiler.check([SourceFile(path: "s", bytes: once)]).diagnostics.count, 0, "a comment")
+    }
+
+    /// A process killed at any moment while staging leaves the old staged file or the new one, whole.
+    func testKillsWhileStagingLeaveAWholeFile() throws {
+        let directory = folder()
+        var generator = SeededGenerator(seed: 0xDE11)
+        for cycle in 0..<20 {
+            let child = try FixtureProcess(["stage-loop", directory.path])
+            _ = child.readCounts(until: Int.random(in: 1...30, using: &generator))
+            child.kill()
+            let data = try Data(contentsOf: directory.appendingPathComponent("delivered.rules"))
+            XCTAssertNoThrow(try RuleDelivery.verifySeal([UInt8](data)), "cycle \(cycle)")
+        }
+    }
+
+    // MARK: - Fetching
+
+    func testFetchUsesAConditionalGetAndStagesOnlyWholeRules() async throws {
+        let directory = folder()
+        let subject = delivery(directory)
+        let body = sealed(nextText)
+        let server = try LoopbackServer { request in
+            if request.contains("/cut") { return (200, ["ETag": "\"v3\""], body.prefix(body.count - 10)) }
+            if request.lowercased().contains("if-none-match: \"v2\"") { return (304, [:], Data()) }
+            return (200, ["ETag": "\"v2\""], body)
+        }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/rules")!
+        let first = try await subject.fetch(from: url)
+        XCTAssertEqual(first, .staged(version: "\"v2\""))
+        let second = try await subject.fetch(from: url)
+        XCTAssertEqual(second, .notModified)
+        do {
+            _ = try await subject.fetch(from: URL(string: "http://127.0.0.1:\(server.port)/cut")!)
+            XCTFail("a cut body is refused")
+        } catch {
+            XCTAssertTrue("\(error)".contains("incomplete"), "\(error)")
+        }
+        XCTAssertEqual(subject.stagedVersion, "\"v2\"", "the last good rules stay staged")
+        XCTAssertEqual(server.requests.count, 3)
+    }
+}
+
+/// A one-thread HTTP/1.1 server on 127.0.0.1 (a port the system picks), one response per connection.
+final class LoopbackServer: @unchecked Sendable {
+    let port: UInt16
+    private let socket: Int32
+    private let lock = NSLock()
+    private var seen: [String] = []
+    var requests: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return seen
+    }
+
+    init(_ respond: @escaping @Sendable (String) -> (Int, [String: String], Data)) throws {
+        #if canImport(Glibc)
+            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = socket
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) }
+        }
+        guard bound == 0, listen(listening, 8) == 0 else { throw NSError(domain: "server", code: Int(errno)) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        let listener = socket
+        Thread.detachNewThread { [weak self] in
+            while true {
+                let connection = accept(listener, nil, nil)
+                if connection < 0 { return }
+                var request = [UInt8]()
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while !request.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {
+                    let n = read(connection, &buffer, buffer.count)
+                    if n <= 0 { break }
+                    request += buffer[0..<n]
+                }
+                let text = String(decoding: request, as: UTF8.self)
+                self?.lock.lock()
+                self?.seen.append(text)
+                self?.lock.unlock()
+                let (status, headers, body) = respond(text)
+                var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Not Modified")\r\n"
+                for (name, value) in headers { head += "\(name): \(value)\r\n" }
+                head += "Content-Length: \(status == 304 ? 0 : body.count)\r\nConnection: close\r\n\r\n"
+                let out = Array(head.utf8) + (status == 304 ? [] : [UInt8](body))
+                _ = out.withUnsafeBytes { write(connection, $0.baseAddress!, out.count) }
+                close(connection)
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
+    }
+}

@@ -16,6 +16,7 @@ import RuleRuntime
 //   swift run -c release rulebench             every benchmark, then one `key: value` line per goal
 //   rulebench calls                            only the per-call figures (tryToExecute, trigger)
 //   rulebench shared                           only the shared-file figures (issue 21)
+//   rulebench swap                             only the rule-swap figures (issue 20)
 //   rulebench profile try|handle|trigger|file  one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 
@@ -383,6 +384,7 @@ func runBenchmarks() throws {
             key: "trigger_file_p999_vs_write", value: tail.percentile(0.999) / rawTail.percentile(0.999), unit: "x",
             limit: 2, atMost: true))
     try sharedBenchmarks(&goals)
+    try swapBenchmarks(&goals)
     let syncedPath = temporaryPath("synced.state")
     let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
     line(
@@ -517,6 +519,12 @@ if arguments.first == "shared-child", arguments.count == 2 {
 if arguments.first == "shared" {
     var goals: [Goal] = []
     try sharedBenchmarks(&goals)
+    for goal in goals { print(goal.text) }
+    exit(0)
+}
+if arguments.first == "swap" {
+    var goals: [Goal] = []
+    try swapBenchmarks(&goals)
     for goal in goals { print(goal.text) }
     exit(0)
 }

@@ -91,6 +91,12 @@ final class DeliveryTests: XCTestCase {
         XCTAssertTrue(engine.canExecute("Ask"))
         XCTAssertEqual(engine.activeRules?.origin, .delivered)
         XCTAssertTrue(engine.activeRules?.description.hasPrefix("delivered ") == true)
+        let logged = Locked<[Decision]>([])
+        engine.decisionHandler = { decision in logged.withValue { $0.append(decision) } }
+        _ = engine.canExecute("Ask")
+        XCTAssertTrue(
+            logged.withValue { $0.first?.rules?.contains("delivered") } == true, "the decision log names the rules")
+        XCTAssertTrue(logged.withValue { $0.first?.rules?.contains("version v2") } == true)
     }
 
     func testAStagedFileDamagedOrDeletedBetweenLaunchesFallsBackToTheBundledRules() throws {

@@ -22,6 +22,9 @@ public struct Decision: Sendable, CustomStringConvertible {
     public var reason: String
     /// The engine clock's time of the answer.
     public var time: Date
+    /// The rules that answered: ``ActiveRules/description`` of ``RuleEngine/activeRules``
+    /// (where they came from, their digest, version and activation time).
+    public var rules: String?
 
     /// `tryToExecute AskToSubscribe: no (between 2d: 1d left)`.
     public var description: String {
@@ -99,7 +102,7 @@ extension EngineCore {
         }
         return Decision(
             call: call, scenario: index.map { rules.scenarios[$0].name }, answer: answer, reason: reason,
-            time: Date(timeIntervalSince1970: time))
+            time: Date(timeIntervalSince1970: time), rules: active?.description)
     }
 
     mutating func applyOverrides(_ overrides: [String: Bool]) {

@@ -184,7 +184,7 @@ func renameLoop(_ path: String) -> Never {
         do {
             // Shared: compactions run in place under the lock, so kills land in them too.
             let store = FileStore(
-                url: URL(fileURLWithPath: path), options: .init(compactionThreshold: 2048, shared: true))
+                url: URL(fileURLWithPath: path), options: .init(compactionThreshold: 4096, shared: true))
             let opened = try RuleEngine(source: renamedRules[version], store: store, clock: ManualClock())
             let engine = opened
             if let error = engine.lastStoreError { fail("store error: \(error)") }

@@ -161,7 +161,7 @@ final class SwapTests: XCTestCase {
         for cycle in 0..<100 {
             let child = try FixtureProcess(["rename-loop", url.path])
             acknowledged = max(
-                acknowledged, child.readCounts(until: acknowledged + Int.random(in: 1...12, using: &generator)))
+                acknowledged, child.readCounts(until: acknowledged + Int.random(in: 1...6, using: &generator)))
             child.kill()
             let snapshot = try StateSnapshot(entries: FileStore(url: url).load())
             let views = ["A", "B"].filter { snapshot.scenarios[$0] != nil }

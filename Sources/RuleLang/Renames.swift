@@ -94,6 +94,7 @@ enum VersionAndRenameChecks {
                         at: SourceSpan(file.source, first.range), fixIts: [fix]))
             }
         }
+        if renames.isEmpty { return diagnostics }
         // Live names by namespace, and the renames by their new name.
         var live: [Set<String>] = [[], [], []]
         for scenario in program.scenarios { live[0].insert(scenario.name) }

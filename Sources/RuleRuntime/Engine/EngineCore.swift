@@ -83,6 +83,8 @@ struct EngineCore {
     var groupTexts: [[String]?] = []
     /// Distinguishes these rules of this engine in handles' caches (new at each swap).
     var serial = EngineSerial.next()
+    /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
+    var rebasedUnsaved: [Int] = []
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
     var overrides: [String: Bool] = [:]
     /// ``RuleEngine/warnings``.
@@ -185,6 +187,7 @@ struct EngineCore {
             record.reset()
             return
         }
+        if !rebasedUnsaved.isEmpty { addRebased() }
         record.finish()
         do {
             // Called through the optional rather than bound: a bound copy is retained and
@@ -288,13 +291,13 @@ struct EngineCore {
     mutating func startSession(version: String) {
         do { try store.verify() } catch { report(error) }
         let time = now()
-        meta.sessionID += 1
+        meta.sessionID.saturatingIncrement()
         meta.sessionStart = time
         // The first session records the install's version; state from before this was
         // recorded takes the version it last saw (an upgrade after it is then seen as one).
         if meta.firstVersion == nil { meta.firstVersion = meta.version ?? version }
         if meta.version != version {
-            meta.versionID += 1
+            meta.versionID.saturatingIncrement()
             meta.version = version
             meta.versionStart = time
         }
@@ -377,19 +380,29 @@ struct EngineCore {
     }
 
     /// Re-bases times recorded later than `time` (a clock that was ahead and has been
-    /// corrected) in what scenario `index` reads, and stores the change: the scenario
-    /// then waits its own cool-down from the correction, not until the wrong date.
+    /// corrected) in what scenario `index` reads: the scenario then waits its own cool-down
+    /// from the correction, not until the wrong date. In memory only: a read writes nothing,
+    /// and the next call that writes stores the re-based view and budget with its own changes.
     mutating func rebase(_ index: Int, to time: Double) {
         buildView(index)
-        var changes: [StoreChange] = []
         let events = views[index].events.rebase(to: time)
-        if views[index].executions.rebase(to: time) || events {
-            changes.append(EngineState.change(key: rules.scenarios[index].key, views[index]))
+        var changed = views[index].executions.rebase(to: time) || events
+        if let group = rules.scenarios[index].group, budgets[group].rebase(to: time) { changed = true }
+        if changed {
+            storedAsStream[index] = false
+            if !rebasedUnsaved.contains(index) { rebasedUnsaved.append(index) }
         }
-        if let group = rules.scenarios[index].group, budgets[group].rebase(to: time) {
-            changes.append(EngineState.change(key: rules.groups[group].key, budgets[group]))
+    }
+
+    /// Adds to ``record`` the views and budgets re-based since the last write.
+    mutating func addRebased() {
+        for index in rebasedUnsaved {
+            record.add(EngineState.change(key: rules.scenarios[index].key, views[index]))
+            if let group = rules.scenarios[index].group {
+                record.add(EngineState.change(key: rules.groups[group].key, budgets[group]))
+            }
         }
-        if !changes.isEmpty { save(changes) }
+        rebasedUnsaved.removeAll()
     }
 
     // MARK: - Executions

@@ -38,6 +38,9 @@ import RuleRuntime
 //   rule-test-fixture stage-loop DIR
 //       forever: stages one of two sealed rules files into DIR through RuleDelivery, printing
 //       how many stagings have returned
+//   rule-test-fixture reenter provider|clock|store-error
+//       calls the engine from inside that callback (which runs under the engine's lock): the
+//       process must stop at once with a message, never hang
 //   rule-test-fixture try-lock STATE
 //       prints "free" when STATE's and STATE.shm's locks (flock and fcntl) can all be taken now
 
@@ -219,6 +222,49 @@ func stageLoop(_ directory: String) -> Never {
     }
 }
 
+/// A clock that calls back into its engine.
+final class CallingClock: RuleClock, @unchecked Sendable {
+    var engine: RuleEngine?
+    func now() -> Date {
+        _ = engine?.canExecute("Ask")
+        return Date(timeIntervalSince1970: 1_767_225_600)
+    }
+}
+
+/// A store whose writes fail.
+final class FailingStore: RuleStore, @unchecked Sendable {
+    struct Failure: Error {}
+    func load() throws -> [String: [UInt8]] { [:] }
+    func apply(_ changes: [StoreChange]) throws { throw Failure() }
+}
+
+func reenter(_ kind: String) -> Never {
+    let rules = "param level: int = 0\nscenario Ask < when level >= 0 >"
+    do {
+        switch kind {
+        case "provider":
+            let engine = try RuleEngine(source: rules, clock: ManualClock())
+            try engine.provide("level") { () -> Int in engine.count("x") }
+            _ = engine.canExecute("Ask")
+        case "clock":
+            let clock = CallingClock()
+            let engine = try RuleEngine(source: rules, clock: clock)
+            clock.engine = engine
+            engine.trigger("x")
+        case "store-error":
+            let engine = try RuleEngine(source: rules, store: FailingStore(), clock: ManualClock())
+            engine.storeErrorHandler = { _ in _ = engine.lastStoreError }
+            engine.trigger("x")
+        default:
+            fail("unknown callback \(kind)")
+        }
+    } catch {
+        fail("\(error)")
+    }
+    say("returned")
+    exit(0)
+}
+
 /// "free" when every lock of STATE and STATE.shm can be taken at once by this process.
 func tryLock(_ path: String) -> Never {
     var free = true
@@ -264,6 +310,8 @@ case ("rename-loop", 2):
     renameLoop(arguments[1])
 case ("stage-loop", 2):
     stageLoop(arguments[1])
+case ("reenter", 2):
+    reenter(arguments[1])
 case ("try-lock", 2):
     tryLock(arguments[1])
 default:

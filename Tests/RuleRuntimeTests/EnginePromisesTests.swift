@@ -105,4 +105,47 @@ final class EnginePromisesTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(engine.count("launch"), 1, "id \(extreme)")
         }
     }
+
+    // MARK: - Callbacks
+
+    /// Each callback that runs under the engine's lock and calls the engine: the child process
+    /// stops at once with a message naming the call and the callback, never hangs.
+    func testACallbackCallingTheEngineStopsWithAMessageInsteadOfHanging() throws {
+        for (kind, site) in [
+            ("provider", "the provide closure of param 'level'"), ("clock", "the clock's now()"),
+            ("store-error", "the store error handler"),
+        ] {
+            let process = Process()
+            process.executableURL = FixtureProcess.executable
+            process.arguments = ["reenter", kind]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = Pipe()
+            try process.run()
+            let deadline = Date().addingTimeInterval(20)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning {
+                process.terminate()
+                XCTFail("\(kind): the child hung")
+                continue
+            }
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(process.terminationReason, .uncaughtSignal, kind)
+            XCTAssertTrue(message.contains("was called from \(site), which runs under the engine's lock"), message)
+        }
+    }
+
+    /// The decision handler runs after the lock is released: calling the engine from it works.
+    func testTheDecisionHandlerMayCallTheEngine() throws {
+        let (engine, _) = try makeEngine("scenario Ask < min_events 1 >")
+        let counts = Locked<[Int]>([])
+        engine.decisionHandler = { [weak engine] _ in
+            let count = engine?.count("Ask") ?? -1
+            counts.withValue { $0.append(count) }
+        }
+        _ = engine.canExecute("Ask")
+        engine.trigger("Ask")
+        _ = engine.tryToExecute("Ask")
+        XCTAssertEqual(counts.withValue { $0 }, [0, 1])
+    }
 }

@@ -46,10 +46,11 @@ extension RuleEngine {
     /// `resolve` finds the scenario's index under the lock (nil: an unknown name, answered false).
     @inline(__always)
     func decide(
-        _ call: Decision.Call, resolve: (inout EngineCore) -> Int?, answer body: (inout EngineCore, Int) -> Bool
+        _ call: Decision.Call, function: StaticString = #function, resolve: (inout EngineCore) -> Int?,
+        answer body: (inout EngineCore, Int) -> Bool
     ) -> Bool {
         var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
-        let answer = locked { core -> Bool in
+        let answer = locked(function: function) { core -> Bool in
             guard let index = resolve(&core) else { return false }
             let answer = body(&core, index)
             if core.logsDecisions { log = (core.decision(call, index, answer), core.decisionHandler, core.logger) }
@@ -61,9 +62,9 @@ extension RuleEngine {
 
     /// `executeNext` among the candidates `resolve` gives under the lock, with its decision; the
     /// name of the scenario executed.
-    func next(among resolve: (inout EngineCore) -> [Int]) -> String? {
+    func next(function: StaticString = #function, among resolve: (inout EngineCore) -> [Int]) -> String? {
         var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
-        let chosen = locked { core -> String? in
+        let chosen = locked(function: function) { core -> String? in
             let candidates = resolve(&core)
             let chosen = core.executeNext(among: candidates)
             if core.logsDecisions {

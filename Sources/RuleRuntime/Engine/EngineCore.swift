@@ -83,6 +83,9 @@ struct EngineCore {
     var groupTexts: [[String]?] = []
     /// Distinguishes these rules of this engine in handles' caches (new at each swap).
     var serial = EngineSerial.next()
+    /// The app's code the engine is running under its lock, if any: named when that code calls
+    /// the engine (which would deadlock) before the process stops.
+    var callback = CallbackSite.none
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
@@ -157,7 +160,9 @@ struct EngineCore {
 
     /// The clock's time in seconds since 1970; a NaN or infinite reading counts as the last good one.
     mutating func now() -> Double {
+        callback = .clock
         let time = clock.now().timeIntervalSince1970
+        callback = .none
         if time.isFinite {
             lastTime = time
             if time >= nextExpiry { expireToDos(at: time) }
@@ -210,7 +215,9 @@ struct EngineCore {
     mutating func report(_ error: Error) {
         let error = error as? RuleStoreError ?? .other(error)
         failure = error
+        callback = .storeErrorHandler
         failureHandler?(error)
+        callback = .none
     }
 
     // MARK: - Fitting stored state to the rules
@@ -486,8 +493,28 @@ struct EngineCore {
     }
 
     /// Param `index`'s value now: provider, else stored value, else default (its type's zero if none).
-    func value(_ index: Int) -> ParamValue {
-        if let provider = providers[index] { return provider() }
+    mutating func value(_ index: Int) -> ParamValue {
+        if let provider = providers[index] {
+            callback = .provider(index)
+            defer { callback = .none }
+            return provider()
+        }
         return stored[index] ?? rules.params[index].defaultValue
+    }
+}
+
+/// App code an engine runs under its lock.
+enum CallbackSite {
+    case none, clock, storeErrorHandler
+    case provider(Int)
+
+    /// `the provide closure of param 'level'`.
+    func describe(_ rules: CompiledRules) -> String {
+        switch self {
+        case .none: return "code running under the engine's lock"
+        case .clock: return "the clock's now()"
+        case .storeErrorHandler: return "the store error handler"
+        case .provider(let index): return "the provide closure of param '\(rules.params[index].name)'"
+        }
     }
 }

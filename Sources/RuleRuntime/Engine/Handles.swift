@@ -175,6 +175,51 @@ final class HandleCache: @unchecked Sendable {
     }
 #endif
 
+/// A thread's identity in one atomic word (before macOS 15 / iOS 18: nothing is kept, and a
+/// callback calling its engine is not detected).
+final class ThreadMark: @unchecked Sendable {
+    private let word: AnyObject?
+
+    init() {
+        #if canImport(Synchronization)
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+                word = AtomicWord()
+                return
+            }
+        #endif
+        word = nil
+    }
+
+    /// The calling thread's identity (never 0).
+    @inline(__always)
+    static var current: UInt64 {
+        #if canImport(Darwin)
+            return UInt64(UInt(bitPattern: pthread_self()))
+        #else
+            return UInt64(pthread_self())
+        #endif
+    }
+
+    @inline(__always)
+    var value: UInt64 {
+        get {
+            #if canImport(Synchronization)
+                if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
+                    return unsafeDowncast(word, to: AtomicWord.self).value.load(ordering: .relaxed)
+                }
+            #endif
+            return 0
+        }
+        set {
+            #if canImport(Synchronization)
+                if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
+                    unsafeDowncast(word, to: AtomicWord.self).value.store(newValue, ordering: .relaxed)
+                }
+            #endif
+        }
+    }
+}
+
 /// Engine serial numbers, so a handle never takes one engine's index for another's.
 enum EngineSerial {
     private static let counter = Counter()

@@ -32,8 +32,9 @@ public enum RuleEngineError: Error, CustomStringConvertible {
 /// Evaluates `.rules` scenarios against durable counters and timestamps.
 ///
 /// Safe to call from any thread: every call runs under one lock, on the engine's
-/// ``EngineCore``. Provider closures and the store error handler run under that lock
-/// too, so they must not call the engine.
+/// ``EngineCore``. Provider closures, the clock and the store error handler run under that
+/// lock too, so they must not call the engine: one that does stops the process with a message
+/// naming the call and the callback, rather than deadlocking.
 public final class RuleEngine: @unchecked Sendable {
     /// Tuning knobs; the defaults suit apps.
     public struct Options: Sendable {
@@ -87,6 +88,9 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     private let lock = NSLock()
+    /// The thread holding `lock` (0 when none): a callback calling the engine stops with a message
+    /// instead of deadlocking.
+    private let owner = ThreadMark()
     /// The state, reached only through ``locked(_:)``; allocated once, so calls pay no exclusivity check.
     private let core: UnsafeMutablePointer<EngineCore>
 
@@ -175,8 +179,13 @@ public final class RuleEngine: @unchecked Sendable {
     /// load when nothing was), and a call whose append found the file changed meanwhile runs
     /// again on the state read anew, holding the file's lock until it returns.
     @inline(__always)
-    func locked<T>(_ body: (inout EngineCore) throws -> T) rethrows -> T {
-        lock.lock()
+    func locked<T>(function: StaticString = #function, _ body: (inout EngineCore) throws -> T) rethrows -> T {
+        if !lock.try() {
+            // Held: by another thread (wait), or by this one, in a callback that called the engine.
+            if owner.value == ThreadMark.current { reentered(function) }
+            lock.lock()
+        }
+        owner.value = ThreadMark.current
         if let shared, shared.mayHaveChanged { core.pointee.catchUp(with: shared) }
         var result: T
         do {
@@ -184,19 +193,33 @@ public final class RuleEngine: @unchecked Sendable {
             if let shared, core.pointee.conflicted { result = try again(body, shared) }
         } catch {
             shared?.endCall()
+            owner.value = 0
             lock.unlock()
             throw error
         }
         guard !core.pointee.observers.isEmpty, let wakeUp = refreshObservers() else {
             endCall()
+            owner.value = 0
             lock.unlock()
             return result
         }
         endCall()
+        owner.value = 0
         lock.unlock()
         // Asked of the clock after the lock is released: a clock may run the action at once.
         scheduleWakeUp(at: wakeUp)
         return result
+    }
+
+    /// Stops the process with a message naming the call and the callback it came from: the
+    /// engine's lock is held by this thread, so waiting for it would hang the app for good.
+    func reentered(_ function: StaticString) -> Never {
+        // This thread holds the lock: the core is safe to read.
+        let inside = core.pointee.callback.describe(core.pointee.rules)
+        fatalError(
+            "RuleEngine.\(function) was called from \(inside), which runs under the engine's lock: "
+                + "the call would deadlock. Read what the callback needs before calling the engine, or "
+                + "call it later (grammar.md, \"Threads\")")
     }
 
     /// Runs `body` again after a conflicting append, on the state read anew (the file's lock is

@@ -148,4 +148,40 @@ final class EnginePromisesTests: XCTestCase {
         _ = engine.tryToExecute("Ask")
         XCTAssertEqual(counts.withValue { $0 }, [0, 1])
     }
+
+    // MARK: - A file deleted under the engine
+
+    func scratch() -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rules-promises-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        return folder.appendingPathComponent("rules.state")
+    }
+
+    /// Triggers recorded right after the file is deleted (within the second appends do not
+    /// check) survive the engine's release.
+    func testAFileDeletedUnderTheEngineIsWrittenAgainAtRelease() throws {
+        let url = scratch()
+        let clock = ManualClock()
+        do {
+            let engine = try RuleEngine(source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: clock)
+            for _ in 0..<3 { engine.trigger("Ask") }
+            try FileManager.default.removeItem(at: url)
+            for _ in 0..<2 { engine.trigger("Ask") }
+        }
+        let reopened = try RuleEngine(source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: clock)
+        XCTAssertEqual(reopened.count("Ask"), 5)
+    }
+
+    func testPrepareForSuspensionWritesADeletedFileAgain() throws {
+        let url = scratch()
+        let engine = try RuleEngine(source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: ManualClock())
+        engine.trigger("Ask")
+        try FileManager.default.removeItem(at: url)
+        engine.trigger("Ask")
+        engine.prepareForSuspension()
+        XCTAssertEqual(engine.lastStoreError, .replaced(path: url.path))
+        let snapshot = try StateSnapshot(entries: FileStore(url: url, options: .init(shared: true)).load())
+        XCTAssertEqual(snapshot.streams["Ask"]?.total, 2, "on disk before the app is suspended")
+    }
 }

@@ -278,6 +278,18 @@ public final class RuleEngine: @unchecked Sendable {
         locked { $0.startSession(version: version) }
     }
 
+    /// Checks that the store's file is still where it was and writes it again from memory if it
+    /// was deleted or replaced (reported through ``lastStoreError``). Call it when the app is
+    /// about to be suspended (SwiftUI: `scenePhase` becoming `.background`): a file deleted
+    /// under a running engine then loses nothing, even when the app is killed in the background.
+    /// The store also checks at most once a second while appending, at `startSession`, and when
+    /// it is released.
+    public func prepareForSuspension() {
+        locked { core in
+            do { try core.store.verify() } catch { core.report(error) }
+        }
+    }
+
     /// The app version of the current session, if a session was started.
     public var currentVersion: String? { locked { $0.meta.version } }
 

@@ -178,9 +178,17 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     deinit {
+        if fd >= 0 {
+            // The file deleted or replaced since the last check (appends check at most once a
+            // second): written again from memory, so nothing acknowledged is lost at release.
+            lock.lock()
+            _ = try? withFileLock { try recreateIfReplaced() }
+            lock.unlock()
+        }
         if holdsLock { region?.unlock() }
         if fd >= 0 { close(fd) }
     }
+
 
     // MARK: - Loading
 

@@ -27,8 +27,11 @@ let package = Package(
             name: "readme-app", dependencies: ["RuleRuntime"], path: "Sources/ReadmeApp",
             resources: [.process("app.rules")], plugins: ["RulesPlugin"]),
         .plugin(name: "RulesPlugin", capability: .buildTool(), dependencies: ["rulec"]),
+        // Removes what each test made in the temporary folder, pass or fail.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
-        .testTarget(name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture", "readme-app"]),
-        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleTimeline"]),
+        .testTarget(
+            name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture", "readme-app", "TestSupport"]),
+        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleTimeline", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime
@@ -18,6 +19,7 @@ final class DeliveryTests: XCTestCase {
         "# language 1.1\nevent open was launch\nscenario Ask < on open; min_events 2 >\nscenario Rate < on open; min_events 9 >\n"
 
     func folder() -> URL {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("rules-delivery-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }

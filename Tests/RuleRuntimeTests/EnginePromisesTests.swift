@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime
@@ -152,7 +153,9 @@ final class EnginePromisesTests: XCTestCase {
     // MARK: - A file deleted under the engine
 
     func scratch() -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rules-promises-\(UUID().uuidString)")
+        TemporaryFiles.watch()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rules-promises-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
         return folder.appendingPathComponent("rules.state")
@@ -164,7 +167,8 @@ final class EnginePromisesTests: XCTestCase {
         let url = scratch()
         let clock = ManualClock()
         do {
-            let engine = try RuleEngine(source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: clock)
+            let engine = try RuleEngine(
+                source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: clock)
             for _ in 0..<3 { engine.trigger("Ask") }
             try FileManager.default.removeItem(at: url)
             for _ in 0..<2 { engine.trigger("Ask") }
@@ -175,7 +179,8 @@ final class EnginePromisesTests: XCTestCase {
 
     func testPrepareForSuspensionWritesADeletedFileAgain() throws {
         let url = scratch()
-        let engine = try RuleEngine(source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: ManualClock())
+        let engine = try RuleEngine(
+            source: "scenario Ask < min_events 9 >", store: FileStore(url: url), clock: ManualClock())
         engine.trigger("Ask")
         try FileManager.default.removeItem(at: url)
         engine.trigger("Ask")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The README's "In an app" snippet is `Sources/ReadmeApp/AppRules.swift`, verbatim; the
@@ -17,6 +18,7 @@ final class ReadmeAppTests: XCTestCase {
     }
 
     func testFirstLaunchOnAFreshHomeCreatesTheStateAndRemembersIt() throws {
+        TemporaryFiles.watch()
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("home-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: false)
         addTeardownBlock { try? FileManager.default.removeItem(at: home) }

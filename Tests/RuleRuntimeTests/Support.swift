@@ -1,5 +1,6 @@
 import Foundation
 import RuleRuntime
+import TestSupport
 import XCTest
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -22,6 +23,7 @@ func exampleEngine(_ relative: String) throws -> (RuleEngine, ManualClock) {
 }
 
 func temporaryURL(_ name: String) -> URL {
+    TemporaryFiles.watch()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rules-tests-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory.appendingPathComponent(name)

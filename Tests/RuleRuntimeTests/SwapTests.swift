@@ -1,12 +1,14 @@
 import Foundation
 import RuleLang
 import RuleRuntime
+import TestSupport
 import XCTest
 
 /// Rules swapped into a running engine, and renames (`was`) that keep history.
 final class SwapTests: XCTestCase {
     /// A folder for this test's files, removed when the test ends, pass or fail.
     func scratchFolder() -> URL {
+        TemporaryFiles.watch()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rules-swap-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: folder) }

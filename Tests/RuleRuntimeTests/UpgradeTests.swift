@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime
@@ -52,6 +53,7 @@ final class UpgradeTests: XCTestCase {
     }
 
     func testTheFirstVersionSurvivesAFileStore() throws {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID()).state")
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }
         do {

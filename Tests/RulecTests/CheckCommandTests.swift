@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 final class CheckCommandTests: XCTestCase {
@@ -10,6 +11,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testOtherToolsRulesFilesAreSkippedWithANoteUnlessListedInRulecignore() throws {
+        TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("firebase-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
@@ -57,6 +59,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testWarningsAsErrors() throws {
+        TemporaryFiles.watch()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("warn-\(UUID()).rules")
         try "scenario Muted < max_exec 0 >\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -69,6 +72,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testStampIsWrittenOnlyWhenThereIsNoError() throws {
+        TemporaryFiles.watch()
         let stamp = FileManager.default.temporaryDirectory.appendingPathComponent("stamp-\(UUID())")
         let failed = try RulecBinary.run(["check", "--stamp", stamp.path, "examples/invalid/unknown_clause.rules"])
         XCTAssertEqual(failed.status, 1)

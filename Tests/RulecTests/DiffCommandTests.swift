@@ -1,10 +1,12 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 /// `rulec diff [--json] [--state FILE] OLD NEW`.
 final class DiffCommandTests: XCTestCase {
     private func directory() throws -> URL {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("diff-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }

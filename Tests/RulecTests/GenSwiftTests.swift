@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 /// `rulec gen swift`: names, collisions, the golden output for examples/app.rules, and the
@@ -265,6 +266,7 @@ final class GenSwiftTests: XCTestCase {
     }
 
     private func temporaryDirectory() throws -> URL {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("gen-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }

@@ -1,9 +1,11 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Directory links, timelines and large inputs that must not loop, repeat or pass silently.
 final class HostileInputCLITests: XCTestCase {
     private func directory() throws -> URL {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("rulec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Every ```swift block of the README type-checks in Swift 6 mode against the RuleRuntime this
@@ -33,6 +34,7 @@ final class ReadmeSnippetTests: XCTestCase {
         let (snippets, skipped) = Self.snippets(readme)
         XCTAssertGreaterThanOrEqual(snippets.count, 4)
         XCTAssertEqual(skipped, 4, "the peers' APIs, a generated excerpt and a manifest")
+        TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: directory) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 final class SimulateCommandTests: XCTestCase {
@@ -21,6 +22,7 @@ final class SimulateCommandTests: XCTestCase {
     }
 
     private func simulate(_ rules: String, _ timeline: String) throws -> CommandResult {
+        TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try rules.write(to: directory.appendingPathComponent("r.rules"), atomically: true, encoding: .utf8)

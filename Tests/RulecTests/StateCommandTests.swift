@@ -1,9 +1,11 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `rulec simulate --save`, `rulec state` and `rulec explain --state`.
 final class StateCommandTests: XCTestCase {
     private func directory() throws -> URL {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }

@@ -1,9 +1,11 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `rulec trigger --state FILE [--count N] RULES... EVENT`.
 final class TriggerCommandTests: XCTestCase {
     private func directory() throws -> URL {
+        TemporaryFiles.watch()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("trigger-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: url) }

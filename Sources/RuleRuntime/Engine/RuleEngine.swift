@@ -147,7 +147,7 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     deinit {
-        for observer in core.pointee.observers.values { observer.continuation.finish() }
+        for observer in core.pointee.observers.values { observer.finish() }
         core.deinitialize(count: 1)
         core.deallocate()
     }

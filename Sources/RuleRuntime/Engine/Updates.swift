@@ -5,8 +5,22 @@ struct Observer {
     /// The scenario's name, and its index in the rules (nil after a swap that removed it: false).
     let name: String
     var index: Int?
-    let continuation: AsyncStream<Bool>.Continuation
+    /// Where changes go: an `AsyncStream`, or a ``ScenarioStatus`` (with the explanation).
+    let sink: Sink
     var last: Bool
+    /// For a status: the explanation last delivered.
+    var lastExplanation: String?
+
+    enum Sink {
+        case stream(AsyncStream<Bool>.Continuation)
+        /// Called under the engine's lock: it must not call the engine.
+        case status(@Sendable (Bool, Explanation) -> Void)
+    }
+
+    /// Ends a stream (the engine is going away).
+    func finish() {
+        if case .stream(let continuation) = sink { continuation.finish() }
+    }
 }
 
 extension RuleEngine {
@@ -31,7 +45,7 @@ extension RuleEngine {
                 let value = core.passes(index, now: now)
                 continuation.yield(value)
                 core.observers[id] = Observer(
-                    name: scenario.name, index: index, continuation: continuation, last: value)
+                    name: scenario.name, index: index, sink: .stream(continuation), last: value)
                 // Over a shared file, another process's write refreshes the observers at once.
                 if core.watcher == nil, let shared = self.shared {
                     core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
@@ -61,9 +75,20 @@ extension RuleEngine {
         var wake = Double.infinity
         for (id, observer) in core.pointee.observers {
             let value = observer.index.map { core.pointee.passes($0, now: now) } ?? false
-            if value != observer.last {
-                core.pointee.observers[id]!.last = value
-                observer.continuation.yield(value)
+            switch observer.sink {
+            case .stream(let continuation):
+                if value != observer.last {
+                    core.pointee.observers[id]!.last = value
+                    continuation.yield(value)
+                }
+            case .status(let deliver):
+                let explanation = core.pointee.explanation(observer)
+                let text = explanation.description
+                if value != observer.last || text != observer.lastExplanation {
+                    core.pointee.observers[id]!.last = value
+                    core.pointee.observers[id]!.lastExplanation = text
+                    deliver(value, explanation)
+                }
             }
             if !value, let index = observer.index,
                 let earliest = core.pointee.explain(index).earliest?.timeIntervalSince1970,

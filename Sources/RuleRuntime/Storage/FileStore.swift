@@ -189,7 +189,6 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         if fd >= 0 { close(fd) }
     }
 
-
     // MARK: - Loading
 
     public func load() throws -> [String: [UInt8]] {

@@ -1,0 +1,111 @@
+import Foundation
+
+#if canImport(Observation)
+    import Observation
+
+    /// A scenario's eligibility and explanation for SwiftUI (Observation, iOS 17 / macOS 14 and
+    /// later; the `AsyncStream` of ``RuleEngine/updates(for:)`` serves iOS 15 and 16).
+    ///
+    /// The engine updates it as it updates `updates(for:)`: after any call that changes the
+    /// answer or its explanation, and when time alone makes the scenario eligible (the engine
+    /// asks its clock to wake it), with no polling. A view holds it and reads its properties:
+    ///
+    /// ```swift
+    /// struct OfferBanner: View {
+    ///     @State var offer: ScenarioStatus
+    ///     var body: some View { if offer.isEligible { Text("Subscribe?") } }
+    /// }
+    /// // OfferBanner(offer: engine.status(of: .askToSubscribe))
+    /// ```
+    ///
+    /// Properties change on the thread of the engine call that changed them. Releasing the status
+    /// (with its view) stops its updates.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Observable
+    public final class ScenarioStatus: @unchecked Sendable {
+        /// True when the scenario would run now (what ``RuleEngine/canExecute(_:)-(Scenario)`` answers).
+        public private(set) var isEligible: Bool
+        /// Why, clause by clause, with the earliest time (what ``RuleEngine/explain(_:)-(Scenario)`` says).
+        public private(set) var explanation: Explanation
+        /// The scenario it follows.
+        @ObservationIgnored public let scenario: Scenario
+        @ObservationIgnored private weak var engine: RuleEngine?
+        @ObservationIgnored private var id: Int?
+        // `isEligible`, `explanation` and `id` are written by the engine under its lock (one call
+        // at a time) or before the status is shared; Observation's registrar is thread-safe.
+
+        init(scenario: Scenario, engine: RuleEngine) {
+            self.scenario = scenario
+            self.engine = engine
+            isEligible = false
+            explanation = Explanation(
+                scenario: scenario.name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+        }
+
+        func attach() {
+            id = engine?.addStatusObserver(for: scenario) { [weak self] value, explanation in
+                self?.update(value, explanation)
+            }
+        }
+
+        private func update(_ value: Bool, _ explanation: Explanation) {
+            if isEligible != value { isEligible = value }
+            self.explanation = explanation
+        }
+
+        deinit {
+            if let id, let engine { engine.removeObserver(id) }
+        }
+    }
+
+    extension RuleEngine {
+        /// An observable status of `scenario` for SwiftUI: see ``ScenarioStatus``. A scenario the
+        /// rules lack (now, or after a swap) is not eligible.
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+        public func status(of scenario: Scenario) -> ScenarioStatus {
+            let status = ScenarioStatus(scenario: scenario, engine: self)
+            status.attach()
+            return status
+        }
+    }
+#endif
+
+extension RuleEngine {
+    /// Registers `deliver` for `scenario`'s eligibility and explanation, delivered at once and on
+    /// every change (under the engine's lock); returns the observer's id.
+    func addStatusObserver(for scenario: Scenario, _ deliver: @escaping @Sendable (Bool, Explanation) -> Void) -> Int {
+        locked { core in
+            let id = core.nextObserverID
+            core.nextObserverID += 1
+            let index = core.rules.scenarioIndex[scenario.name]
+            var observer = Observer(name: scenario.name, index: index, sink: .status(deliver), last: false)
+            let now = core.now()
+            let value = index.map { core.passes($0, now: now) } ?? false
+            let explanation = core.explanation(observer)
+            observer.last = value
+            observer.lastExplanation = explanation.description
+            deliver(value, explanation)
+            core.observers[id] = observer
+            // Over a shared file, another process's write refreshes the observers at once.
+            if core.watcher == nil, let shared = self.shared {
+                core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
+            }
+            return id
+        }
+    }
+
+    /// Forgets observer `id`.
+    func removeObserver(_ id: Int) {
+        locked { core in _ = core.observers.removeValue(forKey: id) }
+    }
+}
+
+extension EngineCore {
+    /// What `observer`'s scenario's explanation is now (an unknown one: not known, not eligible).
+    mutating func explanation(_ observer: Observer) -> Explanation {
+        guard let index = observer.index else {
+            return Explanation(scenario: observer.name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+        }
+        return explain(index)
+    }
+}

@@ -33,7 +33,7 @@ final class ReadmeSnippetTests: XCTestCase {
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let (snippets, skipped) = Self.snippets(readme)
         XCTAssertGreaterThanOrEqual(snippets.count, 4)
-        XCTAssertEqual(skipped, 4, "the peers' APIs, a generated excerpt and a manifest")
+        XCTAssertEqual(skipped, 5, "the peers' APIs, a generated excerpt, a manifest and SwiftUI")
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

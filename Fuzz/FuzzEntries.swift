@@ -1,0 +1,118 @@
+// libFuzzer harness: valid encodings of every kind of entry, with numbers chosen by the
+// fuzzer (favouring Int64.min and .max, 0, -1, NaN, infinities and huge times), loaded through
+// an InMemoryStore and driven through every API call. Nothing may trap.
+// Built by Fuzz/run.sh with the runtime's sources; not part of `swift build`.
+import Foundation
+
+private let rules = """
+    param p: int = 1
+    param d: duration = 1h
+    scenario S < on x, y; min_events 2 within 1d; max_exec 3 per session; between 1h; since_first 1m >
+    scenario T < min_events 1 per version; max_events 5; since_last 1s; when p >= 1 and count(x) < 9 >
+    group G < max_exec 2 within 7d; between 1h > {
+        scenario U < on y; when executions(S per session) >= 0 and since_last(x) >= 0s >
+    }
+    """
+
+/// Reads the fuzzer's bytes as numbers, each one of a few extremes or the bytes themselves.
+private struct Numbers {
+    var bytes: [UInt8]
+    var at = 0
+
+    mutating func byte() -> UInt8 {
+        defer { at += 1 }
+        return at < bytes.count ? bytes[at] : 0
+    }
+
+    mutating func int() -> Int64 {
+        switch byte() % 8 {
+        case 0: return .max
+        case 1: return .min
+        case 2: return 0
+        case 3: return -1
+        case 4: return Int64(byte())
+        default:
+            var value: UInt64 = 0
+            for _ in 0..<8 { value = value << 8 | UInt64(byte()) }
+            return Int64(bitPattern: value)
+        }
+    }
+
+    mutating func time() -> Double {
+        switch byte() % 8 {
+        case 0: return .nan
+        case 1: return .infinity
+        case 2: return -.infinity
+        case 3: return .greatestFiniteMagnitude
+        case 4: return -.greatestFiniteMagnitude
+        case 5: return 1_767_225_600 + Double(int() % 1_000_000)
+        default: return Double(int())
+        }
+    }
+
+    mutating func tally() -> Tally {
+        var counts = TallyCounts()
+        counts.total = int()
+        counts.first = byte() % 4 == 0 ? nil : time()
+        counts.last = byte() % 4 == 0 ? nil : time()
+        counts.sessionID = int()
+        counts.sessionCount = int()
+        counts.versionID = int()
+        counts.versionCount = int()
+        let recent = (0..<Int(byte() % 20)).map { _ in time() }
+        return Tally(counts: counts, recent: recent)
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    var n = Numbers(bytes: Array(UnsafeBufferPointer(start: data, count: size)))
+    var changes: [StoreChange] = []
+    for stream in ["x", "y", "S", "T", "U"] where n.byte() % 3 != 0 {
+        changes.append(EngineState.change(key: "e:" + stream, n.tally()))
+    }
+    for scenario in ["S", "T", "U"] where n.byte() % 3 != 0 {
+        var view = ScenarioState(events: n.tally(), executions: n.tally(), streams: nil)
+        if n.byte() % 2 == 0 { view.streams = UInt64(bitPattern: n.int()) }
+        changes.append(EngineState.change(key: "s:" + scenario, view))
+    }
+    if n.byte() % 2 == 0 { changes.append(EngineState.change(key: "g:G", n.tally())) }
+    if n.byte() % 2 == 0 { changes.append(EngineState.change(key: "p:p", .int(n.int()))) }
+    if n.byte() % 2 == 0 { changes.append(EngineState.change(key: "p:d", .duration(n.time()))) }
+    if n.byte() % 2 == 0 {
+        let expires: Double? = n.byte() % 2 == 0 ? nil : n.time()
+        changes.append(EngineState.change(todo: "x", ToDoItem(created: n.time(), expires: expires, info: nil)))
+    }
+    var meta = SessionMeta()
+    meta.sessionID = n.int()
+    meta.versionID = n.int()
+    meta.version = n.byte() % 2 == 0 ? "1.0" : nil
+    meta.sessionStart = n.byte() % 2 == 0 ? nil : n.time()
+    meta.versionStart = n.byte() % 2 == 0 ? nil : n.time()
+    changes.append(EngineState.change(meta: meta))
+    var entries: [String: [UInt8]] = [:]
+    for change in changes { entries[change.key] = change.value }
+    let clock = ManualClock(Date(timeIntervalSince1970: n.time().isFinite ? 1_767_225_600 : 0))
+    guard let engine = try? RuleEngine(source: rules, store: InMemoryStore(entries), clock: clock) else { return 0 }
+    for step in 0..<24 {
+        switch n.byte() % 16 {
+        case 0: engine.trigger(["x", "y", "S"][step % 3])
+        case 1: _ = engine.tryToExecute(["S", "T", "U"][step % 3])
+        case 2: _ = engine.canExecute(["S", "T", "U"][step % 3])
+        case 3: _ = engine.explain(["S", "T", "U"][step % 3]).description
+        case 4: engine.startSession(version: step % 2 == 0 ? "1.0" : "2.0")
+        case 5: _ = engine.recordExecution("S")
+        case 6: _ = engine.reset(step % 2 == 0 ? "S" : "G")
+        case 7: _ = engine.executeNext()
+        case 8: for scope in [CountScope.install, .session, .version, .since(3600)] { _ = engine.count("x", scope: scope) }
+        case 9: _ = engine.beenDone("x", scope: .since(60), times: .moreThan(1))
+        case 10: _ = engine.needToDo("x"); _ = engine.lastDone("x"); _ = engine.info(forToDo: "x")
+        case 11: try? engine.set("p", to: .int(n.int()))
+        case 12: _ = try? engine.check("count(x per session) >= 1 or executions(G within 1d) < 2")
+        case 13: clock.advance(by: Double(n.int() % 1_000_000))
+        case 14: engine.markDone("x"); _ = engine.toDo("x", scope: .until(3600))
+        default: _ = engine.value(of: "d")
+        }
+    }
+    return 0
+}

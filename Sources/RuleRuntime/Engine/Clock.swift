@@ -6,7 +6,7 @@ public protocol RuleClock: Sendable {
     func now() -> Date
 
     /// Calls `action` once, on any thread, when this clock reaches `date` (at once if it has).
-    /// ``RuleEngine/updates(for:)`` uses it to deliver changes that time alone makes. The
+    /// ``RuleEngine/updates(for:)-(Scenario)`` uses it to deliver changes that time alone makes. The
     /// default waits on a background queue for the wall-clock time between ``now()`` and `date`.
     func wakeUp(at date: Date, _ action: @escaping @Sendable () -> Void)
 }

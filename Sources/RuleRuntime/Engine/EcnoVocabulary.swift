@@ -44,7 +44,7 @@ extension RuleEngine {
     }
 
     /// Forgets every time `tag` was done (stream `tag`). Scenarios keep their own counts:
-    /// use ``reset(_:)`` for those.
+    /// use ``reset(_:)-(Scenario)`` for those.
     public func clearDone(_ tag: String) {
         locked { $0.clearDone(tag) }
     }

@@ -63,7 +63,7 @@ struct EngineCore {
     /// Names the app used that the rules do not know, in first-use order (``RuleEngine/unknownNames``).
     var unknownEventSlots: [Int] = []
     var unknownScenarios: [String] = []
-    /// ``RuleEngine/updates(for:)`` streams, by id, and the wake-up already asked of the clock.
+    /// ``RuleEngine/updates(for:)-(Scenario)`` streams, by id, and the wake-up already asked of the clock.
     var observers: [Int: Observer] = [:]
     var nextObserverID = 0
     /// Tells of other processes' writes to a shared file while there are observers.

@@ -110,7 +110,7 @@ extension EngineCore {
     }
 
     /// Whether scenario `index` and its group pass at `time`; stops at the first clause that fails.
-    /// The same answers as ``explain(_:)``'s `wouldRun`, without building any text.
+    /// The same answers as ``explain(_:)-(Scenario)``'s `wouldRun`, without building any text.
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
         buildView(index)

@@ -11,7 +11,7 @@ public enum RuleEngineError: Error, CustomStringConvertible {
     case unknownParam(String)
     /// The value's type is not the param's declared type.
     case typeMismatch(param: String, declared: ValueType, given: ValueType)
-    /// An expression given to ``RuleEngine/check(_:)`` has errors.
+    /// An expression given to ``RuleEngine/check(_:)-(Expr)`` has errors.
     case invalidExpression([Diagnostic])
     /// The store could not be read.
     case store(RuleStoreError)
@@ -32,7 +32,7 @@ public enum RuleEngineError: Error, CustomStringConvertible {
 /// Evaluates `.rules` scenarios against durable counters and timestamps.
 ///
 /// Safe to call from any thread: every call runs under one lock, on the engine's
-/// ``EngineCore``. Provider closures, the clock and the store error handler run under that
+/// `EngineCore`. Provider closures, the clock and the store error handler run under that
 /// lock too, so they must not call the engine: one that does stops the process with a message
 /// naming the call and the callback, rather than deadlocking.
 public final class RuleEngine: @unchecked Sendable {
@@ -96,7 +96,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Warnings found in the rules (errors make the initializer throw), and about stored
     /// state the rules no longer fit (a stored param value of another type, ignored); those of
-    /// the rules swapped in last, after ``replaceRules(sources:)``.
+    /// the rules swapped in last, after ``replaceRules(sources:origin:version:)``.
     public var warnings: [Diagnostic] { locked { $0.warnings } }
 
     /// The last error the store reported while saving, if any; the call's effect stays in memory.
@@ -253,7 +253,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// The core for ``refreshObservers()``, which runs inside ``locked(_:)``.
     var coreForRefresh: UnsafeMutablePointer<EngineCore> { core }
 
-    /// The compiled rules the engine runs now (``replaceRules(sources:)`` changes them).
+    /// The compiled rules the engine runs now (``replaceRules(sources:origin:version:)`` changes them).
     var rules: CompiledRules { locked { $0.rules } }
     /// ``Options/recentLimit``, for rules swapped in.
     let recentLimit: Int
@@ -308,7 +308,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Evaluates scenario `name` (with its group's clauses); if it passes, records
     /// one execution and returns true, else changes nothing and returns false.
-    /// An unknown name returns false (``explain(_:)`` says why).
+    /// An unknown name returns false (``explain(_:)-(Scenario)`` says why).
     ///
     /// It spends an execution when it answers true, so its result must be used: when the app may
     /// fail to show the scenario after all, use ``canExecute(_:)-(StringProtocol)`` and
@@ -322,7 +322,7 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
-    /// after the lock is released, with the answer of ``tryToExecute(_:)``.
+    /// after the lock is released, with the answer of ``tryToExecute(_:)-(Scenario)``.
     public func tryToExecute(_ name: some StringProtocol, completion: (Bool) -> Void) {
         completion(tryToExecute(named: name.ruleName))
     }
@@ -440,7 +440,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     // MARK: - Handles
 
-    /// Records one event on `event`'s stream, as ``trigger(_:)-(String)``; no name lookup after the first.
+    /// Records one event on `event`'s stream, as ``trigger(_:)-(StringProtocol)``; no name lookup after the first.
     public func trigger(_ event: Event) {
         locked { core in
             let slot = core.slot(event, serial: core.serial)
@@ -454,7 +454,7 @@ public final class RuleEngine: @unchecked Sendable {
         markDone(event.name)
     }
 
-    /// ``tryToExecute(_:)-(String)`` through a handle.
+    /// ``tryToExecute(_:)-(StringProtocol)`` through a handle.
     public func tryToExecute(_ scenario: Scenario) -> Bool {
         decide(.tryToExecute, resolve: { $0.scenario(scenario) }, answer: { $0.tryToExecute($1) })
     }
@@ -469,12 +469,12 @@ public final class RuleEngine: @unchecked Sendable {
         }
     }
 
-    /// ``canExecute(_:)-(String)`` through a handle.
+    /// ``canExecute(_:)-(StringProtocol)`` through a handle.
     public func canExecute(_ scenario: Scenario) -> Bool {
         decide(.canExecute, resolve: { $0.scenario(scenario) }, answer: { $0.passes($1, now: $0.now()) })
     }
 
-    /// ``explain(_:)-(String)`` through a handle.
+    /// ``explain(_:)-(StringProtocol)`` through a handle.
     public func explain(_ scenario: Scenario) -> Explanation {
         locked { core in
             guard let index = core.scenario(scenario) else {
@@ -484,13 +484,13 @@ public final class RuleEngine: @unchecked Sendable {
         }
     }
 
-    /// ``reset(_:)-(String)`` through a handle (a scenario's or a group's name).
+    /// ``reset(_:)-(StringProtocol)`` through a handle (a scenario's or a group's name).
     @discardableResult
     public func reset(_ scenario: Scenario) -> Bool {
         reset(scenario.name)
     }
 
-    /// Resets `group`'s shared budget (``reset(_:)-(String)`` with a group's name); false for an unknown group.
+    /// Resets `group`'s shared budget (``reset(_:)-(StringProtocol)`` with a group's name); false for an unknown group.
     @discardableResult
     public func reset(group: RuleGroup) -> Bool {
         locked { core in core.rules.groupIndex[group.name] != nil && core.reset(group.name) }

@@ -4,7 +4,7 @@ import Foundation
     import Observation
 
     /// A scenario's eligibility and explanation for SwiftUI (Observation, iOS 17 / macOS 14 and
-    /// later; the `AsyncStream` of ``RuleEngine/updates(for:)`` serves iOS 15 and 16).
+    /// later; the `AsyncStream` of ``RuleEngine/updates(for:)-(Scenario)`` serves iOS 15 and 16).
     ///
     /// The engine updates it as it updates `updates(for:)`: after any call that changes the
     /// answer or its explanation, and when time alone makes the scenario eligible (the engine

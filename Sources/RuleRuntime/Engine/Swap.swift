@@ -6,7 +6,7 @@ import RuleLang
 public struct ActiveRules: Sendable, Equatable, CustomStringConvertible {
     /// Where the rules came from.
     public enum Origin: String, Sendable, Codable {
-        /// Given to the engine's initializer or to ``RuleEngine/replaceRules(sources:origin:)``.
+        /// Given to the engine's initializer or to ``RuleEngine/replaceRules(sources:origin:version:)``.
         case given
         /// The rules bundled with the app (``RuleDelivery``'s fallback).
         case bundled
@@ -75,7 +75,7 @@ extension RuleEngine {
     /// after it answers with the new rules, and none sees a mix. The state carries over exactly as
     /// a new engine over the same store would take it (grammar.md, "Rules changed over an existing
     /// store"), renames (`was`) included. Handles made before resolve again (a name that is gone
-    /// answers false and is listed in ``unknownNames``); ``updates(for:)`` streams yield again
+    /// answers false and is listed in ``unknownNames``); ``updates(for:)-(Scenario)`` streams yield again
     /// where the answer changed; params set with `set` keep their stored values, and `provide`
     /// closures keep providing where the new rules declare the param with the same type.
     /// Returns the new rules' warnings (also in ``warnings``).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// An ``RuleEngine/updates(for:)`` stream: its scenario and the last value it yielded.
+/// An ``RuleEngine/updates(for:)-(Scenario)`` stream: its scenario and the last value it yielded.
 struct Observer {
     /// The scenario's name, and its index in the rules (nil after a swap that removed it: false).
     let name: String

@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// An append-only state file: a header, then one checksummed record per engine call
-/// (the format: ``RecordFormat``, and grammar.md, "The state file").
+/// (the format: `RecordFormat`, and grammar.md, "The state file").
 ///
 /// Durability: every `apply` hands its record to the kernel with `write(2)` before returning,
 /// so it survives the process being killed at any moment after that (the kernel owns the page
@@ -26,7 +26,7 @@ import Foundation
 ///   container: iOS terminates a suspended app that holds a file lock there (0xdead10cc).
 /// - **Shared** (``Options/shared``): any number of processes (an app, its widget, its
 ///   extensions) open the same file. No process holds a lock between calls: the lock (of
-///   `PATH.shm`, ``SharedRegion``) is taken for the span of one call's append, or one
+///   `PATH.shm`, `SharedRegion`) is taken for the span of one call's append, or one
 ///   compaction step, and let go before the call returns, across no callback and no `await`.
 ///   Each call first reads a counter the processes share in memory and, when another process
 ///   wrote, reads their records; an append that finds the file changed since the call began

@@ -98,7 +98,7 @@ final class SharedRegion {
     }
 }
 
-/// Tells a process that another one wrote the state file, so that ``RuleEngine/updates(for:)``
+/// Tells a process that another one wrote the state file, so that ``RuleEngine/updates(for:)-(Scenario)``
 /// streams yield without waiting for the process's next call.
 ///
 /// On Apple platforms through a Darwin notification named after the file (no payload: every

@@ -93,7 +93,7 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
 
 /// Keeps state in memory only: for tests, previews and simulations (``RuleEngine``'s default store).
 ///
-/// Every key and its latest value lie in one byte buffer, found through a ``RecordIndex``:
+/// Every key and its latest value lie in one byte buffer, found through a `RecordIndex`:
 /// a call's record is read once and each change written over the key's value in place when
 /// it is as long as the one before (a stream's tally, once it holds all its recent times),
 /// else after the rest. The buffer is rewritten with only the live entries when more than
@@ -238,7 +238,11 @@ public final class UserDefaultsStore: RuleStore, @unchecked Sendable {
         #endif
     }
 
-    /// - Parameter synchronize: call `synchronize()` after every write (the default off Apple platforms).
+    /// A store in `defaults` under keys starting with `prefix`.
+    /// - Parameters:
+    ///   - defaults: where the entries are kept.
+    ///   - prefix: what every key starts with.
+    ///   - synchronize: call `synchronize()` after every write (the default off Apple platforms).
     public init(defaults: UserDefaults = .standard, prefix: String = "rules.", synchronize: Bool) {
         self.defaults = defaults
         self.prefix = prefix

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Every ```swift block of the README type-checks in Swift 6 mode against the RuleRuntime this
+/// Every ```swift block of the README and of docs/*.md type-checks in Swift 6 mode against the RuleRuntime this
 /// run built, with the names `rulec gen swift` makes for the rules the README uses. A block
 /// preceded by `<!-- not compiled: WHY -->` (another library's API, a manifest) is skipped.
 final class ReadmeSnippetTests: XCTestCase {
@@ -29,8 +29,16 @@ final class ReadmeSnippetTests: XCTestCase {
         """
 
     func testEveryReadmeSwiftSnippetCompiles() throws {
-        let readme = try String(
-            contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        // The README and the pages under docs/ that it sends readers to.
+        let docs = RulecBinary.packageRoot.appendingPathComponent("docs")
+        let pages =
+            ["README.md"]
+            + (try FileManager.default.contentsOfDirectory(atPath: docs.path)).filter { $0.hasSuffix(".md") }.sorted()
+            .map { "docs/" + $0 }
+        XCTAssertGreaterThanOrEqual(pages.count, 8)
+        let readme = try pages.map {
+            try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent($0), encoding: .utf8)
+        }.joined(separator: "\n")
         let (snippets, skipped) = Self.snippets(readme)
         XCTAssertGreaterThanOrEqual(snippets.count, 4)
         XCTAssertEqual(skipped, 5, "the peers' APIs, a generated excerpt, a manifest and SwiftUI")
@@ -63,6 +71,16 @@ final class ReadmeSnippetTests: XCTestCase {
             "swiftc", ["-typecheck", "-swift-version", "6", "-I", modules.path, "-I", zlibModule.path] + files,
             in: directory)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr + "\n" + helpers)
+    }
+
+    /// The README is a quick start: about 200 lines at most, the rest under docs/.
+    func testTheReadmeStartsShort() throws {
+        let readme = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertLessThanOrEqual(readme.split(separator: "\n", omittingEmptySubsequences: false).count, 205)
+        for page in ["docs/rulec.md", "docs/speed.md", "docs/architecture.md", "grammar.md"] {
+            XCTAssertTrue(readme.contains("(\(page))"), "the README links \(page)")
+        }
     }
 
     /// The README's ```swift blocks, and how many were marked as not compiled.

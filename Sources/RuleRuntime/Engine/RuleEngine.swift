@@ -321,11 +321,6 @@ public final class RuleEngine: @unchecked Sendable {
         decide(.tryToExecute, resolve: { $0.scenario(named: name) }, answer: { $0.tryToExecute($1) })
     }
 
-    /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
-    /// after the lock is released, with the answer of ``tryToExecute(_:)-(Scenario)``.
-    public func tryToExecute(_ name: some StringProtocol, completion: (Bool) -> Void) {
-        completion(tryToExecute(named: name.ruleName))
-    }
 
     /// True when scenario `name` would run now; records nothing. The first half of the
     /// two-phase form: `if engine.canExecute(s), show() { engine.recordExecution(s) }`.

@@ -321,7 +321,6 @@ public final class RuleEngine: @unchecked Sendable {
         decide(.tryToExecute, resolve: { $0.scenario(named: name) }, answer: { $0.tryToExecute($1) })
     }
 
-
     /// True when scenario `name` would run now; records nothing. The first half of the
     /// two-phase form: `if engine.canExecute(s), show() { engine.recordExecution(s) }`.
     @inlinable

@@ -80,6 +80,9 @@ final class DeliveryTests: XCTestCase {
         XCTAssertEqual(engine.activeRules?.language, LanguageVersion(1, 1))
         XCTAssertTrue(engine.canExecute("Ask"), "the renamed event's history counts under the new rules")
         XCTAssertEqual(engine.count("open"), 2)
+        let stored = try StateSnapshot(entries: store.load()).activeRules ?? ""
+        XCTAssertTrue(
+            stored.hasPrefix("delivered ") && stored.contains("version v2"), "rulec state shows it: \(stored)")
     }
 
     func testActivatingAtOnceSwapsTheRunningEngine() throws {

@@ -348,8 +348,11 @@ extension RuleEngine {
     /// Records where the running rules came from (a delivery's engine).
     func setActive(origin: ActiveRules.Origin, version: String?, sources: [SourceFile]) {
         locked { core in
-            core.active = ActiveRules(
+            let active = ActiveRules(
                 sources: sources, origin: origin, version: version, activated: core.active?.activated ?? Date())
+            core.active = active
+            // Stored, so that `rulec state` says which rules this device ran.
+            core.save([EngineState.change(activeRules: active.description)])
         }
     }
 }

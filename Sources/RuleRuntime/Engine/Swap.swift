@@ -169,8 +169,12 @@ extension EngineCore {
             moved.index = rules.scenarioIndex[observer.name]
             next.observers[id] = moved
         }
-        next.active = active(Date(timeIntervalSince1970: next.now()))
-        if !moves.isEmpty { next.save(moves) }
+        let rulesNow = active(Date(timeIntervalSince1970: next.now()))
+        next.active = rulesNow
+        var changes = moves
+        // Rules from a delivery are recorded in the state (`rulec state` shows them).
+        if rulesNow.origin != .given { changes.append(EngineState.change(activeRules: rulesNow.description)) }
+        if !changes.isEmpty { next.save(changes) }
         next.warnings = diagnostics + next.reconcile()
         self = next
     }

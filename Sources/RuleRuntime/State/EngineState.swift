@@ -2,7 +2,7 @@
 ///
 /// Stores see only string keys and byte values: `e:NAME` a stream, `s:NAME` a
 /// scenario, `g:NAME` a group, `p:NAME` a param, `t:NAME` a to-do, `m:` the
-/// session and version. Keys are split as bytes (the kind is the first byte), so a
+/// session and version, `a:` the rules a delivery or a swap made active. Keys are split as bytes (the kind is the first byte), so a
 /// name holding any Unicode, a leading combining mark included, round-trips exactly.
 /// Every value starts with a format byte: 1, or for a scenario view 2 (it records which
 /// streams it was built from) or 3 (as 2, with its events given by reference: the name of
@@ -21,6 +21,8 @@ struct EngineState {
     var meta = SessionMeta()
     /// `i:PEER`: the report of an importer that ran on this store (JSON), its marker.
     var imports: [String: String] = [:]
+    /// `a:`: which rules a delivery or a swap made active (``ActiveRules/description``).
+    var activeRules: String?
 
     static let format: UInt8 = 1
     static let scenarioFormat: UInt8 = 3
@@ -85,6 +87,7 @@ struct EngineState {
                 case UInt8(ascii: "t"): todos[name] = try ToDoItem.decode(&reader)
                 case UInt8(ascii: "m"): meta = try SessionMeta.decode(&reader)
                 case UInt8(ascii: "i"): imports[name] = try reader.string()
+                case UInt8(ascii: "a"): activeRules = try reader.string()
                 default: continue
                 }
             } catch let error as DecodeError {
@@ -167,6 +170,11 @@ struct EngineState {
 
     static func change(todo name: String, _ item: ToDoItem?) -> StoreChange {
         StoreChange(key: "t:" + name, value: item.map { i in encode { i.encode(&$0) } })
+    }
+
+    /// `a:`: the rules made active, as ``ActiveRules/description`` words them.
+    static func change(activeRules text: String) -> StoreChange {
+        StoreChange(key: "a:", value: encode { $0.string(text) })
     }
 
     static func change(importMarker peer: String, report json: String) -> StoreChange {

@@ -71,6 +71,9 @@ public struct StateSnapshot: Codable, Sendable {
     public var session: Session
     /// Importers that ran on the store (their names).
     public var imports: [String]
+    /// The rules a delivery or a swap last made active: origin, paths, language, digest, version,
+    /// activation time (nil when only rules given at start have run).
+    public var activeRules: String?
 
     /// Decodes a store's entries (as ``RuleStore/load()`` returns them); throws
     /// ``RuleStoreError/undecodableEntry(key:reason:)`` for a damaged entry.
@@ -86,6 +89,7 @@ public struct StateSnapshot: Codable, Sendable {
             session: meta.sessionID, sessionStart: meta.sessionStart, version: meta.version,
             versionNumber: meta.versionID, versionStart: meta.versionStart, firstVersion: meta.firstVersion)
         imports = state.imports.keys.sorted()
+        activeRules = state.activeRules
     }
 }
 

@@ -62,6 +62,9 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     case sinceFirst(DurationLiteral)
     case sinceLast(DurationLiteral)
     case between(DurationLiteral)
+    /// `between 1d, 3d, 1w`: the gap after the first execution, the second, ... (the last one
+    /// after every later execution). Language 1.1.
+    case growingBetween([DurationLiteral])
     case on([Name])
     case when(Expr)
     case priority(IntLiteral)
@@ -77,7 +80,7 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .maxExec: return .maxExec
         case .sinceFirst: return .sinceFirst
         case .sinceLast: return .sinceLast
-        case .between: return .between
+        case .between, .growingBetween: return .between
         case .on: return .on
         case .when: return .when
         case .priority: return .priority

@@ -251,7 +251,7 @@ struct Checker {
             let keyword = clause.kind.keyword
             if inGroup {
                 switch clause.kind {
-                case .maxExec, .between, .when: break
+                case .maxExec, .between, .growingBetween, .when: break
                 default:
                     error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
@@ -306,6 +306,14 @@ struct Checker {
             case .when(let expr):
                 if let type = typeOf(expr, file), type != .bool {
                     error(Message.conditionNotBool(type), file, expr.range)
+                }
+            case .growingBetween(let gaps):
+                // A list that shrinks: a later "not now" would wait less than an earlier one.
+                for (earlier, later) in zip(gaps, gaps.dropFirst()) where later.seconds < earlier.seconds {
+                    warning(
+                        Message.shrinkingGaps(DurationText.format(earlier.seconds), DurationText.format(later.seconds)),
+                        file, later.range)
+                    break
                 }
             case .sinceFirst(let d), .sinceLast(let d), .between(let d):
                 // Each is "at least D": of two, only the larger matters.

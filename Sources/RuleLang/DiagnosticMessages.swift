@@ -41,6 +41,8 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
     case neverRuns = "never-runs"
     /// `rulec gen swift`: a name with no letter or digit to make a Swift name from.
     case noSwiftName = "no-swift-name"
+    /// `between 3d, 1d`: a growing-gap list that shrinks (a warning).
+    case shrinkingGaps = "shrinking-gaps"
     case storedValueIgnored = "stored-value-ignored"
     /// `rulec gen swift`: two rule names that become one Swift name.
     case swiftNameCollision = "swift-name-collision"
@@ -110,6 +112,11 @@ enum Message {
             .languageVersion,
             "\(construct) needs rules language \(version), but this file is language \(declared); "
                 + "declare it on the first line: '# language \(version)'")
+    }
+    static func shrinkingGaps(_ earlier: String, _ later: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .shrinkingGaps,
+            "the gaps shrink: \(later) after \(earlier), so a later 'not now' waits less than an earlier one")
     }
     static func renameOfLiveName(_ kind: String, _ old: String) -> DiagnosticMessage {
         DiagnosticMessage(

@@ -67,11 +67,12 @@ public struct LanguageDeclaration: Equatable, Hashable, Sendable {
 /// A construct of the language newer than 1.0, for the version check.
 enum Construct: String, Sendable {
     case was = "'was'"
+    case growingBetween = "'between' with several gaps"
 
     /// The version it came in.
     var version: LanguageVersion {
         switch self {
-        case .was: return LanguageVersion(1, 1)
+        case .was, .growingBetween: return LanguageVersion(1, 1)
         }
     }
 }

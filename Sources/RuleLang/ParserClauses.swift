@@ -21,7 +21,7 @@ extension Parser {
         let word = clauseWord(keywordToken)
         let keyword = word?.text ?? text(keywordToken)
         let start = keywordToken.range.lowerBound
-        let kind: ClauseKind?
+        var kind: ClauseKind?
         switch word {
         case .minEvents?, .maxEvents?, .maxExec?:
             kind = parseCountClause(keyword)
@@ -39,6 +39,15 @@ extension Parser {
         case .sinceFirst?, .sinceLast?, .between?:
             kind = parseDurationLiteral().map { value in
                 word == .sinceFirst ? .sinceFirst(value) : word == .sinceLast ? .sinceLast(value) : .between(value)
+            }
+            // `between 1d, 3d, 1w`: growing gaps.
+            if word == .between, case .between(let first)? = kind, check(.comma) {
+                var gaps = [first]
+                while match(.comma) {
+                    guard let next = parseDurationLiteral() else { break }
+                    gaps.append(next)
+                }
+                kind = .growingBetween(gaps)
             }
         case .on?:
             kind = parseOnClause()

@@ -79,10 +79,16 @@ enum VersionAndRenameChecks {
                         at: SourceSpan(file.source, language.range)))
             }
             let declared = file.languageVersion
-            if declared < Construct.was.version,
-                let first = renames.first(where: { $0.file.path == file.source.path })?.formerNames.first
-            {
-                let version = Construct.was.version
+            // The first construct newer than the file declares, with where it is.
+            var newer: [(Construct, SourceRange)] = []
+            if let first = renames.first(where: { $0.file.path == file.source.path })?.formerNames.first {
+                newer.append((.was, first.range))
+            }
+            if let gaps = firstGrowingBetween(file) { newer.append((.growingBetween, gaps)) }
+            if let (construct, range) = newer.filter({ declared < $0.0.version }).min(by: {
+                $0.1.lowerBound < $1.1.lowerBound
+            }) {
+                let version = construct.version
                 let fix =
                     file.language.map { FixIt(range: $0.range, replacement: "# language \(version)") }
                     ?? FixIt(
@@ -90,8 +96,8 @@ enum VersionAndRenameChecks {
                         replacement: "# language \(version)\n")
                 diagnostics.append(
                     Diagnostic(
-                        Message.constructNeedsLanguage(Construct.was.rawValue, version, declared: declared), .error,
-                        at: SourceSpan(file.source, first.range), fixIts: [fix]))
+                        Message.constructNeedsLanguage(construct.rawValue, version, declared: declared), .error,
+                        at: SourceSpan(file.source, range), fixIts: [fix]))
             }
         }
         if renames.isEmpty { return diagnostics }
@@ -136,6 +142,22 @@ enum VersionAndRenameChecks {
             }
         }
         return diagnostics
+    }
+
+    /// The range of the first `between` with several gaps in `file`, if any.
+    static func firstGrowingBetween(_ file: RuleFile) -> SourceRange? {
+        for declaration in file.declarations {
+            var bodies: [[Clause]] = []
+            switch declaration {
+            case .scenario(let scenario): bodies = [scenario.clauses]
+            case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
+            case .param, .event: continue
+            }
+            for clauses in bodies {
+                for clause in clauses { if case .growingBetween = clause.kind { return clause.range } }
+            }
+        }
+        return nil
     }
 
     /// The names from `start` through former names to `goal` (both included), if there is a way.

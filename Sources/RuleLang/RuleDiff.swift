@@ -260,6 +260,8 @@ public enum RuleDiff {
             return a.seconds > b.seconds
                 ? "shortened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users waiting see it sooner"
                 : "lengthened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users wait longer"
+        case (.between, .growingBetween), (.growingBetween, .between), (.growingBetween, .growingBetween):
+            return "the gaps between executions changed"
         case (.priority(let a), .priority(let b)):
             return "priority \(a.value < b.value ? "raised" : "lowered") from \(a.value) to \(b.value)"
         default:

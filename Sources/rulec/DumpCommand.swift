@@ -150,6 +150,7 @@ struct Dump {
             object["value"] = n.value
             object["scope"] = scope(s.kind)
         case .sinceFirst(let d), .sinceLast(let d), .between(let d): object["seconds"] = d.seconds
+        case .growingBetween(let gaps): object["gaps"] = gaps.map(\.seconds)
         case .on(let names): object["events"] = names.map(\.text)
         case .when(let expr): object["condition"] = expression(expr, file)
         case .priority(let n): object["value"] = n.value

@@ -9,6 +9,9 @@ enum CompiledClause: Sendable {
     case sinceFirst(Double)
     case sinceLast(Double)
     case between(Double)
+    /// `between 1d, 3d, 1w`: an index into ``CompiledRules/gapLists``; evaluated by the engine,
+    /// which takes the gap for the executions so far.
+    case growingBetween(Int)
     case when(Int)
 }
 
@@ -217,6 +220,16 @@ final class CompiledRules: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var params: [CompiledParam] = []
     let paramIndex: NameTable
     @exclusivity(unchecked) private(set) var conditions: [CompiledExpr] = []
+    /// The gaps of each `between` with several, in seconds.
+    @exclusivity(unchecked) private(set) var gapLists: [[Double]] = []
+
+    /// The gap that applies after `executions` executions (none before the first): the list's
+    /// entry for that execution, or its last entry after as many or more.
+    func gap(_ list: Int, after executions: Int64) -> (seconds: Double, position: Int)? {
+        guard executions > 0, !gapLists[list].isEmpty else { return nil }
+        let position = Int(min(executions, Int64(gapLists[list].count))) - 1
+        return (gapLists[list][position], position)
+    }
     /// The streams the rules name; slot `i` of every engine is `streams.names[i]`.
     @exclusivity(unchecked) private(set) var streams = StreamTable()
     /// By slot: the scenarios counting the stream, `listenerList[listenerStart[slot]..<listenerStart[slot + 1]]`
@@ -364,6 +377,9 @@ final class CompiledRules: @unchecked Sendable {
             case .sinceFirst(let d): lowered = .sinceFirst(Double(d.seconds))
             case .sinceLast(let d): lowered = .sinceLast(Double(d.seconds))
             case .between(let d): lowered = .between(Double(d.seconds))
+            case .growingBetween(let gaps):
+                lowered = .growingBetween(gapLists.count)
+                gapLists.append(gaps.map { Double($0.seconds) })
             case .when(let expr):
                 // Moved out while `lower` adds to it, so that adding does not copy the table.
                 var table = StreamTable()

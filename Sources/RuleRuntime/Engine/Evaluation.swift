@@ -125,6 +125,13 @@ extension EngineCore {
         for clause in scenario.clauses {
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
+            } else if case .growingBetween(let list) = clause {
+                let executions = views[index].executions
+                guard let gap = rules.gap(list, after: executions.total) else { continue }
+                guard
+                    ScenarioState.holds(
+                        .between(gap.seconds), events: .empty, executions: executions, now: time, in: epoch)
+                else { return false }
             } else {
                 guard views.withUnsafeBufferPointer({ $0[index].holds(clause, now: time, in: epoch) }) else {
                     return false
@@ -135,6 +142,12 @@ extension EngineCore {
         for clause in rules.groups[group].clauses {
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
+            } else if case .growingBetween(let list) = clause {
+                guard let gap = rules.gap(list, after: budgets[group].total) else { continue }
+                guard
+                    ScenarioState.holds(
+                        .between(gap.seconds), events: .empty, executions: budgets[group], now: time, in: epoch)
+                else { return false }
             } else {
                 guard ScenarioState.holds(clause, events: .empty, executions: budgets[group], now: time, in: epoch)
                 else {
@@ -167,6 +180,16 @@ extension EngineCore {
         if case .when(let condition) = clause {
             let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
             return Assessment(passes: passes, detail: passes ? "true" : "false")
+        }
+        if case .growingBetween(let list) = clause {
+            // The gap for the executions so far, assessed as a plain `between` of that gap.
+            guard let gap = rules.gap(list, after: executions.total) else {
+                return Assessment(passes: true, detail: "never executed")
+            }
+            var result = assess(.between(gap.seconds), events: events, executions: executions, now: time)
+            let after = "after the \(EngineCore.ordinal(Int(clamping: executions.total))) execution"
+            result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
+            return result
         }
         let epoch = meta.epoch
         let passes = ScenarioState.holds(clause, events: events, executions: executions, now: time, in: epoch)
@@ -210,7 +233,7 @@ extension EngineCore {
         case .between(let d):
             guard let last = executions.last else { return Assessment(passes: passes, detail: "never executed") }
             return since(last, d, "last")
-        case .when:
+        case .when, .growingBetween:
             return Assessment(passes: passes)  // answered above
         }
     }
@@ -275,5 +298,20 @@ extension EngineCore {
         let lowered = CompiledRules.lower(expr, rules, slot: { table.slot($0) })
         adopt(table)
         return lowered
+    }
+}
+
+extension EngineCore {
+    /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`.
+    static func ordinal(_ n: Int) -> String {
+        let suffix: String
+        switch (n % 10, n % 100) {
+        case (_, 11...13): suffix = "th"
+        case (1, _): suffix = "st"
+        case (2, _): suffix = "nd"
+        case (3, _): suffix = "rd"
+        default: suffix = "th"
+        }
+        return "\(n)\(suffix)"
     }
 }

@@ -1,0 +1,36 @@
+import XCTest
+
+@testable import RuleLang
+
+/// `between 1d, 3d, 1w`: parsed, checked, printed.
+final class GrowingGapsTests: XCTestCase {
+    func testAListParsesPrintsAndNeedsLanguage11() throws {
+        let result = RuleCompiler.check(text: "# language 1.1\nscenario A < between 1d, 3d, 1w >\n")
+        XCTAssertEqual(result.diagnostics.map(\.message), [])
+        guard case .growingBetween(let gaps) = result.program.scenarios[0].decl.clauses[0].kind else {
+            return XCTFail("not a list")
+        }
+        XCTAssertEqual(gaps.map(\.seconds), [86_400, 259_200, 604_800])
+        XCTAssertEqual(Printer.clause(.growingBetween(gaps)), "between 1d, 3d, 7d")
+        let old = RuleCompiler.check(text: "scenario A < between 1d, 3d >\n")
+        XCTAssertEqual(old.diagnostics.map(\.id), [.languageVersion])
+        XCTAssertEqual(RuleCompiler.check(text: "scenario A < between 1d >\n").diagnostics.count, 0, "one gap is 1.0")
+    }
+
+    func testAShrinkingListIsAWarningAndAMissingGapAnError() {
+        let shrinking = RuleCompiler.check(text: "# language 1.1\nscenario A < between 3d, 1d >\n")
+        XCTAssertEqual(shrinking.diagnostics.map(\.id), [.shrinkingGaps])
+        XCTAssertEqual(shrinking.diagnostics.first?.severity, .warning)
+        let missing = RuleCompiler.check(text: "# language 1.1\nscenario A < between 1d, >\n")
+        XCTAssertTrue(missing.hasErrors)
+        let grouped = RuleCompiler.check(text: "# language 1.1\ngroup G < between 1d, 2d > { scenario A < > }\n")
+        XCTAssertEqual(grouped.diagnostics.map(\.message), [], "groups take growing gaps too")
+    }
+
+    func testFormatterKeepsTheList() {
+        let (text, diagnostics) = Formatter.format(
+            SourceFile(path: "f", text: "# language 1.1\nscenario A <between 1d,3d ,  1w>\n"))
+        XCTAssertEqual(diagnostics.count, 0)
+        XCTAssertEqual(text, "# language 1.1\nscenario A < between 1d, 3d, 7d >\n")
+    }
+}

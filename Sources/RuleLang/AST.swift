@@ -68,6 +68,9 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     case on([Name])
     case when(Expr)
     case priority(IntLiteral)
+    /// `min_days N within D`: events on at least N distinct local days among the last D
+    /// (whole days, today included). Language 1.1.
+    case minDays(IntLiteral, DurationLiteral)
 
     /// The clause's keyword as written in source.
     public var keyword: String { word.text }
@@ -84,19 +87,20 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .on: return .on
         case .when: return .when
         case .priority: return .priority
+        case .minDays: return .minDays
         }
     }
 
     /// Every clause keyword, for suggestions; in the order of ``ClauseWord``'s cases.
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
-        "between", "on", "when", "priority",
+        "between", "on", "when", "priority", "min_days",
     ]
 }
 
 /// A clause keyword: which clause it is, without the clause's payload.
 enum ClauseWord: Int, CaseIterable, Sendable {
-    case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority
+    case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays
 
     /// The keyword as written.
     var text: String { ClauseKind.keywords[rawValue] }

@@ -16,6 +16,8 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     case sinceFirst = "since_first"
     case sinceLast = "since_last"
     case todo
+    /// `active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).
+    case activeDays = "active_days"
 
     /// What the argument names.
     public enum Argument: Sendable {
@@ -33,7 +35,7 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     /// The type of the call's value.
     public var resultType: ValueType {
         switch self {
-        case .count, .executions: return .int
+        case .count, .executions, .activeDays: return .int
         case .sinceFirst, .sinceLast: return .duration
         case .todo: return .bool
         }
@@ -42,7 +44,7 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     /// What kind of name the call's argument must be.
     public var argument: Argument {
         switch self {
-        case .count, .sinceFirst, .sinceLast: return .stream
+        case .count, .sinceFirst, .sinceLast, .activeDays: return .stream
         case .executions: return .scenarioOrGroup
         case .todo: return .todo
         }

@@ -98,6 +98,19 @@ struct Checker {
             fixIts: replacement.map { [FixIt(range: name.range, replacement: $0)] } ?? [])
     }
 
+    /// A `min_days` or `active_days` window: whole days, from 1 day to ``Limits/maxDayWindow``.
+    private mutating func checkDayWindow(_ seconds: Int64, _ range: SourceRange, _ file: SourceFile) -> Bool {
+        if seconds % 86_400 != 0 || seconds == 0 {
+            error(Message.wholeDays(DurationText.format(seconds)), file, range)
+            return false
+        }
+        if seconds / 86_400 > Limits.maxDayWindow {
+            error(Message.dayWindowTooLong(seconds / 86_400), file, range)
+            return false
+        }
+        return true
+    }
+
     /// Collects the declarations, for ``checkStandalone(_:_:)`` to use many times.
     mutating func collectOnce() {
         collectDeclarations()
@@ -307,6 +320,10 @@ struct Checker {
                 if let type = typeOf(expr, file), type != .bool {
                     error(Message.conditionNotBool(type), file, expr.range)
                 }
+            case .minDays(let n, let d):
+                if checkDayWindow(d.seconds, d.range, file), n.value > d.seconds / 86_400 {
+                    error(Message.moreDaysThanWindow(n.value, d.seconds / 86_400), file, n.range)
+                }
             case .growingBetween(let gaps):
                 // A list that shrinks: a later "not now" would wait less than an earlier one.
                 for (earlier, later) in zip(gaps, gaps.dropFirst()) where later.seconds < earlier.seconds {
@@ -485,6 +502,13 @@ struct Checker {
             if let scope, !builtin.takesScope {
                 error(Message.noScope(function.text), file, scope.range)
                 return nil
+            }
+            if builtin == .activeDays {
+                guard let scope, case .within(let seconds) = scope.kind else {
+                    error(Message.dayWindowRequired, file, scope?.range ?? function.range)
+                    return nil
+                }
+                guard checkDayWindow(seconds, scope.range, file) else { return nil }
             }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
             if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)

@@ -11,6 +11,7 @@ extension ClauseKind {
         case (.sinceFirst(let x), .sinceFirst(let y)), (.sinceLast(let x), .sinceLast(let y)),
             (.between(let x), .between(let y)):
             return x.seconds == y.seconds
+        case (.minDays(let x, let d), .minDays(let y, let e)): return x.value == y.value && d.seconds == e.seconds
         case (.growingBetween(let x), .growingBetween(let y)): return x.map(\.seconds) == y.map(\.seconds)
         case (.on(let x), .on(let y)): return x.map(\.text) == y.map(\.text)
         case (.when(let x), .when(let y)): return ClauseKind.same(x, y)

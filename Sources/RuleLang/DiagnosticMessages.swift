@@ -113,6 +113,18 @@ enum Message {
             "\(construct) needs rules language \(version), but this file is language \(declared); "
                 + "declare it on the first line: '# language \(version)'")
     }
+    static let dayWindowRequired = DiagnosticMessage(
+        .expectedToken, "'active_days' takes a window of whole days: 'active_days(EVENT within 7d)'")
+    static func wholeDays(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidDuration, "days are counted whole: '\(text)' is not a whole number of days")
+    }
+    static func dayWindowTooLong(_ days: Int64) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .windowThresholdTooLarge, "a window of \(days) days is longer than the \(Limits.maxDayWindow) days counted")
+    }
+    static func moreDaysThanWindow(_ n: Int64, _ days: Int64) -> DiagnosticMessage {
+        DiagnosticMessage(.impossibleScenario, "\(n) distinct days cannot fit in a window of \(days); it never runs")
+    }
     static func shrinkingGaps(_ earlier: String, _ later: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .shrinkingGaps,

@@ -68,11 +68,12 @@ public struct LanguageDeclaration: Equatable, Hashable, Sendable {
 enum Construct: String, Sendable {
     case was = "'was'"
     case growingBetween = "'between' with several gaps"
+    case days = "'min_days' and 'active_days'"
 
     /// The version it came in.
     var version: LanguageVersion {
         switch self {
-        case .was, .growingBetween: return LanguageVersion(1, 1)
+        case .was, .growingBetween, .days: return LanguageVersion(1, 1)
         }
     }
 }

@@ -17,4 +17,7 @@ public enum Limits {
     /// Largest threshold a clause scoped `within D` may use: the runtime keeps
     /// that many recent timestamps to count a sliding window exactly.
     public static let maxWindowedThreshold: Int64 = 10_000
+    /// Longest window of `min_days` and `active_days`, in days: each counted stream keeps a bit
+    /// per day for that many days.
+    public static let maxDayWindow: Int64 = 120
 }

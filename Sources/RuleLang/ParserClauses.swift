@@ -49,6 +49,13 @@ extension Parser {
                 }
                 kind = .growingBetween(gaps)
             }
+        case .minDays?:
+            // min_days N within D
+            if let n = parseIntLiteral() {
+                if expect(.kwWithin, "'within' and a number of days after 'min_days \(n.value)'") != nil {
+                    kind = parseDurationLiteral().map { ClauseKind.minDays(n, $0) }
+                }
+            }
         case .on?:
             kind = parseOnClause()
         case .when?:

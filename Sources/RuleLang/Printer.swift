@@ -26,6 +26,8 @@ public enum Printer {
         switch kind {
         case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
             return "\(kind.keyword) \(integer(n))\(scopeSuffix(s.kind))"
+        case .minDays(let n, let d):
+            return "min_days \(integer(n)) within \(DurationText.format(d.seconds))"
         case .growingBetween(let gaps):
             return "between " + gaps.map { DurationText.format($0.seconds) }.joined(separator: ", ")
         case .sinceFirst(let d), .sinceLast(let d), .between(let d):

@@ -85,6 +85,7 @@ enum VersionAndRenameChecks {
                 newer.append((.was, first.range))
             }
             if let gaps = firstGrowingBetween(file) { newer.append((.growingBetween, gaps)) }
+            if let days = firstDayCount(file) { newer.append((.days, days)) }
             if let (construct, range) = newer.filter({ declared < $0.0.version }).min(by: {
                 $0.1.lowerBound < $1.1.lowerBound
             }) {
@@ -155,6 +156,38 @@ enum VersionAndRenameChecks {
             }
             for clauses in bodies {
                 for clause in clauses { if case .growingBetween = clause.kind { return clause.range } }
+            }
+        }
+        return nil
+    }
+
+    /// The range of the first `min_days` clause or `active_days` call in `file`, if any.
+    static func firstDayCount(_ file: RuleFile) -> SourceRange? {
+        var found: SourceRange?
+        func visit(_ expr: Expr) {
+            if found != nil { return }
+            switch expr.kind {
+            case .call(let function, _, _) where function.text == BuiltinFunction.activeDays.name: found = expr.range
+            case .unary(_, let x), .parenthesized(let x): visit(x)
+            case .binary(_, let x, let y):
+                visit(x)
+                visit(y)
+            default: break
+            }
+        }
+        for declaration in file.declarations {
+            var bodies: [[Clause]] = []
+            switch declaration {
+            case .scenario(let scenario): bodies = [scenario.clauses]
+            case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
+            case .param, .event: continue
+            }
+            for clauses in bodies {
+                for clause in clauses {
+                    if case .minDays = clause.kind { return clause.range }
+                    if case .when(let expr) = clause.kind { visit(expr) }
+                    if let found { return found }
+                }
             }
         }
         return nil

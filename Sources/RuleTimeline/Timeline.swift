@@ -17,6 +17,8 @@ public struct TimelineStep: Sendable {
         case info(String)
         case check(Expr, text: String)
         case next([String])
+        /// Moves the device to another time zone.
+        case timeZone(TimeZone)
         /// Swaps the engine to the rules of `path` (relative to the timeline), already checked.
         case rules(path: String, sources: [SourceFile])
     }
@@ -39,7 +41,9 @@ public struct TimelineParser {
     /// Every problem found, located in `file`; steps with errors are left out.
     public private(set) var diagnostics: [Diagnostic] = []
 
-    static let verbs = ["launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules"]
+    static let verbs = [
+        "launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules", "timezone",
+    ]
 
     /// The program's declarations, collected once for every `check` line.
     var expressions: ExpressionChecker
@@ -211,6 +215,16 @@ public struct TimelineParser {
             diagnostics += found
             if found.hasErrors { return nil }
             return step(.check(expr, text: file.text(rest)))
+        case "timezone":
+            guard let name = requireWord(&words, "a time zone such as Europe/Paris after 'timezone'", after: verb)
+            else {
+                return nil
+            }
+            guard let zone = TimeZone(identifier: name.text) else {
+                error(TimelineMessage.unknownTimeZone(name.text), name.range)
+                return nil
+            }
+            return finish(&words, step(.timeZone(zone)))
         case "rules":
             guard let path = requireWord(&words, "a rules file's path after 'rules'", after: verb) else { return nil }
             let directory = (file.path as NSString).deletingLastPathComponent

@@ -38,6 +38,9 @@ enum TimelineMessage {
     static func unknownScenario(_ name: String, _ names: [String]) -> DiagnosticMessage {
         DiagnosticMessage(.unknownScenario, Suggestions.unknown("scenario", name, among: names))
     }
+    static func unknownTimeZone(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownName, "unknown time zone '\(name)'; use an IANA name such as Europe/Paris")
+    }
     static func unreadableRules(_ path: String) -> DiagnosticMessage {
         DiagnosticMessage(.unknownName, "cannot read rules file '\(path)' (paths are relative to the timeline)")
     }

@@ -25,11 +25,14 @@ public enum TimelineRunner {
     /// Checks `rules` together, parses `timeline` against them and runs every step on a
     /// new engine (in-memory store, manual clock at ``start``); returns the output lines.
     /// Throws ``Failure`` with the diagnostics when either has errors.
-    public static func replay(rules: [SourceFile], timeline: SourceFile, json: Bool = false) throws -> [String] {
+    public static func replay(
+        rules: [SourceFile], timeline: SourceFile, json: Bool = false, timeZone: TimeZone = TimeZone(identifier: "UTC")!
+    ) throws -> [String] {
         let clock = ManualClock(start)
         let engine: RuleEngine
         do {
-            engine = try RuleEngine(sources: rules, store: InMemoryStore(), clock: clock)
+            engine = try RuleEngine(
+                sources: rules, store: InMemoryStore(), clock: clock, options: RuleEngine.Options(timeZone: timeZone))
         } catch RuleEngineError.invalidRules(let diagnostics) {
             throw Failure(diagnostics: diagnostics.filter { $0.severity == .error })
         }
@@ -111,6 +114,8 @@ public enum TimelineRunner {
             return line(
                 Output(time: time, seconds: step.offset, step: "check", condition: text, result: result),
                 "\(time) check \(result)")
+        case .timeZone(let zone):
+            engine.timeZone = zone
         case .rules(let path, let sources):
             // Checked by the parser: the swap cannot be refused for the rules' sake.
             let result: String

@@ -151,6 +151,9 @@ struct Dump {
             object["scope"] = scope(s.kind)
         case .sinceFirst(let d), .sinceLast(let d), .between(let d): object["seconds"] = d.seconds
         case .growingBetween(let gaps): object["gaps"] = gaps.map(\.seconds)
+        case .minDays(let n, let d):
+            object["value"] = n.value
+            object["seconds"] = d.seconds
         case .on(let names): object["events"] = names.map(\.text)
         case .when(let expr): object["condition"] = expression(expr, file)
         case .priority(let n): object["value"] = n.value

@@ -5,7 +5,7 @@ import RuleTimeline
 
 /// `rulec simulate RULES... TIMELINE [--json]`
 enum SimulateCommand {
-    static let usage = "Usage: rulec simulate [--json] [--save FILE] RULES... TIMELINE"
+    static let usage = "Usage: rulec simulate [--json] [--save FILE] [--time-zone ZONE] RULES... TIMELINE"
     static let help = """
         rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.
 
@@ -27,6 +27,8 @@ enum SimulateCommand {
 
         Options:
           --json       print one JSON object per output line
+          --time-zone ZONE  the device's time zone at the start (an IANA name such as
+                       Europe/Paris; default UTC); a 'timezone' step moves it
           --save FILE  write the final state to FILE, a FileStore file (replaced whole), for
                        'rulec state' and 'rulec explain --state'
           -h, --help   show this help
@@ -40,6 +42,7 @@ enum SimulateCommand {
     static func run(_ arguments: [String]) -> Int32 {
         var json = false
         var save: String?
+        var zone = TimeZone(identifier: "UTC")!
         var paths: [String] = []
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
@@ -48,11 +51,20 @@ enum SimulateCommand {
             case "--save":
                 guard let value = iterator.next() else { return CLI.misuse("'--save' needs a FILE", usage: usage) }
                 save = value
+            case "--time-zone":
+                guard let value = iterator.next() else {
+                    return CLI.misuse("'--time-zone' needs a zone such as Europe/Paris", usage: usage)
+                }
+                guard let found = TimeZone(identifier: value) else {
+                    return CLI.misuse(
+                        "unknown time zone '\(value)'; use an IANA name such as Europe/Paris", usage: usage)
+                }
+                zone = found
             case "-h", "--help":
                 print(help)
                 return ExitCode.ok
             default:
-                let options = ["--json", "--save", "--help"]
+                let options = ["--json", "--save", "--time-zone", "--help"]
                 if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
                 paths.append(argument)
             }
@@ -72,7 +84,8 @@ enum SimulateCommand {
         let memory = InMemoryStore()
         let engine: RuleEngine
         do {
-            engine = try RuleEngine(sources: sources, store: memory, clock: clock)
+            engine = try RuleEngine(
+                sources: sources, store: memory, clock: clock, options: RuleEngine.Options(timeZone: zone))
         } catch RuleEngineError.invalidRules(let diagnostics) {
             print(renderer.render(diagnostics), terminator: "")
             return ExitCode.failure

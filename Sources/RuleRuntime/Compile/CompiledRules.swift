@@ -12,6 +12,8 @@ enum CompiledClause: Sendable {
     /// `between 1d, 3d, 1w`: an index into ``CompiledRules/gapLists``; evaluated by the engine,
     /// which takes the gap for the executions so far.
     case growingBetween(Int)
+    /// `min_days N within D`: N, D in days; evaluated by the engine over its streams' days.
+    case minDays(Int64, Int64)
     case when(Int)
 }
 
@@ -29,6 +31,8 @@ indirect enum CompiledExpr: Sendable {
     case groupExecutions(Int, CountScope)
     case sinceFirst(slot: Int)
     case sinceLast(slot: Int)
+    /// `active_days(EVENT within D)`: D in days.
+    case activeDays(slot: Int, days: Int64)
     case todo(String)
     /// ``BuiltinValue/upgraded``.
     case upgraded
@@ -220,6 +224,8 @@ final class CompiledRules: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var params: [CompiledParam] = []
     let paramIndex: NameTable
     @exclusivity(unchecked) private(set) var conditions: [CompiledExpr] = []
+    /// By slot: true for a stream whose local days are kept (empty when no rule counts days).
+    @exclusivity(unchecked) private(set) var dayCounted: [Bool] = []
     /// The gaps of each `between` with several, in seconds.
     @exclusivity(unchecked) private(set) var gapLists: [[Double]] = []
 
@@ -342,6 +348,25 @@ final class CompiledRules: @unchecked Sendable {
         triggerInfo = scenarios.map {
             TriggerInfo(eventKeep: $0.eventKeep, countsOneStream: $0.streams.count == 1, key: $0.keyBytes)
         }
+        // The streams whose days are kept: those of scenarios with `min_days`, and those
+        // `active_days` names.
+        var counted = [Bool](repeating: false, count: streams.count)
+        for scenario in scenarios
+        where scenario.clauses.contains(where: { if case .minDays = $0 { return true } else { return false } }) {
+            for slot in scenario.streams { counted[slot] = true }
+        }
+        func visit(_ expr: CompiledExpr) {
+            switch expr {
+            case .activeDays(let slot, _): if slot < counted.count { counted[slot] = true }
+            case .not(let x): visit(x)
+            case .and(let x, let y), .or(let x, let y), .compare(_, let x, let y):
+                visit(x)
+                visit(y)
+            default: break
+            }
+        }
+        for condition in conditions { visit(condition) }
+        dayCounted = counted.contains(true) ? counted : []
     }
 
     /// The scenarios counting the stream in `slot`, in declaration order (none for a slot the
@@ -377,6 +402,7 @@ final class CompiledRules: @unchecked Sendable {
             case .sinceFirst(let d): lowered = .sinceFirst(Double(d.seconds))
             case .sinceLast(let d): lowered = .sinceLast(Double(d.seconds))
             case .between(let d): lowered = .between(Double(d.seconds))
+            case .minDays(let n, let d): lowered = .minDays(n.value, d.seconds / 86_400)
             case .growingBetween(let gaps):
                 lowered = .growingBetween(gapLists.count)
                 gapLists.append(gaps.map { Double($0.seconds) })
@@ -435,6 +461,9 @@ final class CompiledRules: @unchecked Sendable {
                     return .constant(.int(0))
                 case .sinceFirst?: return .sinceFirst(slot: slot(argument.text))
                 case .sinceLast?: return .sinceLast(slot: slot(argument.text))
+                case .activeDays?:
+                    guard case .within(let seconds) = scope else { return .constant(.int(0)) }
+                    return .activeDays(slot: slot(argument.text), days: Int64(seconds / 86_400))
                 case .todo?:
                     _ = slot(argument.text)  // a known name for markDone (``RuleEngine/unknownNames``)
                     return .todo(argument.text)

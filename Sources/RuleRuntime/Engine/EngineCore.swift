@@ -86,6 +86,10 @@ struct EngineCore {
     /// The app's code the engine is running under its lock, if any: named when that code calls
     /// the engine (which would deadlock) before the process stops.
     var callback = CallbackSite.none
+    /// By slot, the local days of streams a day clause counts (``CompiledRules/dayCounted``).
+    var days: [Int: DayBits] = [:]
+    /// The device's time zone, which decides where a local day begins (``RuleEngine/timeZone``).
+    var timeZone = TimeZone.current
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
@@ -140,6 +144,10 @@ struct EngineCore {
         imports = state.imports
         orphans = []
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
+        days = [:]
+        for (name, bits) in state.days {
+            if let slot = streams.index[name] { days[slot] = bits }
+        }
         for (name, view) in state.scenarios {
             if let index = rules.scenarioIndex[name] {
                 views[index] = view
@@ -327,6 +335,7 @@ struct EngineCore {
             unknownEventSlots.append(slot)
         }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
+        if slot < rules.dayCounted.count && rules.dayCounted[slot] { recordDay(slot, at: time) }
         tallies.withTally(slot) { record.set(stream: streams.name(slot), $0, recent: $1) }
         for k in listeners {
             let index = Int(listenerList[k])

@@ -94,6 +94,14 @@ extension EngineCore {
             }
         }
         for (clause, text) in zip(scenario.clauses, texts(scenario: index)) {
+            if case .minDays(let n, let window) = clause {
+                // Waiting alone adds no active day: a failing one is never ready by waiting.
+                let active = activeDays(of: scenario.streams, window: window, now: time)
+                let passes = active >= n
+                let detail = "active on \(active) of the last \(window) days" + (passes ? "" : "; needs \(n)")
+                add(Assessment(passes: passes, detail: detail, readyAt: passes ? .now : .never), text, nil)
+                continue
+            }
             add(assess(clause, events: view.events, executions: view.executions, now: time), text, nil)
         }
         if let group = scenario.group {
@@ -125,6 +133,8 @@ extension EngineCore {
         for clause in scenario.clauses {
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
+            } else if case .minDays(let n, let window) = clause {
+                guard activeDays(of: scenario.streams, window: window, now: time) >= n else { return false }
             } else if case .growingBetween(let list) = clause {
                 let executions = views[index].executions
                 guard let gap = rules.gap(list, after: executions.total) else { continue }
@@ -233,7 +243,7 @@ extension EngineCore {
         case .between(let d):
             guard let last = executions.last else { return Assessment(passes: passes, detail: "never executed") }
             return since(last, d, "last")
-        case .when, .growingBetween:
+        case .when, .growingBetween, .minDays:
             return Assessment(passes: passes)  // answered above
         }
     }
@@ -253,6 +263,7 @@ extension EngineCore {
         case .compare(let op, let left, let right):
             return .bool(compare(op, evaluate(left, now: time), evaluate(right, now: time)))
         case .count(let slot, let scope): return .int(count(slot, scope, now: time))
+        case .activeDays(let slot, let window): return .int(activeDays(of: [slot], window: window, now: time))
         case .scenarioExecutions(let index, let scope):
             return .int(view(index).executions.count(scope, now: time, in: meta.epoch))
         case .groupExecutions(let index, let scope):

@@ -67,6 +67,7 @@ extension EngineCore {
             if let index = rules.paramIndex[name] { stored[index] = value }
         }
         for (name, item) in written.todos { todos[name] = item }
+        for (name, bits) in written.days { days[slot(name)] = bits }
         if present[EngineState.metaKey] != nil { meta = written.meta }
         for (name, report) in written.imports { imports[name] = report }
         for key in deleted { delete(key) }
@@ -92,6 +93,7 @@ extension EngineCore {
             orphans.remove(key)
         case "p": if let index = rules.paramIndex[name] { stored[index] = nil }
         case "t": todos[name] = nil
+        case "d": if let slot = streams.index[name] { days[slot] = nil }
         case "m": meta = SessionMeta()
         case "i": imports[name] = nil
         default: break

@@ -48,12 +48,19 @@ public final class RuleEngine: @unchecked Sendable {
         /// The `os.Logger` subsystem that receives every decision at debug level on Apple
         /// platforms (category `decisions`); nil sends none. Ignored elsewhere.
         public var logSubsystem: String? = "rules"
+        /// The device's time zone, where a local day begins for `min_days` and `active_days`
+        /// (default: the current one). Change it with ``RuleEngine/timeZone`` when the device moves.
+        public var timeZone = TimeZone.current
 
-        /// Options with the given limits, overrides and log subsystem.
-        public init(recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules") {
+        /// Options with the given limits, overrides, log subsystem and time zone.
+        public init(
+            recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules",
+            timeZone: TimeZone = .current
+        ) {
             self.recentLimit = max(1, recentLimit)
             self.overrides = overrides
             self.logSubsystem = logSubsystem
+            self.timeZone = timeZone
         }
 
         /// Overrides from the launch arguments and the environment, so a tester can force a
@@ -137,6 +144,7 @@ public final class RuleEngine: @unchecked Sendable {
         built.applyOverrides(options.overrides)
         built.logger = DecisionLogger(subsystem: options.logSubsystem)
         built.overrides = options.overrides
+        built.timeZone = options.timeZone
         built.active = ActiveRules(sources: sources, origin: .given, activated: clock.now())
         // History under former names (`was`) moves in one record, before anything else is written.
         if !moves.isEmpty { built.save(moves) }
@@ -288,6 +296,14 @@ public final class RuleEngine: @unchecked Sendable {
         locked { core in
             do { try core.store.verify() } catch { core.report(error) }
         }
+    }
+
+    /// The device's time zone for local days (`min_days`, `active_days`): a day runs from local
+    /// midnight to the next in the zone current when it is asked. Set it when the device's zone
+    /// changes (a trip): days already recorded keep their dates, and "today" is the new zone's.
+    public var timeZone: TimeZone {
+        get { locked { $0.timeZone } }
+        set { locked { $0.timeZone = newValue } }
     }
 
     /// The app version of the current session, if a session was started.

@@ -151,6 +151,7 @@ extension EngineCore {
         next.watcher = watcher
         next.scheduledWakeUp = scheduledWakeUp
         next.overrides = overrides
+        next.timeZone = timeZone
         next.unknownScenarios = unknownScenarios
         next.applyOverrides(overrides)
         for slot in unknownEventSlots {

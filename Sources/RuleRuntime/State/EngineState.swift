@@ -23,6 +23,8 @@ struct EngineState {
     var imports: [String: String] = [:]
     /// `a:`: which rules a delivery or a swap made active (``ActiveRules/description``).
     var activeRules: String?
+    /// `d:NAME`: the local days a stream had events on (streams a day clause counts).
+    var days: [String: DayBits] = [:]
 
     static let format: UInt8 = 1
     static let scenarioFormat: UInt8 = 3
@@ -88,6 +90,7 @@ struct EngineState {
                 case UInt8(ascii: "m"): meta = try SessionMeta.decode(&reader)
                 case UInt8(ascii: "i"): imports[name] = try reader.string()
                 case UInt8(ascii: "a"): activeRules = try reader.string()
+                case UInt8(ascii: "d"): days[name] = try DayBits.decode(&reader)
                 default: continue
                 }
             } catch let error as DecodeError {
@@ -170,6 +173,11 @@ struct EngineState {
 
     static func change(todo name: String, _ item: ToDoItem?) -> StoreChange {
         StoreChange(key: "t:" + name, value: item.map { i in encode { i.encode(&$0) } })
+    }
+
+    /// `d:NAME`: the days stream NAME had events on.
+    static func change(daysOf stream: String, _ bits: DayBits?) -> StoreChange {
+        StoreChange(key: "d:" + stream, value: bits.map { b in encode { b.encode(&$0) } })
     }
 
     /// `a:`: the rules made active, as ``ActiveRules/description`` words them.

@@ -36,6 +36,11 @@ extension EngineState {
             storedStreams[from] = false
             changes.append(EngineState.change(key: "e:" + new, tallies[to]))
             changes.append(StoreChange(key: "e:" + old, value: nil))
+            if days[new] == nil, let bits = days.removeValue(forKey: old) {
+                days[new] = bits
+                changes.append(EngineState.change(daysOf: new, bits))
+                changes.append(EngineState.change(daysOf: old, nil))
+            }
             movedStreams[new] = old
             // A tag's to-do (the Ecno vocabulary) goes with its stream.
             if todos[new] == nil, let item = todos.removeValue(forKey: old) {

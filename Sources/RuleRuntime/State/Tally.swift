@@ -268,7 +268,7 @@ struct ScenarioState: Equatable, Sendable {
         case .between(let d):
             guard let last = executions.last else { return true }
             return Swift.max(0, time - last) >= d
-        case .when, .growingBetween: return false  // evaluated by the engine, which holds the tables
+        case .when, .growingBetween, .minDays: return false  // evaluated by the engine, which holds the tables
         }
     }
 }

@@ -262,6 +262,13 @@ public enum RuleDiff {
                 : "lengthened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users wait longer"
         case (.between, .growingBetween), (.growingBetween, .between), (.growingBetween, .growingBetween):
             return "the gaps between executions changed"
+        case (.minDays(let a, let w), .minDays(let b, let v)):
+            if a.value != b.value {
+                return a.value > b.value
+                    ? "lowered from \(a.value) to \(b.value) days: users active on \(b.value) to \(a.value - 1) days see it sooner"
+                    : "raised from \(a.value) to \(b.value) days: users active on \(a.value) to \(b.value - 1) days wait"
+            }
+            return windowEffect(w.seconds, v.seconds)
         case (.priority(let a), .priority(let b)):
             return "priority \(a.value < b.value ? "raised" : "lowered") from \(a.value) to \(b.value)"
         default:

@@ -88,8 +88,10 @@ struct EngineCore {
     var callback = CallbackSite.none
     /// By slot, the local days of streams a day clause counts (``CompiledRules/dayCounted``).
     var days: [Int: DayBits] = [:]
-    /// The device's time zone, which decides where a local day begins (``RuleEngine/timeZone``).
-    var timeZone = TimeZone.current
+    /// The device's time zone, which decides where a local day begins (``RuleEngine/timeZone``);
+    /// nil until first needed, then the current one (reading it loads the zone data: an engine
+    /// that counts no days never pays for it; 2.2 MB resident here).
+    var timeZone: TimeZone?
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.

@@ -49,13 +49,14 @@ public final class RuleEngine: @unchecked Sendable {
         /// platforms (category `decisions`); nil sends none. Ignored elsewhere.
         public var logSubsystem: String? = "rules"
         /// The device's time zone, where a local day begins for `min_days` and `active_days`
-        /// (default: the current one). Change it with ``RuleEngine/timeZone`` when the device moves.
-        public var timeZone = TimeZone.current
+        /// (nil, the default: the current one, read when first needed). Change it with
+        /// ``RuleEngine/timeZone`` when the device moves.
+        public var timeZone: TimeZone?
 
         /// Options with the given limits, overrides, log subsystem and time zone.
         public init(
             recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules",
-            timeZone: TimeZone = .current
+            timeZone: TimeZone? = nil
         ) {
             self.recentLimit = max(1, recentLimit)
             self.overrides = overrides
@@ -302,7 +303,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// midnight to the next in the zone current when it is asked. Set it when the device's zone
     /// changes (a trip): days already recorded keep their dates, and "today" is the new zone's.
     public var timeZone: TimeZone {
-        get { locked { $0.timeZone } }
+        get { locked { $0.zone() } }
         set { locked { $0.timeZone = newValue } }
     }
 

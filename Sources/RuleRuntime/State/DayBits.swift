@@ -74,7 +74,7 @@ extension EngineCore {
     /// Distinct local days, among the last `window` (today included), on which any of the
     /// streams in `slots` had an event.
     mutating func activeDays(of slots: [Int], window: Int64, now time: Double) -> Int64 {
-        let today = DayBits.day(of: time, in: timeZone)
+        let today = DayBits.day(of: time, in: zone())
         let kept = slots.compactMap { days[$0] }
         if kept.isEmpty { return 0 }
         var count: Int64 = 0
@@ -84,10 +84,18 @@ extension EngineCore {
         return count
     }
 
+    /// The time zone local days are counted in: the one set, else the current one.
+    mutating func zone() -> TimeZone {
+        if let timeZone { return timeZone }
+        let current = TimeZone.current
+        timeZone = current
+        return current
+    }
+
     /// Records the local day of an event on the stream in `slot` (one that a day clause counts).
     mutating func recordDay(_ slot: Int, at time: Double) {
         var bits = days[slot] ?? DayBits()
-        bits.insert(DayBits.day(of: time, in: timeZone))
+        bits.insert(DayBits.day(of: time, in: zone()))
         days[slot] = bits
         record.add(EngineState.change(daysOf: streams.name(slot), bits))
     }

@@ -91,7 +91,7 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         }
     }
 
-    /// Every clause keyword, for suggestions; in the order of ``ClauseWord``'s cases.
+    /// Every clause keyword, for suggestions; in the order of `ClauseWord`'s cases.
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
         "between", "on", "when", "priority", "min_days",

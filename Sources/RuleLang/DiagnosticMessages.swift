@@ -73,7 +73,7 @@ public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
 }
 
 /// What a diagnostic says and the stable id that names it, made together in one place
-/// (``Message`` in this module) so an id never drifts from its text.
+/// (`Message` in this module) so an id never drifts from its text.
 public struct DiagnosticMessage: Sendable, Hashable {
     /// The stable identifier.
     public let id: DiagnosticID

@@ -28,7 +28,7 @@ public struct Parser {
         self.tokens = lexer.tokenize(into: &sink)
     }
 
-    /// Parses a whole file. Diagnostics cover lexing and syntax only; see ``Checker`` for the rest.
+    /// Parses a whole file. Diagnostics cover lexing and syntax only; see `RuleCompiler.check` for the rest.
     public static func parse(_ file: SourceFile) -> (RuleFile, [Diagnostic]) {
         if file.bytes.count > Limits.maxFileSize {
             let diagnostic = Diagnostic(

@@ -103,7 +103,7 @@ extension RuleCompiler {
 }
 
 /// Checks many lone conditions against one program, collecting its declarations once
-/// (a timeline's `check` lines, ``RuleEngine``'s `check(_:)`).
+/// (a timeline's `check` lines, `RuleEngine`'s `check(_:)`).
 public struct ExpressionChecker: Sendable {
     private var checker: Checker
 

@@ -2,7 +2,7 @@
 public enum RenameKind: String, Sendable, Codable {
     case scenario, group, param, event
 
-    /// Scenarios and groups share one namespace (``RuleEngine``'s `reset` takes either).
+    /// Scenarios and groups share one namespace (`RuleEngine`'s `reset` takes either).
     var namespace: Int {
         switch self {
         case .scenario, .group: return 0

@@ -147,50 +147,29 @@ enum VersionAndRenameChecks {
 
     /// The range of the first `between` with several gaps in `file`, if any.
     static func firstGrowingBetween(_ file: RuleFile) -> SourceRange? {
-        for declaration in file.declarations {
-            var bodies: [[Clause]] = []
-            switch declaration {
-            case .scenario(let scenario): bodies = [scenario.clauses]
-            case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
-            case .param, .event: continue
-            }
-            for clauses in bodies {
-                for clause in clauses { if case .growingBetween = clause.kind { return clause.range } }
-            }
+        file.firstInClauses { clause in
+            if case .growingBetween = clause.kind { return clause.range }
+            return nil
         }
-        return nil
     }
 
     /// The range of the first `min_days` clause or `active_days` call in `file`, if any.
     static func firstDayCount(_ file: RuleFile) -> SourceRange? {
-        var found: SourceRange?
-        func visit(_ expr: Expr) {
-            if found != nil { return }
+        func call(in expr: Expr) -> SourceRange? {
             switch expr.kind {
-            case .call(let function, _, _) where function.text == BuiltinFunction.activeDays.name: found = expr.range
-            case .unary(_, let x), .parenthesized(let x): visit(x)
-            case .binary(_, let x, let y):
-                visit(x)
-                visit(y)
-            default: break
+            case .call(let function, _, _) where function.text == BuiltinFunction.activeDays.name: return expr.range
+            case .unary(_, let x), .parenthesized(let x): return call(in: x)
+            case .binary(_, let x, let y): return call(in: x) ?? call(in: y)
+            default: return nil
             }
         }
-        for declaration in file.declarations {
-            var bodies: [[Clause]] = []
-            switch declaration {
-            case .scenario(let scenario): bodies = [scenario.clauses]
-            case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
-            case .param, .event: continue
-            }
-            for clauses in bodies {
-                for clause in clauses {
-                    if case .minDays = clause.kind { return clause.range }
-                    if case .when(let expr) = clause.kind { visit(expr) }
-                    if let found { return found }
-                }
+        return file.firstInClauses { clause in
+            switch clause.kind {
+            case .minDays: return clause.range
+            case .when(let expr): return call(in: expr)
+            default: return nil
             }
         }
-        return nil
     }
 
     /// The names from `start` through former names to `goal` (both included), if there is a way.
@@ -212,5 +191,26 @@ enum VersionAndRenameChecks {
         case 1: return "param"
         default: return "stream"
         }
+    }
+}
+
+extension RuleFile {
+    /// Every body's clauses, in order: each scenario's, each group's and its members'.
+    var bodies: [[Clause]] {
+        declarations.flatMap { declaration -> [[Clause]] in
+            switch declaration {
+            case .scenario(let scenario): return [scenario.clauses]
+            case .group(let group): return [group.clauses] + group.members.map(\.clauses)
+            case .param, .event: return []
+            }
+        }
+    }
+
+    /// The first range `find` gives for a clause of this file, in source order.
+    func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
+        for clauses in bodies {
+            for clause in clauses { if let found = find(clause) { return found } }
+        }
+        return nil
     }
 }

@@ -9,16 +9,39 @@ public enum RuleDiff {
     public static func compare(old: RuleProgram, new: RuleProgram) -> [Diagnostic] {
         var findings: [Diagnostic] = []
         let renames = new.renames
-        /// Old names a `was` of the new rules claims, by namespace (scenario and group share one).
-        func claimed(_ kinds: [RenameKind]) -> [String: Rename] {
-            var result: [String: Rename] = [:]
-            for rename in renames where kinds.contains(rename.kind) {
-                for former in rename.formerNames { result[former.text] = rename }
-            }
-            return result
-        }
         func note(_ message: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange) {
             findings.append(Diagnostic(message, .note, at: SourceSpan(file, range)))
+        }
+        func removal(_ kind: String, _ name: Name, _ file: SourceFile) {
+            findings.append(
+                Diagnostic(DiffMessage.removed(kind, name.text), .warning, at: SourceSpan(file, name.range)))
+        }
+
+        /// Pairs each declaration of the new rules with its old self (the same name, or a former
+        /// name its `was` claims that the old rules declare), noting renames, and calls `compare`
+        /// for each pair; returns the old declarations left without one (no `was` claims them).
+        func pair<Decl>(
+            _ kind: RenameKind, _ oldDecls: [Decl], _ newDecls: [Decl], name: (Decl) -> Name,
+            compare: (_ before: Decl, _ after: Decl) -> Void
+        ) -> [Decl] {
+            var oldByName: [String: Decl] = [:]
+            for decl in oldDecls where oldByName[name(decl).text] == nil { oldByName[name(decl).text] = decl }
+            let newNames = Set(newDecls.map { name($0).text })
+            var claimed: Set<String> = []
+            for rename in renames where rename.kind == kind { claimed.formUnion(rename.formerNames.map(\.text)) }
+            for decl in newDecls {
+                let current = name(decl)
+                let former = renames.first { $0.kind == kind && $0.name.text == current.text }?.formerNames.first {
+                    oldByName[$0.text] != nil && !newNames.contains($0.text)
+                }
+                if let former, let file = RuleDiff.file(of: current, in: new) {
+                    note(DiffMessage.renamed(kind.rawValue, former.text, current.text), file, current.range)
+                }
+                if let before = oldByName[current.text] ?? former.flatMap({ oldByName[$0.text] }) {
+                    compare(before, decl)
+                }
+            }
+            return oldDecls.filter { !newNames.contains(name($0).text) && !claimed.contains(name($0).text) }
         }
 
         // Event streams renamed with `was`: an `on` list naming them anew counts the same history.
@@ -28,20 +51,7 @@ public enum RuleDiff {
         }
 
         // Scenarios.
-        let oldScenarios = Dictionary(old.scenarios.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        let newScenarios = Dictionary(new.scenarios.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        let scenarioClaims = claimed([.scenario])
-        for scenario in new.scenarios {
-            let rename = renames.first { $0.kind == .scenario && $0.name.text == scenario.name }
-            let former = rename?.formerNames.first { oldScenarios[$0.text] != nil && newScenarios[$0.text] == nil }
-            guard let before = oldScenarios[scenario.name] ?? former.flatMap({ oldScenarios[$0.text] }) else {
-                continue
-            }
-            if let former {
-                note(
-                    DiffMessage.renamed("scenario", former.text, scenario.name), scenario.file, scenario.decl.name.range
-                )
-            }
+        var removedScenarios = pair(.scenario, old.scenarios, new.scenarios, name: \.decl.name) { before, scenario in
             compareBodies(
                 "scenario '\(scenario.name)'", before.decl.clauses, scenario.decl.clauses, scenario.file, &findings,
                 isScenario: true, streamRenames: streamRenames)
@@ -52,9 +62,9 @@ public enum RuleDiff {
                 note(message, scenario.file, scenario.decl.name.range)
             }
         }
-        var removedScenarios = old.scenarios.filter { newScenarios[$0.name] == nil && scenarioClaims[$0.name] == nil }
+        let oldNames = Set(old.scenarios.map(\.name))
         let added = new.scenarios.filter { s in
-            oldScenarios[s.name] == nil && !renames.contains { $0.kind == .scenario && $0.name.text == s.name }
+            !oldNames.contains(s.name) && !renames.contains { $0.kind == .scenario && $0.name.text == s.name }
         }
         // A removed scenario with an added one of the same clauses or a close name: a rename without `was`.
         var takenByRename: Set<String> = []
@@ -82,60 +92,34 @@ public enum RuleDiff {
                     fixIts: [FixIt(range: end..<end, replacement: " was " + Printer.name(removed.name))]))
             return true
         }
-        for removed in removedScenarios {
-            findings.append(
-                Diagnostic(
-                    DiffMessage.removed("scenario", removed.name), .warning,
-                    at: SourceSpan(removed.file, removed.decl.name.range)))
-        }
+        for removed in removedScenarios { removal("scenario", removed.decl.name, removed.file) }
 
         // Groups.
-        let groupClaims = claimed([.group])
-        let oldGroups = Dictionary(old.groups.map { ($0.name.text, $0) }, uniquingKeysWith: { a, _ in a })
-        let newGroupNames = Set(new.groups.map(\.name.text))
-        for group in new.groups {
-            guard let file = file(of: group.name, in: new) else { continue }
-            let rename = renames.first { $0.kind == .group && $0.name.text == group.name.text }
-            let former = rename?.formerNames.first { oldGroups[$0.text] != nil && !newGroupNames.contains($0.text) }
-            if let former { note(DiffMessage.renamed("group", former.text, group.name.text), file, group.name.range) }
-            guard let before = oldGroups[group.name.text] ?? former.flatMap({ oldGroups[$0.text] }) else { continue }
-            compareBodies(
-                "group '\(group.name.text)'", before.clauses, group.clauses, file, &findings, isScenario: false)
-        }
-        for group in old.groups where !newGroupNames.contains(group.name.text) && groupClaims[group.name.text] == nil {
-            if let file = file(of: group.name, in: old) {
-                findings.append(
-                    Diagnostic(
-                        DiffMessage.removed("group", group.name.text), .warning, at: SourceSpan(file, group.name.range))
-                )
-            }
+        for group in pair(
+            .group, old.groups, new.groups, name: \.name,
+            compare: { before, group in
+                guard let file = file(of: group.name, in: new) else { return }
+                compareBodies(
+                    "group '\(group.name.text)'", before.clauses, group.clauses, file, &findings, isScenario: false)
+            })
+        {
+            if let file = file(of: group.name, in: old) { removal("group", group.name, file) }
         }
 
         // Params.
-        let paramClaims = claimed([.param])
-        let oldParams = Dictionary(old.params.map { ($0.name.text, $0) }, uniquingKeysWith: { a, _ in a })
-        let newParamNames = Set(new.params.map(\.name.text))
-        for param in new.params {
-            guard let file = file(of: param.name, in: new) else { continue }
-            let rename = renames.first { $0.kind == .param && $0.name.text == param.name.text }
-            let former = rename?.formerNames.first { oldParams[$0.text] != nil && !newParamNames.contains($0.text) }
-            if let former { note(DiffMessage.renamed("param", former.text, param.name.text), file, param.name.range) }
-            guard let before = oldParams[param.name.text] ?? former.flatMap({ oldParams[$0.text] }) else { continue }
-            if let was = before.type, let now = param.type, was != now {
+        for param in pair(
+            .param, old.params, new.params, name: \.name,
+            compare: { before, param in
+                guard let was = before.type, let now = param.type, was != now, let file = file(of: param.name, in: new)
+                else { return }
                 note(DiffMessage.paramType(param.name.text, was, now), file, param.typeRange)
-            }
-        }
-        for param in old.params where !newParamNames.contains(param.name.text) && paramClaims[param.name.text] == nil {
-            if let file = file(of: param.name, in: old) {
-                findings.append(
-                    Diagnostic(
-                        DiffMessage.removed("param", param.name.text), .warning, at: SourceSpan(file, param.name.range))
-                )
-            }
+            })
+        {
+            if let file = file(of: param.name, in: old) { removal("param", param.name, file) }
         }
 
         // Event streams (a scenario's own stream goes with the scenario, reported above).
-        let eventClaims = claimed([.event])
+        let eventClaims = Set(renames.filter { $0.kind == .event }.flatMap { $0.formerNames.map(\.text) })
         let newStreams = Set(new.knownStreams)
         let oldOwn = Set(old.scenarios.map(\.name))
         for rename in renames where rename.kind == .event {
@@ -146,11 +130,8 @@ public enum RuleDiff {
             }
         }
         for stream in old.knownStreams
-        where !newStreams.contains(stream) && eventClaims[stream] == nil && !oldOwn.contains(stream) {
-            if let (name, file) = firstMention(of: stream, in: old) {
-                findings.append(
-                    Diagnostic(DiffMessage.removed("event", stream), .warning, at: SourceSpan(file, name.range)))
-            }
+        where !newStreams.contains(stream) && !eventClaims.contains(stream) && !oldOwn.contains(stream) {
+            if let (name, file) = firstMention(of: stream, in: old) { removal("event", name, file) }
         }
         return findings
     }
@@ -284,11 +265,14 @@ public enum RuleDiff {
 
     // MARK: - Locating
 
+    /// The file declaring the scenario, group or param `name` (the name with its range).
     static func file(of name: Name, in program: RuleProgram) -> SourceFile? {
         for file in program.files {
             for declaration in file.declarations {
                 switch declaration {
-                case .group(let group) where group.name == name: return file.source
+                case .scenario(let scenario) where scenario.name == name: return file.source
+                case .group(let group) where group.name == name || group.members.contains { $0.name == name }:
+                    return file.source
                 case .param(let param) where param.name == name: return file.source
                 default: continue
                 }
@@ -300,23 +284,16 @@ public enum RuleDiff {
     /// The first place `stream` is named: an `event` declaration or an `on` list.
     static func firstMention(of stream: String, in program: RuleProgram) -> (Name, SourceFile)? {
         for file in program.files {
-            for declaration in file.declarations {
-                var bodies: [[Clause]] = []
-                switch declaration {
-                case .event(let event):
-                    if let name = event.names.first(where: { $0.text == stream }) { return (name, file.source) }
-                case .scenario(let scenario): bodies = [scenario.clauses]
-                case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
-                case .param: break
-                }
-                for clauses in bodies {
-                    for clause in clauses {
-                        if case .on(let names) = clause.kind, let name = names.first(where: { $0.text == stream }) {
-                            return (name, file.source)
-                        }
-                    }
-                }
+            for case .event(let event) in file.declarations {
+                if let name = event.names.first(where: { $0.text == stream }) { return (name, file.source) }
             }
+            var listed: Name?
+            _ = file.firstInClauses { clause in
+                guard case .on(let names) = clause.kind else { return nil }
+                listed = names.first { $0.text == stream }
+                return listed?.range
+            }
+            if let listed { return (listed, file.source) }
         }
         return nil
     }

@@ -60,6 +60,49 @@ enum CLI {
         return misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
     }
 
+    /// Reads `arguments` as `trigger` and `diff` do: `--` ends the options, `--opt value` and
+    /// `--opt=value` for the options in `valued`, `-h`/`--help`, an unknown option a misuse.
+    /// Returns the options given (name and value, in order) and the operands, or the exit status
+    /// to return (help printed, or a misuse reported).
+    static func options(
+        _ arguments: [String], valued: [String], flags: [String], help: String, usage: String
+    ) -> Result<(options: [(name: String, value: String)], operands: [String]), ExitStatus> {
+        var options: [(name: String, value: String)] = []
+        var operands: [String] = []
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                operands.append(argument)
+                continue
+            }
+            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts[0] == "--" {
+                optionsEnded = true
+            } else if parts[0] == "-h" || parts[0] == "--help" {
+                print(help)
+                return .failure(ExitStatus(ExitCode.ok))
+            } else if valued.contains(parts[0]) {
+                if parts.count == 2 {
+                    options.append((parts[0], parts[1]))
+                } else if index < arguments.count {
+                    options.append((parts[0], arguments[index]))
+                    index += 1
+                } else {
+                    return .failure(ExitStatus(misuse("'\(parts[0])' needs a value", usage: usage)))
+                }
+            } else if flags.contains(argument) {
+                options.append((argument, ""))
+            } else {
+                let known = valued + flags + ["--help"]
+                return .failure(ExitStatus(unknownOption(argument, among: known, usage: usage) ?? ExitCode.usage))
+            }
+        }
+        return .success((options, operands))
+    }
+
     /// The arguments of a command taking only `--json`, `--help` and operands: the operands
     /// and the flag, or the exit status to return (help printed, or a misuse reported).
     static func jsonFlagAndOperands(

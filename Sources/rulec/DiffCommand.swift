@@ -32,39 +32,16 @@ enum DiffCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var operands: [String] = []
         var json = false
         var statePath: String?
-        var index = 0
-        var optionsEnded = false
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
-                operands.append(argument)
-                continue
-            }
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-            switch parts[0] {
-            case "--": optionsEnded = true
-            case "--json": json = true
-            case "--state":
-                if parts.count == 2 {
-                    statePath = parts[1]
-                } else if index < arguments.count {
-                    statePath = arguments[index]
-                    index += 1
-                } else {
-                    return CLI.misuse("'--state' needs a FILE", usage: usage)
-                }
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                if let status = CLI.unknownOption(argument, among: ["--json", "--state", "--help"], usage: usage) {
-                    return status
-                }
-                operands.append(argument)
+        let operands: [String]
+        switch CLI.options(arguments, valued: ["--state"], flags: ["--json"], help: help, usage: usage) {
+        case .failure(let status): return status.code
+        case .success(let parsed):
+            operands = parsed.operands
+            for (name, value) in parsed.options {
+                if name == "--json" { json = true }
+                if name == "--state" { statePath = value }
             }
         }
         guard operands.count == 2 else {
@@ -90,7 +67,7 @@ enum DiffCommand {
         } else {
             print(DiagnosticRenderer(colored: CLI.stdoutIsColorTerminal).render(findings), terminator: "")
         }
-        var status = findings.contains(where: RuleDiff.losesHistory) ? ExitCode.failure : ExitCode.ok
+        let losses = findings.filter(RuleDiff.losesHistory).count
         if let statePath {
             guard let changes = answerChanges(statePath, old: oldSources, new: newSources) else {
                 return ExitCode.failure
@@ -98,7 +75,7 @@ enum DiffCommand {
             for change in changes {
                 if json {
                     print(
-                        TimelineJSON.line([
+                        JSONLine.encode([
                             "scenario": change.scenario, "before": change.before, "after": change.after,
                             "state": statePath,
                         ]))
@@ -109,14 +86,12 @@ enum DiffCommand {
             if changes.isEmpty && !json { print("\(statePath): no answer changes now") }
         }
         if !json {
-            let losses = findings.filter(RuleDiff.losesHistory).count
             CLI.printError(
                 losses == 0
                     ? "no history would be lost (\(findings.count) change\(findings.count == 1 ? "" : "s"))"
                     : "\(losses) change\(losses == 1 ? "" : "s") would lose history")
         }
-        if status == ExitCode.ok && findings.isEmpty { status = ExitCode.ok }
-        return status
+        return losses > 0 ? ExitCode.failure : ExitCode.ok
     }
 
     /// The scenarios (of either rules) whose `canExecute` answer for the state in `path`
@@ -143,14 +118,5 @@ enum DiffCommand {
             CLI.printError("\(path): error: \(error)")
             return nil
         }
-    }
-}
-
-/// One JSON object of strings on one line, keys sorted.
-enum TimelineJSON {
-    static func line(_ object: [String: String]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(object)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

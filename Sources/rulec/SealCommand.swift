@@ -24,26 +24,13 @@ enum SealCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var operands: [String] = []
+        let operands: [String]
         var write = false
-        var optionsEnded = false
-        for argument in arguments {
-            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
-                operands.append(argument)
-                continue
-            }
-            switch argument {
-            case "--": optionsEnded = true
-            case "--write": write = true
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                if let status = CLI.unknownOption(argument, among: ["--write", "--help"], usage: usage) {
-                    return status
-                }
-                operands.append(argument)
-            }
+        switch CLI.options(arguments, valued: [], flags: ["--write"], help: help, usage: usage) {
+        case .failure(let status): return status.code
+        case .success(let parsed):
+            operands = parsed.operands
+            write = !parsed.options.isEmpty
         }
         guard operands.count == 1 else {
             return CLI.misuse(operands.isEmpty ? "missing FILE" : "seal takes one FILE", usage: usage)

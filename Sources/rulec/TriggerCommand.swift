@@ -28,46 +28,22 @@ enum TriggerCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var operands: [String] = []
         var statePath: String?
         var count = 1
-        var index = 0
-        var optionsEnded = false
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
-                operands.append(argument)
-                continue
-            }
-            // `--opt value` and `--opt=value`.
-            let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-            func value() -> String? {
-                if parts.count == 2 { return parts[1] }
-                guard index < arguments.count else { return nil }
-                index += 1
-                return arguments[index - 1]
-            }
-            switch parts[0] {
-            case "--":
-                optionsEnded = true
-            case "--state":
-                guard let path = value() else { return CLI.misuse("'--state' needs a FILE", usage: usage) }
-                statePath = path
-            case "--count":
-                guard let text = value() else { return CLI.misuse("'--count' needs a number", usage: usage) }
-                guard let n = Int(text), (1...1_000_000).contains(n) else {
-                    return CLI.misuse("'--count' takes a whole number from 1 to 1000000, not '\(text)'", usage: usage)
+        let operands: [String]
+        switch CLI.options(arguments, valued: ["--state", "--count"], flags: [], help: help, usage: usage) {
+        case .failure(let status): return status.code
+        case .success(let parsed):
+            operands = parsed.operands
+            for (name, value) in parsed.options {
+                if name == "--state" { statePath = value }
+                if name == "--count" {
+                    guard let n = Int(value), (1...1_000_000).contains(n) else {
+                        return CLI.misuse(
+                            "'--count' takes a whole number from 1 to 1000000, not '\(value)'", usage: usage)
+                    }
+                    count = n
                 }
-                count = n
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                if let status = CLI.unknownOption(argument, among: ["--state", "--count", "--help"], usage: usage) {
-                    return status
-                }
-                operands.append(argument)
             }
         }
         guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }

@@ -18,13 +18,7 @@ final class DeliveryTests: XCTestCase {
     let nextText =
         "# language 1.1\nevent open was launch\nscenario Ask < on open; min_events 2 >\nscenario Rate < on open; min_events 9 >\n"
 
-    func folder() -> URL {
-        TemporaryFiles.watch()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rules-delivery-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url
-    }
+    func folder() -> URL { scratchFolder("rules-delivery") }
 
     func delivery(_ directory: URL, integrity: (@Sendable (Data) -> Bool)? = nil, limit: Int = 4096) -> RuleDelivery {
         let bundled = [SourceFile(path: "app.rules", text: bundledText)]
@@ -83,6 +77,21 @@ final class DeliveryTests: XCTestCase {
         let stored = try StateSnapshot(entries: store.load()).activeRules ?? ""
         XCTAssertTrue(
             stored.hasPrefix("delivered ") && stored.contains("version v2"), "rulec state shows it: \(stored)")
+    }
+
+    /// The active rules are recorded when they change, not at every launch.
+    func testTheActiveRulesAreWrittenOnlyWhenTheyChange() throws {
+        let directory = folder()
+        let store = EnginePromisesTests.CountingStore()
+        _ = try delivery(directory).makeEngine(store: store, clock: ManualClock())
+        let first = store.writes
+        XCTAssertEqual(try StateSnapshot(entries: store.load()).activeRules?.hasPrefix("bundled "), true)
+        _ = try delivery(directory).makeEngine(store: store, clock: ManualClock())
+        XCTAssertEqual(store.writes, first, "the same rules again: nothing written")
+        try delivery(directory).stage(sealed(nextText), version: "v2")
+        _ = try delivery(directory).makeEngine(store: store, clock: ManualClock())
+        XCTAssertEqual(store.writes, first + 1, "the new rules: one record")
+        XCTAssertEqual(try StateSnapshot(entries: store.load()).activeRules?.hasPrefix("delivered "), true)
     }
 
     func testActivatingAtOnceSwapsTheRunningEngine() throws {

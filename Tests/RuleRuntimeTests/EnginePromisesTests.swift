@@ -152,14 +152,7 @@ final class EnginePromisesTests: XCTestCase {
 
     // MARK: - A file deleted under the engine
 
-    func scratch() -> URL {
-        TemporaryFiles.watch()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "rules-promises-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
-        return folder.appendingPathComponent("rules.state")
-    }
+    func scratch() -> URL { scratchFolder("rules-promises").appendingPathComponent("rules.state") }
 
     /// Triggers recorded right after the file is deleted (within the second appends do not
     /// check) survive the engine's release.

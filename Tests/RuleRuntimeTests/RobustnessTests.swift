@@ -222,31 +222,24 @@ final class RobustnessTests: XCTestCase {
     /// A rebase found by a read is stored with the next write; a process that ends before any
     /// write re-bases again at its next read (reads write nothing).
     func testARebaseIsStoredWithTheNextWrite() throws {
-        let store = InMemoryStore()
         let clock = ManualClock()
         let correct = clock.now()
-        do {
+        /// An execution recorded a year ahead, then the clock corrected and read; with `write`,
+        /// one more call that writes. Returns the store, and the clock two days after the correction.
+        func executedAhead(write: Bool) throws -> InMemoryStore {
+            let store = InMemoryStore()
+            clock.set(correct)
             let engine = try reopen("scenario S < between 2d >", store, clock)
             clock.advance(by: 365 * .day)
             XCTAssertTrue(engine.tryToExecute("S"))
             clock.set(correct)
             XCTAssertFalse(engine.canExecute("S"))
-            engine.trigger("other")  // a write: the re-based execution is stored with it
+            if write { engine.trigger("other") }  // the re-based execution is stored with it
+            clock.advance(by: 2 * .day)
+            return store
         }
-        clock.advance(by: 2 * .day)
-        XCTAssertTrue(try reopen("scenario S < between 2d >", store, clock).canExecute("S"))
-
-        let unwritten = InMemoryStore()
-        clock.set(correct)
-        do {
-            let engine = try reopen("scenario S < between 2d >", unwritten, clock)
-            clock.advance(by: 365 * .day)
-            XCTAssertTrue(engine.tryToExecute("S"))
-            clock.set(correct)
-            XCTAssertFalse(engine.canExecute("S"))
-        }
-        clock.advance(by: 2 * .day)
-        let reopened = try reopen("scenario S < between 2d >", unwritten, clock)
+        XCTAssertTrue(try reopen("scenario S < between 2d >", executedAhead(write: true), clock).canExecute("S"))
+        let reopened = try reopen("scenario S < between 2d >", executedAhead(write: false), clock)
         XCTAssertFalse(reopened.canExecute("S"), "nothing was stored: the next read re-bases to its own time")
         clock.advance(by: 2 * .day)
         XCTAssertTrue(reopened.canExecute("S"), "and the lock-out is still bounded by 'between'")

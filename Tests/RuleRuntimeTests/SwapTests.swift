@@ -6,15 +6,6 @@ import XCTest
 
 /// Rules swapped into a running engine, and renames (`was`) that keep history.
 final class SwapTests: XCTestCase {
-    /// A folder for this test's files, removed when the test ends, pass or fail.
-    func scratchFolder() -> URL {
-        TemporaryFiles.watch()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rules-swap-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
-        return folder
-    }
-
     func testASwapAnswersWithTheNewRulesAndAnErrorChangesNothing() throws {
         let (engine, _) = try makeEngine("scenario Ask < min_events 3 >")
         engine.trigger("Ask")
@@ -156,7 +147,7 @@ final class SwapTests: XCTestCase {
     /// A process killed at any moment of moves back and forth leaves each history under exactly
     /// one of its names, with every acknowledged event.
     func testRandomKillsDuringRenamesLeaveEachHistoryUnderOneName() throws {
-        let url = scratchFolder().appendingPathComponent("renamed.state")
+        let url = scratchFolder("rules-swap").appendingPathComponent("renamed.state")
         var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x2E4A)
         print("rename kill seed: \(generator.seed)")
         var acknowledged = 0

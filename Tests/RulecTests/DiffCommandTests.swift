@@ -5,13 +5,7 @@ import XCTest
 
 /// `rulec diff [--json] [--state FILE] OLD NEW`.
 final class DiffCommandTests: XCTestCase {
-    private func directory() throws -> URL {
-        TemporaryFiles.watch()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("diff-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url
-    }
+    private func directory() throws -> URL { scratchFolder("diff") }
 
     private func findings(_ old: String, _ new: String) -> [Diagnostic] {
         let a = RuleCompiler.check(text: old, path: "old.rules")
@@ -130,5 +124,30 @@ final class DiffCommandTests: XCTestCase {
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.hasPrefix("error: "), result.stderr)
         }
+    }
+}
+
+/// `rulec seal [--write] FILE`.
+final class SealCommandTests: XCTestCase {
+    func testSealAddsOneLastLineOnceAndRefusesBadRules() throws {
+        let dir = scratchFolder("diff")
+        let file = dir.appendingPathComponent("v2.rules").path
+        let text = "scenario A < min_events 1 >"  // no final newline: the seal adds one first
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let sealed = try RulecBinary.run(["seal", file])
+        XCTAssertEqual(sealed.status, 0, sealed.stderr)
+        let lines = sealed.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.first.map(String.init), text)
+        let seal = String(lines[1])
+        XCTAssertTrue(seal.hasPrefix("# sealed crc32=") && seal.hasSuffix(" bytes=\(text.utf8.count + 1)"), seal)
+        XCTAssertEqual(seal.count, "# sealed crc32=12345678 bytes=28".count)
+        // --write rewrites the file; sealing again replaces the seal with the same one.
+        XCTAssertEqual(try RulecBinary.run(["seal", "--write", "--", file]).status, 0)
+        XCTAssertEqual(try String(contentsOfFile: file, encoding: .utf8), sealed.stdout)
+        XCTAssertEqual(try RulecBinary.run(["seal", file]).stdout, sealed.stdout)
+        try "scenario A < min_event 1 >\n".write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try RulecBinary.run(["seal", file]).status, 1)
+        XCTAssertEqual(try RulecBinary.run(["seal", "--writ", file]).status, 64)
+        XCTAssertEqual(try RulecBinary.run(["seal"]).status, 64)
     }
 }

@@ -265,13 +265,7 @@ final class GenSwiftTests: XCTestCase {
             result.stdout + result.stderr)
     }
 
-    private func temporaryDirectory() throws -> URL {
-        TemporaryFiles.watch()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("gen-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url
-    }
+    private func temporaryDirectory() throws -> URL { scratchFolder("gen") }
 }
 
 /// The folder of the system zlib's module map: RuleRuntime's module names it, and SwiftPM passes

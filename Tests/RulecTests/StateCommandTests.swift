@@ -4,13 +4,7 @@ import XCTest
 
 /// `rulec simulate --save`, `rulec state` and `rulec explain --state`.
 final class StateCommandTests: XCTestCase {
-    private func directory() throws -> URL {
-        TemporaryFiles.watch()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url
-    }
+    private func directory() throws -> URL { scratchFolder("state") }
 
     private func write(_ text: String, _ name: String, in directory: URL) throws -> String {
         let url = directory.appendingPathComponent(name)

@@ -4,13 +4,7 @@ import XCTest
 
 /// `rulec trigger --state FILE [--count N] RULES... EVENT`.
 final class TriggerCommandTests: XCTestCase {
-    private func directory() throws -> URL {
-        TemporaryFiles.watch()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trigger-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url
-    }
+    private func directory() throws -> URL { scratchFolder("trigger") }
 
     func testRecordsIntoAStateFileThatStateAndExplainRead() throws {
         let dir = try directory()

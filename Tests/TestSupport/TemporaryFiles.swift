@@ -54,3 +54,15 @@ public final class TemporaryFiles: NSObject, XCTestObservation, @unchecked Senda
         for name in left { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
     }
 }
+
+extension XCTestCase {
+    /// A new folder in the temporary folder, `PREFIX-UUID` (PREFIX one of
+    /// ``TemporaryFiles/prefixes``), removed when the test ends, pass or fail.
+    public func scratchFolder(_ prefix: String) -> URL {
+        TemporaryFiles.watch()
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+}

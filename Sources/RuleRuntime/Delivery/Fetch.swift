@@ -15,13 +15,7 @@ extension RuleDelivery {
 
     /// The `ETag` of the staged rules, when the staged file is the one it was given with.
     public var stagedVersion: String? {
-        guard let data = FileManager.default.contents(atPath: stagedURL.path),
-            let text = FileManager.default.contents(atPath: versionURL.path).map({ String(decoding: $0, as: UTF8.self) }
-            ),
-            let space = text.firstIndex(of: " "), text[..<space] == ActiveRules.digest([[UInt8](data)])
-        else { return nil }
-        let version = String(text[text.index(after: space)...])
-        return version.isEmpty ? nil : version
+        FileManager.default.contents(atPath: stagedURL.path).flatMap { stagedVersion(of: [UInt8]($0)) }
     }
 
     /// Fetches `url` with a conditional GET (`If-None-Match` with the staged rules' `ETag`):

@@ -1,4 +1,3 @@
-internal import CZlib
 import Foundation
 import RuleLang
 
@@ -10,7 +9,7 @@ import RuleLang
     import Darwin
 #endif
 
-/// A name the app's compiled code uses (`rulec gen swift` lists them as `requiredRuleNames`):
+/// A name the app's compiled code uses (`rulec gen swift` lists them as `RequiredName.usedByApp`):
 /// a delivered rules file that does not define it is refused.
 public struct RequiredName: Sendable, Hashable, CustomStringConvertible {
     /// What the name is, and for a param its type.
@@ -50,7 +49,7 @@ public struct RequiredName: Sendable, Hashable, CustomStringConvertible {
 /// the next launch or at once; the last good rules, or the bundled ones, stay active otherwise.
 ///
 /// ```swift
-/// let delivery = RuleDelivery(directory: support, bundled: bundledSources, requiredNames: requiredRuleNames)
+/// let delivery = RuleDelivery(directory: support, bundled: bundledSources, requiredNames: RequiredName.usedByApp)
 /// let engine = try delivery.makeEngine(store: FileStore(url: support.appendingPathComponent("rules.state")))
 /// // later, with downloaded bytes:
 /// try delivery.stage(data, version: etag)          // active at the next launch
@@ -143,7 +142,7 @@ public final class RuleDelivery: @unchecked Sendable {
     public static func seal(_ bytes: [UInt8]) -> [UInt8] {
         var body = unsealed(bytes) ?? bytes
         if let last = body.last, last != UInt8(ascii: "\n") { body.append(UInt8(ascii: "\n")) }
-        let line = "# sealed crc32=\(hex(crc32(body))) bytes=\(body.count)\n"
+        let line = "# sealed crc32=\(CRC32.hex(of: [body[...]])) bytes=\(body.count)\n"
         return body + Array(line.utf8)
     }
 
@@ -164,19 +163,10 @@ public final class RuleDelivery: @unchecked Sendable {
                 "no '# sealed crc32=... bytes=...' last line (cut short, or not sealed with 'rulec seal')")
         }
         let line = String(decoding: bytes[body.count...], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let expected = "# sealed crc32=\(hex(crc32(body))) bytes=\(body.count)"
+        let expected = "# sealed crc32=\(CRC32.hex(of: [body[...]])) bytes=\(body.count)"
         guard line == expected else {
             throw Refusal.incomplete("the seal says '\(line)', the bytes give '\(expected)'")
         }
-    }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt {
-        bytes.withUnsafeBufferPointer { CZlib.crc32(0, $0.baseAddress, UInt32($0.count)) }
-    }
-
-    static func hex(_ value: UInt) -> String {
-        let text = String(value & 0xFFFF_FFFF, radix: 16)
-        return String(repeating: "0", count: 8 - text.count) + text
     }
 
     // MARK: - Checking
@@ -184,32 +174,38 @@ public final class RuleDelivery: @unchecked Sendable {
     /// Checks delivered bytes as ``stage(_:version:activatingIn:)`` does, staging nothing;
     /// returns the checked source.
     public func check(_ data: Data) throws -> SourceFile {
+        try checked(data).source
+    }
+
+    /// The source of `data` and its check, once every check passed.
+    func checked(_ data: Data) throws -> (source: SourceFile, result: CheckResult) {
         let bytes = [UInt8](data)
         guard bytes.count <= maximumSize else { throw Refusal.tooLarge(size: bytes.count, limit: maximumSize) }
         if let offset = RuleDelivery.firstInvalidUTF8(bytes) { throw Refusal.notUTF8(offset: offset) }
         if let integrityCheck, !integrityCheck(data) { throw Refusal.integrityCheckFailed }
         try RuleDelivery.verifySeal(bytes)
         let source = SourceFile(path: stagedURL.path, bytes: bytes)
-        try checkRules(source)
-        return source
-    }
-
-    /// The language, the rules, and the names the app uses.
-    func checkRules(_ source: SourceFile) throws {
         let result = RuleCompiler.check([source])
-        if let newer = result.diagnostics.first(where: { $0.id == .languageVersion && $0.severity == .error }),
-            RuleCompiler.declaredLanguage(source) > .current
+        // A newer language is refused before anything else is said of the file.
+        if result.program.files.contains(where: { $0.languageVersion > .current }),
+            let newer = result.diagnostics.first(where: { $0.id == .languageVersion })
         {
             throw Refusal.newerLanguage(newer.message)
         }
         if result.hasErrors { throw Refusal.invalidRules(result.diagnostics) }
-        let program = result.program
+        let missing = missingNames(result.program)
+        if !missing.isEmpty { throw Refusal.missingNames(missing) }
+        return (source, result)
+    }
+
+    /// The names the app uses that `program` does not define (a param: not with the same type).
+    func missingNames(_ program: RuleProgram) -> [RequiredName] {
         let scenarios = Set(program.scenarios.map(\.name))
         let groups = Set(program.groups.map(\.name.text))
         let streams = Set(program.knownStreams)
         var params: [String: ValueType] = [:]
         for param in program.params { params[param.name.text] = param.type }
-        let missing = requiredNames.filter { required in
+        return requiredNames.filter { required in
             switch required.kind {
             case .scenario: return !scenarios.contains(required.name)
             case .group: return !groups.contains(required.name)
@@ -220,7 +216,6 @@ public final class RuleDelivery: @unchecked Sendable {
             case .durationParam: return params[required.name] != .duration
             }
         }
-        if !missing.isEmpty { throw Refusal.missingNames(missing) }
     }
 
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
@@ -245,49 +240,50 @@ public final class RuleDelivery: @unchecked Sendable {
     /// (``makeEngine(store:clock:options:)``), or at once when `engine` is given (through
     /// ``RuleEngine/replaceRules(sources:origin:version:)``). Throws ``Refusal``: nothing changes.
     public func stage(_ data: Data, version: String? = nil, activatingIn engine: RuleEngine? = nil) throws {
-        let source = try check(data)
+        let (source, result) = try checked(data)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let digest = ActiveRules.digest([source.bytes])
         // The version first: it names the digest it belongs to, so a kill between the two writes
         // leaves a version that no longer matches the staged file (and is not shown), never a wrong one.
-        try RuleDelivery.writeDurably(Array("\(digest) \(version ?? "")".utf8), to: versionURL)
+        try RuleDelivery.writeDurably(
+            Array("\(RuleDelivery.digest(source.bytes)) \(version ?? "")".utf8), to: versionURL)
         try RuleDelivery.writeDurably(source.bytes, to: stagedURL)
-        if let engine {
-            try engine.replaceRules(sources: [source], origin: .delivered, version: version)
-        }
+        if let engine { try engine.replaceRules(checked: result, origin: .delivered, version: version) }
+    }
+
+    /// The digest `delivered.version` names its rules by.
+    static func digest(_ bytes: [UInt8]) -> String { CRC32.hex(of: [bytes[...]]) }
+
+    /// The version `delivered.version` gives for the staged rules `bytes`: nil when it names
+    /// other rules (a kill between the two writes of a staging), or none.
+    func stagedVersion(of bytes: [UInt8]) -> String? {
+        guard let data = FileManager.default.contents(atPath: versionURL.path) else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        guard let space = text.firstIndex(of: " "), text[..<space] == RuleDelivery.digest(bytes) else { return nil }
+        let version = String(text[text.index(after: space)...])
+        return version.isEmpty ? nil : version
     }
 
     /// Writes `bytes` to `url` through a synced temporary file and a rename, then syncs the folder.
     static func writeDurably(_ bytes: [UInt8], to url: URL) throws {
         let temporary = url.path + ".tmp"
+        let system = FileSystemCalls.live
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Refusal.io("open '\(temporary)': errno \(errno)") }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                close(fd)
-                unlink(temporary)
-                throw Refusal.io("write '\(temporary)': errno \(errno)")
-            }
-            written += n
-        }
-        guard fsync(fd) == 0 else {
+        do {
+            // The store's own loop: short writes and EINTR handled.
+            try FileStore.writeFully(fd, bytes, path: temporary, system: system)
+            guard system.fsync(fd) == 0 else { throw Refusal.io("fsync '\(temporary)': errno \(errno)") }
+        } catch {
             close(fd)
             unlink(temporary)
-            throw Refusal.io("fsync '\(temporary)': errno \(errno)")
+            throw error as? Refusal ?? Refusal.io("\(error)")
         }
         close(fd)
-        guard rename(temporary, url.path) == 0 else {
+        guard system.rename(temporary, url.path) == 0 else {
             unlink(temporary)
             throw Refusal.io("rename to '\(url.path)': errno \(errno)")
         }
-        let folder = open(url.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            close(folder)
-        }
+        _ = system.syncDirectory(url.deletingLastPathComponent().path)
     }
 
     // MARK: - Launching
@@ -295,64 +291,40 @@ public final class RuleDelivery: @unchecked Sendable {
     /// The rules to run: the staged file when it is present, whole and valid, else the bundled
     /// rules (``lastProblem`` says why, when a staged file was there but not used).
     public func rulesForLaunch() -> (sources: [SourceFile], origin: ActiveRules.Origin, version: String?) {
+        let (checked, version) = launchRules()
+        return checked.map { ([$0.source], .delivered, version) } ?? (bundled, .bundled, nil)
+    }
+
+    /// The staged rules, checked, and their version; nil when there are none or they fail a check.
+    private func launchRules() -> (checked: (source: SourceFile, result: CheckResult)?, version: String?) {
         var why: String?
         defer {
             lock.lock()
             problem = why
             lock.unlock()
         }
-        guard let data = FileManager.default.contents(atPath: stagedURL.path) else {
-            return (bundled, .bundled, nil)
-        }
+        guard let data = FileManager.default.contents(atPath: stagedURL.path) else { return (nil, nil) }
         do {
-            let source = try check(data)
-            var version: String?
-            if let text = FileManager.default.contents(atPath: versionURL.path).map({
-                String(decoding: $0, as: UTF8.self)
-            }),
-                let space = text.firstIndex(of: " "), text[..<space] == ActiveRules.digest([source.bytes])
-            {
-                let label = String(text[text.index(after: space)...])
-                version = label.isEmpty ? nil : label
-            }
-            return ([source], .delivered, version)
+            let checked = try checked(data)
+            return (checked, stagedVersion(of: checked.source.bytes))
         } catch {
             why = "the staged rules were not used: \(error); running the bundled rules"
-            return (bundled, .bundled, nil)
+            return (nil, nil)
         }
     }
 
-    /// An engine over `store` running ``rulesForLaunch()``; if the staged rules cannot make one,
-    /// the bundled rules do (``lastProblem`` says why).
+    /// An engine over `store` running the staged rules when they pass every check, else the
+    /// bundled ones (``lastProblem`` says why); the staged rules are checked once.
     public func makeEngine(
         store: RuleStore, clock: RuleClock = SystemClock(), options: RuleEngine.Options = RuleEngine.Options()
     ) throws -> RuleEngine {
-        let (sources, origin, version) = rulesForLaunch()
-        let engine: RuleEngine
-        do {
-            engine = try RuleEngine(sources: sources, store: store, clock: clock, options: options)
-        } catch RuleEngineError.invalidRules(let diagnostics) where origin == .delivered {
-            lock.lock()
-            problem = "the staged rules were not used: \(Refusal.invalidRules(diagnostics)); running the bundled rules"
-            lock.unlock()
-            let fallback = try RuleEngine(sources: bundled, store: store, clock: clock, options: options)
-            fallback.setActive(origin: .bundled, version: nil, sources: bundled)
-            return fallback
+        let (checked, version) = launchRules()
+        if let checked {
+            return try RuleEngine(
+                checked: checked.result, store: store, clock: clock, options: options, origin: .delivered,
+                version: version)
         }
-        engine.setActive(origin: origin, version: version, sources: sources)
-        return engine
-    }
-}
-
-extension RuleEngine {
-    /// Records where the running rules came from (a delivery's engine).
-    func setActive(origin: ActiveRules.Origin, version: String?, sources: [SourceFile]) {
-        locked { core in
-            let active = ActiveRules(
-                sources: sources, origin: origin, version: version, activated: core.active?.activated ?? Date())
-            core.active = active
-            // Stored, so that `rulec state` says which rules this device ran.
-            core.save([EngineState.change(activeRules: active.description)])
-        }
+        return try RuleEngine(
+            checked: RuleCompiler.check(bundled), store: store, clock: clock, options: options, origin: .bundled)
     }
 }

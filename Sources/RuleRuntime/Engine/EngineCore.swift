@@ -27,6 +27,8 @@ struct EngineCore {
     let listenerList: [Int32]
     let streamKeep: [Int]
     let triggerInfo: [TriggerInfo]
+    /// ``CompiledRules/dayCounted``, read by every trigger.
+    let dayCounted: [Bool]
 
     /// Stream slots: the rules' streams first, then any the app names.
     var streams: StreamTable
@@ -100,6 +102,8 @@ struct EngineCore {
     var warnings: [Diagnostic] = []
     /// Which rules these are (``RuleEngine/activeRules``).
     var active: ActiveRules?
+    /// The active rules the state records (entry `a:`), as ``ActiveRules/description`` words them.
+    var storedActive: String?
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 
@@ -115,6 +119,7 @@ struct EngineCore {
         listenerList = rules.listenerList
         streamKeep = rules.streamKeep
         triggerInfo = rules.triggerInfo
+        dayCounted = rules.dayCounted
         streams = state.streams
         tallies = state.tallies
         views = []
@@ -146,6 +151,7 @@ struct EngineCore {
         imports = state.imports
         orphans = []
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
+        storedActive = state.activeRules
         days = [:]
         for (name, bits) in state.days {
             if let slot = streams.index[name] { days[slot] = bits }
@@ -337,7 +343,7 @@ struct EngineCore {
             unknownEventSlots.append(slot)
         }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
-        if slot < rules.dayCounted.count && rules.dayCounted[slot] { recordDay(slot, at: time) }
+        if slot < dayCounted.count && dayCounted[slot] { recordDay(slot, at: time) }
         tallies.withTally(slot) { record.set(stream: streams.name(slot), $0, recent: $1) }
         for k in listeners {
             let index = Int(listenerList[k])

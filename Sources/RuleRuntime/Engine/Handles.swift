@@ -126,11 +126,11 @@ extension Double: ParamValueConvertible {
 
 // MARK: - Resolution
 
-/// Where a handle remembers its index in the engine that used it last: the engine's
-/// serial number and the index, published together in one atomic word.
-final class HandleCache: @unchecked Sendable {
-    /// An ``AtomicWord`` where the system has atomics; nil before macOS 15 / iOS 18.
-    private let word: AnyObject?
+/// One 64-bit word, atomic where the system has atomics (Linux, macOS 15 / iOS 18 and later);
+/// elsewhere nothing is kept: loads give 0 and stores are dropped.
+struct AtomicWordIfAvailable: Sendable {
+    /// An ``AtomicWord``, or nil (typed loosely: the class exists only where atomics do).
+    private let word: (any AnyObject & Sendable)?
 
     init() {
         #if canImport(Synchronization)
@@ -142,29 +142,52 @@ final class HandleCache: @unchecked Sendable {
         word = nil
     }
 
-    /// The index remembered for engine `serial`, if any.
+    /// The word (acquiring: what the store that published it wrote before is visible).
     @inline(__always)
-    func index(for serial: UInt32) -> Int? {
+    func load(acquiring: Bool) -> UInt64 {
         #if canImport(Synchronization)
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
-                let packed = unsafeDowncast(word, to: AtomicWord.self).value.load(ordering: .acquiring)
-                if packed >> 32 == UInt64(serial), packed & 0xFFFF_FFFF != 0 {
-                    return Int(packed & 0xFFFF_FFFF) - 1
+                let box = unsafeDowncast(word, to: AtomicWord.self)
+                return acquiring ? box.value.load(ordering: .acquiring) : box.value.load(ordering: .relaxed)
+            }
+        #endif
+        return 0
+    }
+
+    /// Sets the word (releasing: what was written before is visible to an acquiring load).
+    @inline(__always)
+    func store(_ value: UInt64, releasing: Bool) {
+        #if canImport(Synchronization)
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
+                let box = unsafeDowncast(word, to: AtomicWord.self)
+                if releasing {
+                    box.value.store(value, ordering: .releasing)
+                } else {
+                    box.value.store(value, ordering: .relaxed)
                 }
             }
         #endif
-        return nil
+    }
+}
+
+/// Where a handle remembers its index in the engine that used it last: the engine's
+/// serial number and the index, published together in one atomic word.
+final class HandleCache: Sendable {
+    private let word = AtomicWordIfAvailable()
+
+    /// The index remembered for engine `serial`, if any.
+    @inline(__always)
+    func index(for serial: UInt32) -> Int? {
+        let packed = word.load(acquiring: true)
+        guard packed >> 32 == UInt64(serial), packed & 0xFFFF_FFFF != 0 else { return nil }
+        return Int(packed & 0xFFFF_FFFF) - 1
     }
 
     /// Remembers `index` for engine `serial` (replacing what another engine left).
     @inline(__always)
     func remember(_ index: Int, for serial: UInt32) {
-        #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word, index < 0xFFFF_FFFF {
-                unsafeDowncast(word, to: AtomicWord.self).value.store(
-                    UInt64(serial) << 32 | UInt64(index + 1), ordering: .releasing)
-            }
-        #endif
+        guard index < 0xFFFF_FFFF else { return }
+        word.store(UInt64(serial) << 32 | UInt64(index + 1), releasing: true)
     }
 }
 
@@ -175,20 +198,10 @@ final class HandleCache: @unchecked Sendable {
     }
 #endif
 
-/// A thread's identity in one atomic word (before macOS 15 / iOS 18: nothing is kept, and a
-/// callback calling its engine is not detected).
-final class ThreadMark: @unchecked Sendable {
-    private let word: AnyObject?
-
-    init() {
-        #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
-                word = AtomicWord()
-                return
-            }
-        #endif
-        word = nil
-    }
+/// The thread holding an engine's lock, in one atomic word (before macOS 15 / iOS 18 nothing is
+/// kept, and a callback calling its engine is not detected).
+final class ThreadMark: Sendable {
+    private let word = AtomicWordIfAvailable()
 
     /// The calling thread's identity (never 0).
     @inline(__always)
@@ -202,21 +215,8 @@ final class ThreadMark: @unchecked Sendable {
 
     @inline(__always)
     var value: UInt64 {
-        get {
-            #if canImport(Synchronization)
-                if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
-                    return unsafeDowncast(word, to: AtomicWord.self).value.load(ordering: .relaxed)
-                }
-            #endif
-            return 0
-        }
-        set {
-            #if canImport(Synchronization)
-                if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
-                    unsafeDowncast(word, to: AtomicWord.self).value.store(newValue, ordering: .relaxed)
-                }
-            #endif
-        }
+        get { word.load(acquiring: false) }
+        set { word.store(newValue, releasing: false) }
     }
 }
 

@@ -68,6 +68,7 @@ extension EngineCore {
         }
         for (name, item) in written.todos { todos[name] = item }
         for (name, bits) in written.days { days[slot(name)] = bits }
+        if let rules = written.activeRules { storedActive = rules }
         if present[EngineState.metaKey] != nil { meta = written.meta }
         for (name, report) in written.imports { imports[name] = report }
         for key in deleted { delete(key) }
@@ -94,6 +95,7 @@ extension EngineCore {
         case "p": if let index = rules.paramIndex[name] { stored[index] = nil }
         case "t": todos[name] = nil
         case "d": if let slot = streams.index[name] { days[slot] = nil }
+        case "a": storedActive = nil
         case "m": meta = SessionMeta()
         case "i": imports[name] = nil
         default: break

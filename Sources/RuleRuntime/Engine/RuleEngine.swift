@@ -119,11 +119,19 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Creates an engine from rule files checked together as one program.
     /// Throws ``RuleEngineError/invalidRules(_:)`` when they have errors, or ``RuleEngineError/store(_:)``.
-    public init(
+    public convenience init(
         sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
         options: Options = Options()
     ) throws {
-        let result = RuleCompiler.check(sources)
+        try self.init(checked: RuleCompiler.check(sources), store: store, clock: clock, options: options)
+    }
+
+    /// An engine over rules already checked (a delivery checks them before it decides to run them),
+    /// from `origin`.
+    init(
+        checked result: CheckResult, store: RuleStore, clock: RuleClock, options: Options,
+        origin: ActiveRules.Origin = .given, version: String? = nil
+    ) throws {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         let rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
         var state: EngineState
@@ -146,9 +154,11 @@ public final class RuleEngine: @unchecked Sendable {
         built.logger = DecisionLogger(subsystem: options.logSubsystem)
         built.overrides = options.overrides
         built.timeZone = options.timeZone
-        built.active = ActiveRules(sources: sources, origin: .given, activated: clock.now())
-        // History under former names (`was`) moves in one record, before anything else is written.
-        if !moves.isEmpty { built.save(moves) }
+        // History under former names (`was`) moves in one record, before anything else is written;
+        // rules from a delivery are recorded with it.
+        let active = ActiveRules(program: result.program, origin: origin, version: version, activated: clock.now())
+        let changes = moves + built.activate(active)
+        if !changes.isEmpty { built.save(changes) }
         built.warnings = result.diagnostics + built.reconcile()
         recentLimit = options.recentLimit
         core = .allocate(capacity: 1)

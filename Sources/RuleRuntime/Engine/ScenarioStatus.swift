@@ -75,28 +75,15 @@ extension RuleEngine {
     /// every change (under the engine's lock); returns the observer's id.
     func addStatusObserver(for scenario: Scenario, _ deliver: @escaping @Sendable (Bool, Explanation) -> Void) -> Int {
         locked { core in
-            let id = core.nextObserverID
-            core.nextObserverID += 1
             let index = core.rules.scenarioIndex[scenario.name]
             var observer = Observer(name: scenario.name, index: index, sink: .status(deliver), last: false)
-            let now = core.now()
-            let value = index.map { core.passes($0, now: now) } ?? false
+            let value = index.map { core.passes($0, now: core.now()) } ?? false
             let explanation = core.explanation(observer)
             observer.last = value
             observer.lastExplanation = explanation.description
             deliver(value, explanation)
-            core.observers[id] = observer
-            // Over a shared file, another process's write refreshes the observers at once.
-            if core.watcher == nil, let shared = self.shared {
-                core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
-            }
-            return id
+            return register(observer, &core)
         }
-    }
-
-    /// Forgets observer `id`.
-    func removeObserver(_ id: Int) {
-        locked { core in _ = core.observers.removeValue(forKey: id) }
     }
 }
 

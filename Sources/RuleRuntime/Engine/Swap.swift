@@ -28,39 +28,37 @@ public struct ActiveRules: Sendable, Equatable, CustomStringConvertible {
     /// When the engine took them, by its clock.
     public var activated: Date
 
-    /// The rules of `sources`, from `origin`, taken at `activated`.
-    public init(sources: [SourceFile], origin: Origin, version: String? = nil, activated: Date) {
+    /// The rules of `program` (already parsed: its files say their language), from `origin`.
+    init(program: RuleProgram, origin: Origin, version: String? = nil, activated: Date) {
         self.origin = origin
-        paths = sources.map(\.path)
-        language = sources.map { RuleCompiler.declaredLanguage($0) }.max() ?? .initial
-        digest = ActiveRules.digest(sources.map(\.bytes))
+        paths = program.files.map(\.source.path)
+        language = program.files.map(\.languageVersion).max() ?? .initial
+        digest = "crc32:" + CRC32.hex(of: program.files.map { $0.source.bytes[...] })
         self.version = version
         self.activated = activated
     }
 
-    /// `crc32:XXXXXXXX` of the byte arrays in order.
-    static func digest(_ parts: [[UInt8]]) -> String {
+    /// Everything but the time: `delivered rules.rules (language 1.1, crc32:1a2b3c4d, version 7)`.
+    var identity: String {
+        var what = "\(origin.rawValue) \(paths.joined(separator: ", ")) (language \(language), \(digest)"
+        if let version { what += ", version \(version)" }
+        return what + ")"
+    }
+
+    /// `delivered rules.rules (language 1.1, crc32:1a2b3c4d, version 7) since 2026-11-25T10:00:00Z`.
+    public var description: String { identity + " since " + activated.formatted(.iso8601) }
+}
+
+/// zlib's CRC-32, as eight hex digits: the rules' digest and a delivered file's seal.
+enum CRC32 {
+    /// The CRC-32 of `parts` one after the other.
+    static func hex(of parts: [ArraySlice<UInt8>]) -> String {
         var crc: UInt = 0
         for part in parts {
             crc = part.withUnsafeBufferPointer { CZlib.crc32(crc, $0.baseAddress, UInt32($0.count)) }
         }
-        let hex = String(crc & 0xFFFF_FFFF, radix: 16)
-        return "crc32:" + String(repeating: "0", count: 8 - hex.count) + hex
-    }
-
-    /// `delivered rules.rules (language 1.1, crc32:1a2b3c4d, version 7) since 2026-11-25T10:00:00Z`.
-    public var description: String {
-        var what = "\(origin.rawValue) \(paths.joined(separator: ", ")) (language \(language), \(digest)"
-        if let version { what += ", version \(version)" }
-        return what + ") since " + ISO8601DateFormatter().string(from: activated)
-    }
-}
-
-extension RuleCompiler {
-    /// The language version `file` declares on its first line (1.0 when none), read without parsing the rest.
-    public static func declaredLanguage(_ file: SourceFile) -> LanguageVersion {
-        Parser.parse(SourceFile(path: file.path, bytes: Array(file.bytes.prefix { $0 != UInt8(ascii: "\n") })))
-            .0.languageVersion
+        let text = String(crc & 0xFFFF_FFFF, radix: 16)
+        return String(repeating: "0", count: 8 - text.count) + text
     }
 }
 
@@ -83,12 +81,19 @@ extension RuleEngine {
     public func replaceRules(sources: [SourceFile], origin: ActiveRules.Origin = .given, version: String? = nil)
         throws -> [Diagnostic]
     {
-        let result = RuleCompiler.check(sources)
+        try replaceRules(checked: RuleCompiler.check(sources), origin: origin, version: version)
+    }
+
+    /// ``replaceRules(sources:origin:version:)`` with rules already checked.
+    @discardableResult
+    func replaceRules(checked result: CheckResult, origin: ActiveRules.Origin, version: String?) throws
+        -> [Diagnostic]
+    {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         // Compiled before the lock is taken: calls wait only for the state to be carried over.
         let rules = CompiledRules(program: result.program, recentLimit: recentLimit)
         let active: (Date) -> ActiveRules = {
-            ActiveRules(sources: sources, origin: origin, version: version, activated: $0)
+            ActiveRules(program: result.program, origin: origin, version: version, activated: $0)
         }
         return try locked { (core: inout EngineCore) throws -> [Diagnostic] in
             try core.swap(to: rules, diagnostics: result.diagnostics, active: active)
@@ -119,6 +124,15 @@ extension EngineCore {
         guard let index = scenario(named: handle.name) else { return nil }
         handle.cache.remember(index, for: serial)
         return index
+    }
+
+    /// Takes `rules` as the active rules; returns the change that records them in the state when
+    /// they came from a delivery and differ from the rules recorded there (`rulec state` shows them).
+    mutating func activate(_ rules: ActiveRules) -> [StoreChange] {
+        active = rules
+        guard rules.origin != .given, storedActive?.hasPrefix(rules.identity + " since ") != true else { return [] }
+        storedActive = rules.description
+        return [EngineState.change(activeRules: rules.description)]
     }
 
     mutating func noteUnknownScenario(_ name: String) {
@@ -170,11 +184,7 @@ extension EngineCore {
             moved.index = rules.scenarioIndex[observer.name]
             next.observers[id] = moved
         }
-        let rulesNow = active(Date(timeIntervalSince1970: next.now()))
-        next.active = rulesNow
-        var changes = moves
-        // Rules from a delivery are recorded in the state (`rulec state` shows them).
-        if rulesNow.origin != .given { changes.append(EngineState.change(activeRules: rulesNow.description)) }
+        let changes = moves + next.activate(active(Date(timeIntervalSince1970: next.now())))
         if !changes.isEmpty { next.save(changes) }
         next.warnings = diagnostics + next.reconcile()
         self = next

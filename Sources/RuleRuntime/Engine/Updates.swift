@@ -39,28 +39,35 @@ extension RuleEngine {
         AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
             let id: Int? = locked { core in
                 guard let index = core.scenario(scenario) else { return nil }
-                let id = core.nextObserverID
-                core.nextObserverID += 1
-                let now = core.now()
-                let value = core.passes(index, now: now)
+                let value = core.passes(index, now: core.now())
                 continuation.yield(value)
-                core.observers[id] = Observer(
-                    name: scenario.name, index: index, sink: .stream(continuation), last: value)
-                // Over a shared file, another process's write refreshes the observers at once.
-                if core.watcher == nil, let shared = self.shared {
-                    core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
-                }
-                return id
+                return register(
+                    Observer(name: scenario.name, index: index, sink: .stream(continuation), last: value), &core)
             }
             guard let id else {
                 continuation.yield(false)
                 continuation.finish()
                 return
             }
-            continuation.onTermination = { [weak self] _ in
-                self?.locked { core in _ = core.observers.removeValue(forKey: id) }
-            }
+            continuation.onTermination = { [weak self] _ in self?.removeObserver(id) }
         }
+    }
+
+    /// Adds `observer` (its current answer already delivered) and returns its id; over a shared
+    /// file, starts watching it, so another process's write refreshes the observers at once.
+    func register(_ observer: Observer, _ core: inout EngineCore) -> Int {
+        let id = core.nextObserverID
+        core.nextObserverID += 1
+        core.observers[id] = observer
+        if core.watcher == nil, let shared {
+            core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
+        }
+        return id
+    }
+
+    /// Forgets observer `id`.
+    func removeObserver(_ id: Int) {
+        locked { core in _ = core.observers.removeValue(forKey: id) }
     }
 
     /// The string form of ``updates(for:)-(Scenario)``.

@@ -74,14 +74,17 @@ extension EngineCore {
     /// Distinct local days, among the last `window` (today included), on which any of the
     /// streams in `slots` had an event.
     mutating func activeDays(of slots: [Int], window: Int64, now time: Double) -> Int64 {
+        // The union of the streams' days, aligned on today: bit k is the day k days back.
         let today = DayBits.day(of: time, in: zone())
-        let kept = slots.compactMap { days[$0] }
-        if kept.isEmpty { return 0 }
-        var count: Int64 = 0
-        for back in 0..<min(window, DayBits.span) where kept.contains(where: { $0.contains(today - back) }) {
-            count += 1
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        for slot in slots {
+            guard let bits = days[slot] else { continue }
+            for back in 0..<min(window, DayBits.span) where bits.contains(today - back) {
+                if back < 64 { low |= 1 << UInt64(back) } else { high |= 1 << UInt64(back - 64) }
+            }
         }
-        return count
+        return Int64(low.nonzeroBitCount + high.nonzeroBitCount)
     }
 
     /// The time zone local days are counted in: the one set, else the current one.

@@ -84,8 +84,11 @@ enum VersionAndRenameChecks {
             if let first = renames.first(where: { $0.file.path == file.source.path })?.formerNames.first {
                 newer.append((.was, first.range))
             }
-            if let gaps = firstGrowingBetween(file) { newer.append((.growingBetween, gaps)) }
-            if let days = firstDayCount(file) { newer.append((.days, days)) }
+            // A file declaring 1.1 (the newest version's constructs) needs no search.
+            if declared < LanguageVersion.current {
+                if let gaps = firstGrowingBetween(file) { newer.append((.growingBetween, gaps)) }
+                if let days = firstDayCount(file) { newer.append((.days, days)) }
+            }
             if let (construct, range) = newer.filter({ declared < $0.0.version }).min(by: {
                 $0.1.lowerBound < $1.1.lowerBound
             }) {
@@ -195,21 +198,21 @@ enum VersionAndRenameChecks {
 }
 
 extension RuleFile {
-    /// Every body's clauses, in order: each scenario's, each group's and its members'.
-    var bodies: [[Clause]] {
-        declarations.flatMap { declaration -> [[Clause]] in
-            switch declaration {
-            case .scenario(let scenario): return [scenario.clauses]
-            case .group(let group): return [group.clauses] + group.members.map(\.clauses)
-            case .param, .event: return []
-            }
-        }
-    }
-
-    /// The first range `find` gives for a clause of this file, in source order.
+    /// The first range `find` gives for a clause of this file, in source order (each scenario's
+    /// clauses, each group's and its members'), read in place: no list of bodies is made.
     func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
-        for clauses in bodies {
+        func search(_ clauses: [Clause]) -> SourceRange? {
             for clause in clauses { if let found = find(clause) { return found } }
+            return nil
+        }
+        for declaration in declarations {
+            switch declaration {
+            case .scenario(let scenario): if let found = search(scenario.clauses) { return found }
+            case .group(let group):
+                if let found = search(group.clauses) { return found }
+                for member in group.members { if let found = search(member.clauses) { return found } }
+            case .param, .event: continue
+            }
         }
         return nil
     }

@@ -33,4 +33,22 @@ final class GrowingGapsTests: XCTestCase {
         XCTAssertEqual(diagnostics.count, 0)
         XCTAssertEqual(text, "# language 1.1\nscenario A < between 1d, 3d, 7d >\n")
     }
+
+    func testDayCountsNeedLanguage11AndWholeDaysWithinTheLimit() {
+        let old = RuleCompiler.check(text: "scenario A < on x; min_days 2 within 7d >\n")
+        XCTAssertEqual(old.diagnostics.map(\.id), [.languageVersion])
+        let call = RuleCompiler.check(text: "scenario A < when active_days(x within 7d) >= 2 >\n")
+        XCTAssertEqual(call.diagnostics.map(\.id), [.languageVersion])
+        let header = "# language 1.1\n"
+        XCTAssertEqual(
+            RuleCompiler.check(text: header + "scenario A < on x; min_days 2 within 7d >\n").diagnostics.count, 0)
+        for (body, id) in [
+            ("min_days 2 within 36h", DiagnosticID.invalidDuration),
+            ("min_days 2 within 121d", .windowThresholdTooLarge),
+            ("min_days 8 within 7d", .impossibleScenario), ("when active_days(x per session) >= 1", .expectedToken),
+        ] {
+            let result = RuleCompiler.check(text: header + "scenario A < on x; \(body) >\n")
+            XCTAssertEqual(result.diagnostics.map(\.id), [id], body)
+        }
+    }
 }

@@ -27,6 +27,9 @@ final class DiffCommandTests: XCTestCase {
                 "examples/release/v2.rules:4:7: note: event 'launch' renamed to 'open': its history moves with it",
             ])
         XCTAssertEqual(result.stderr, "1 change would lose history\n")
+        let readme = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        for line in lines { XCTAssertTrue(readme.contains(line + "\n"), "the README shows: \(line)") }
         let json = try RulecBinary.run(["diff", "--json", "examples/release/v1.rules", "examples/release/v2.rules"])
         XCTAssertEqual(json.status, 1)
         let objects = try json.stdout.split(separator: "\n").map {

@@ -42,7 +42,8 @@ import RuleRuntime
 //       calls the engine from inside that callback (which runs under the engine's lock): the
 //       process must stop at once with a message, never hang
 //   rule-test-fixture try-lock STATE
-//       prints "free" when STATE's and STATE.shm's locks (flock and fcntl) can all be taken now
+//       prints "free" when STATE's and STATE.shm's locks (flock, fcntl and, on Linux, the
+//       region's mutex) can all be taken now
 
 let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
 
@@ -276,6 +277,22 @@ func tryLock(_ path: String) -> Never {
         region.l_type = Int16(F_WRLCK)
         region.l_whence = Int16(SEEK_SET)
         if fcntl(descriptor, F_SETLK, &region) != 0 { free = false }
+        #if canImport(Glibc)
+            // Linux: the region's lock is a robust mutex at offset 64 of the mapped page.
+            if file.hasSuffix(".shm"), let page = mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0),
+                page != MAP_FAILED
+            {
+                let mutex = (page + 64).assumingMemoryBound(to: pthread_mutex_t.self)
+                switch pthread_mutex_trylock(mutex) {
+                case 0: pthread_mutex_unlock(mutex)
+                case EOWNERDEAD:
+                    pthread_mutex_consistent(mutex)
+                    pthread_mutex_unlock(mutex)
+                default: free = false
+                }
+                munmap(page, 4096)
+            }
+        #endif
         close(descriptor)
     }
     say(free ? "free" : "held")

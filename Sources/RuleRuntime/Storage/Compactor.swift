@@ -68,6 +68,13 @@ extension FileStore {
         }
         guard system.fsync(out) == 0 else { throw fail("fsync", errno) }
         guard let newIdentity = FileIdentity(descriptor: out) else { throw fail("stat", errno) }
+        // Shared: the counters move before the rename, so that a process killed in between has
+        // moved them and the others look at the file (a needless look when the rename failed).
+        var behind = false
+        if let region {
+            behind = region.sequence != seenSequence || region.generation != seenGeneration
+            region.advance(replaced: true)
+        }
         guard system.rename(temporary, realPath) == 0 else { throw fail("rename", errno) }
         close(fd)
         fd = out
@@ -82,8 +89,7 @@ extension FileStore {
             // Replaced: other processes open the new file at their next call.
             // The open file is the new one either way; an engine that had not seen everything in
             // it reads it whole at its next call.
-            if region.sequence != seenSequence || region.generation != seenGeneration { engineBehind = true }
-            region.advance(replaced: true)
+            if behind { engineBehind = true }
             seenGeneration = region.generation
             if !engineBehind { seenSequence = region.sequence }
             appendedInCall = true

@@ -373,6 +373,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     /// Ends an engine call: lets go of the lock an append took, and tells other processes.
     func endCall() {
+        // Both are set only by the thread of the call now ending (which the engine's lock
+        // orders against every other call): a call that neither appended nor locked, the
+        // common read, costs no lock here (rulebench `try_shared_vs_limit`).
+        if !holdsLock && !appendedInCall { return }
         lock.lock()
         let posted = appendedInCall
         if holdsLock {

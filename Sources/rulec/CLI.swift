@@ -21,9 +21,9 @@ enum ExitCode {
 
 enum CLI {
     static let version = "0.1.0"
-    static let commands = ["check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger", "diff", "seal"]
+    static let commands = ["check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger", "diff", "seal", "lsp"]
     static let mainUsage =
-        "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain, trigger, diff, seal; "
+        "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain, trigger, diff, seal, lsp; "
         + "see 'rulec --help')"
     static let mainHelp = """
         rulec: the command-line tool for .rules files.
@@ -41,6 +41,7 @@ enum CLI {
           trigger --state FILE RULES... EVENT  record an event into a state file (opened shared)
           diff [--state FILE] OLD NEW   what changing the rules does to users' history; exit 1 on a loss
           seal [--write] FILE           add the last line a delivered rules file needs (RuleDelivery)
+          lsp                           the language server for editors (stdio)
 
         Run 'rulec <command> --help' for a command's options.
         Exit status: 0 success, 1 errors in the input, 64 wrong usage.

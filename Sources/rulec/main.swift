@@ -21,6 +21,7 @@ case "explain": status = ExplainCommand.run(Array(arguments.dropFirst()))
 case "trigger": status = TriggerCommand.run(Array(arguments.dropFirst()))
 case "diff": status = DiffCommand.run(Array(arguments.dropFirst()))
 case "seal": status = SealCommand.run(Array(arguments.dropFirst()))
+case "lsp": status = LSPCommand.run(Array(arguments.dropFirst()))
 case "--help", "-h", "help":
     print(CLI.mainHelp)
     status = ExitCode.ok

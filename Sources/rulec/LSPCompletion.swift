@@ -1,0 +1,195 @@
+import Foundation
+import RuleLang
+
+/// Completion: what may be written at a position, read from the text before it (which may
+/// not parse while it is being typed).
+extension LSPFeatures {
+    /// Where the cursor is, as far as completion cares.
+    private struct Context {
+        var inBody = false
+        /// Where the clause being written starts.
+        var clauseStart = 0
+        /// The function of each open parenthesis ("" for a plain one).
+        var parentheses: [String] = []
+        /// In a comment or a string: nothing to complete.
+        var inText = false
+    }
+
+    func completion(at offset: Int) -> Any {
+        let context = scan(to: offset)
+        guard !context.inText else { return LSPFeatures.items([]) }
+        let (_, wordRange) = LSPFeatures.word(in: file, at: offset)
+        let typed = max(wordRange.lowerBound, min(offset, wordRange.upperBound))
+        let language = program.files.first { $0.source.path == file.path }?.languageVersion ?? .initial
+        guard context.inBody else {
+            let line = file.text(file.lineRange(file.lineIndex(of: offset) + 1).lowerBound..<typed)
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            if words.isEmpty || (words.count == 1 && words[0] == "}") { return LSPFeatures.items(declarationItems) }
+            if words.count >= 2, words[0] == "param", line.hasSuffix(":") || line.hasSuffix(": ") {
+                return LSPFeatures.items(ValueType.allCases.map { item($0.rawValue, kind: 25, detail: "type") })
+            }
+            return LSPFeatures.items([])
+        }
+        let clause = file.text(context.clauseStart..<typed)
+        let words = clause.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "," })
+            .map(String.init)
+        if let function = context.parentheses.last {
+            let inside = file.text((LSPFeatures.lastOpen(file, before: typed) ?? typed)..<typed)
+            let written = inside.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            switch BuiltinFunction(rawValue: function) {
+            case .count?, .sinceFirst?, .sinceLast?, .activeDays?:
+                if written.isEmpty { return LSPFeatures.items(eventItems()) }
+                if written.count == 1, inside.hasSuffix(" ") {
+                    if function == BuiltinFunction.activeDays.name { return LSPFeatures.items([withinItem]) }
+                    return LSPFeatures.items(BuiltinFunction(rawValue: function)?.takesScope == true ? scopeItems : [])
+                }
+                return LSPFeatures.items([])
+            case .executions?:
+                if written.isEmpty { return LSPFeatures.items(scenarioAndGroupItems()) }
+                if written.count == 1, inside.hasSuffix(" ") { return LSPFeatures.items(scopeItems) }
+                return LSPFeatures.items([])
+            case .todo?:
+                return LSPFeatures.items([])
+            case nil:
+                return LSPFeatures.items(expressionItems(language))
+            }
+        }
+        guard let keyword = words.first else { return LSPFeatures.items(clauseItems(language)) }
+        if words.count == 1 && !clause.hasSuffix(" ") { return LSPFeatures.items(clauseItems(language)) }
+        switch keyword {
+        case "on":
+            let listed = Set(words.dropFirst())
+            return LSPFeatures.items(eventItems().filter { !listed.contains($0["label"] as? String ?? "") })
+        case "when":
+            return LSPFeatures.items(expressionItems(language))
+        case "min_events", "max_events", "max_exec":
+            return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? scopeItems : [])
+        case "min_days":
+            return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? [withinItem] : [])
+        default:
+            return LSPFeatures.items([])
+        }
+    }
+
+    /// Reads the file from its start to `offset`: bodies, clauses, parentheses, comments, strings.
+    private func scan(to offset: Int) -> Context {
+        var context = Context()
+        let bytes = file.bytes
+        var index = 0
+        let end = min(offset, bytes.count)
+        while index < end {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "#"):
+                while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
+                if index >= end { context.inText = true }
+                continue
+            case UInt8(ascii: "\""):
+                index += 1
+                while index < bytes.count && bytes[index] != UInt8(ascii: "\"") && bytes[index] != UInt8(ascii: "\n") {
+                    index += 1
+                }
+                if index >= end { context.inText = true }
+            case UInt8(ascii: "<") where !context.inBody:
+                context = Context(inBody: true, clauseStart: index + 1)
+            case UInt8(ascii: ">") where context.inBody && context.parentheses.isEmpty:
+                context.inBody = false
+            case UInt8(ascii: ";") where context.inBody && context.parentheses.isEmpty:
+                context.clauseStart = index + 1
+            case UInt8(ascii: "(") where context.inBody:
+                context.parentheses.append(LSPFeatures.word(in: file, at: index).0)
+            case UInt8(ascii: ")") where context.inBody:
+                _ = context.parentheses.popLast()
+            default: break
+            }
+            index += 1
+        }
+        return context
+    }
+
+    /// Just after the last `(` before `offset`.
+    private static func lastOpen(_ file: SourceFile, before offset: Int) -> Int? {
+        var index = offset - 1
+        while index >= 0 {
+            if file.bytes[index] == UInt8(ascii: "(") { return index + 1 }
+            index -= 1
+        }
+        return nil
+    }
+
+    // MARK: - Items
+
+    private static func items(_ items: [JSONObject]) -> JSONObject { ["isIncomplete": false, "items": items] }
+
+    private func item(_ label: String, kind: Int, detail: String, snippet: String? = nil) -> JSONObject {
+        var object: JSONObject = ["label": label, "kind": kind, "detail": detail]
+        if let snippet {
+            object["insertText"] = snippet
+            object["insertTextFormat"] = 2
+        }
+        if let help = LSPFeatures.keywordHelp[label] {
+            object["documentation"] = ["kind": "markdown", "value": help] as JSONObject
+        }
+        return object
+    }
+
+    private var declarationItems: [JSONObject] {
+        [
+            item("scenario", kind: 14, detail: "declaration", snippet: "scenario ${1:Name} < ${2:min_events 1} >"),
+            item("group", kind: 14, detail: "declaration", snippet: "group ${1:Name} < ${2:max_exec 1 per session} > {\n\t$0\n}"),
+            item("param", kind: 14, detail: "declaration", snippet: "param ${1:name}: ${2|bool,int,string,duration|}"),
+            item("event", kind: 14, detail: "declaration", snippet: "event ${1:name}"),
+        ]
+    }
+
+    private func clauseItems(_ language: LanguageVersion) -> [JSONObject] {
+        var items = [
+            item("min_events", kind: 15, detail: "min_events N [scope]", snippet: "min_events ${1:5}"),
+            item("max_events", kind: 15, detail: "max_events N [scope]", snippet: "max_events ${1:10}"),
+            item("max_exec", kind: 15, detail: "max_exec N [scope]", snippet: "max_exec ${1:1}"),
+            item("since_first", kind: 15, detail: "since_first D", snippet: "since_first ${1:7d}"),
+            item("since_last", kind: 15, detail: "since_last D", snippet: "since_last ${1:1d}"),
+            item("between", kind: 15, detail: "between D", snippet: "between ${1:2d}"),
+            item("on", kind: 15, detail: "on EVENT, ...", snippet: "on ${1:event}"),
+            item("when", kind: 15, detail: "when EXPR", snippet: "when ${1:condition}"),
+            item("priority", kind: 15, detail: "priority N", snippet: "priority ${1:1}"),
+        ]
+        if language >= LanguageVersion(1, 1) {
+            items.append(item("min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
+        }
+        return items
+    }
+
+    private var scopeItems: [JSONObject] {
+        [
+            item("per session", kind: 14, detail: "scope", snippet: "per session"),
+            item("per version", kind: 14, detail: "scope", snippet: "per version"),
+            item("per install", kind: 14, detail: "scope", snippet: "per install"),
+            withinItem,
+        ]
+    }
+
+    private var withinItem: JSONObject { item("within", kind: 14, detail: "within D", snippet: "within ${1:7d}") }
+
+    private func eventItems() -> [JSONObject] {
+        program.events.map { item($0.text, kind: 23, detail: "event") }
+    }
+
+    private func scenarioAndGroupItems() -> [JSONObject] {
+        program.scenarios.map { item($0.name, kind: 7, detail: "scenario") }
+            + program.groups.map { item($0.name.text, kind: 9, detail: "group") }
+    }
+
+    private func expressionItems(_ language: LanguageVersion) -> [JSONObject] {
+        var items = program.params.map { item($0.name.text, kind: 6, detail: "param: \($0.type?.rawValue ?? "?")") }
+        for function in BuiltinFunction.allCases {
+            if function == .activeDays && language < LanguageVersion(1, 1) { continue }
+            let argument = function.argument == .scenarioOrGroup ? "scenario" : function == .todo ? "name" : "event"
+            let scope = function == .activeDays ? " within ${2:7d}" : ""
+            items.append(item(function.name, kind: 3, detail: "function", snippet: "\(function.name)(${1:\(argument)}\(scope))"))
+        }
+        items += BuiltinValue.allCases.map { item($0.rawValue, kind: 21, detail: "bool") }
+        items += ["true", "false"].map { item($0, kind: 21, detail: "bool") }
+        return items
+    }
+}

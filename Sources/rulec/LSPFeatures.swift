@@ -1,0 +1,239 @@
+import Foundation
+import RuleLang
+
+/// The answers of `rulec lsp` about one file of a checked workspace.
+struct LSPFeatures {
+    let analysis: LSPWorkspace.Analysis
+    let file: SourceFile
+
+    var names: NameIndex { analysis.names }
+    var program: RuleProgram { analysis.result.program }
+
+    // MARK: - Hover
+
+    func hover(at offset: Int) -> Any {
+        if let name = names.occurrence(in: file, at: offset) {
+            return hoverResult(describe(name), name.range)
+        }
+        let (word, range) = LSPFeatures.word(in: file, at: offset)
+        if let text = LSPFeatures.keywordHelp[word] { return hoverResult("`\(word)`: " + text, range) }
+        return NSNull()
+    }
+
+    private func hoverResult(_ markdown: String, _ range: SourceRange) -> JSONObject {
+        ["contents": ["kind": "markdown", "value": markdown] as JSONObject, "range": LSPPosition.range(in: file, range)]
+    }
+
+    private func describe(_ name: NameOccurrence) -> String {
+        let declaration = names.declaration(of: name)
+        switch declaration?.kind ?? name.kind {
+        case .scenario:
+            guard let info = program.scenarios.first(where: { $0.name == name.text }) else { break }
+            var text = "scenario **\(info.name)**"
+            if let group = info.group { text += " (group \(group))" }
+            return text + ": " + LSPFeatures.plainWords(info.decl.clauses, info.file)
+        case .group:
+            guard let group = program.groups.first(where: { $0.name.text == name.text }) else { break }
+            let members = group.members.map(\.name.text).joined(separator: ", ")
+            let budget = LSPFeatures.plainWords(group.clauses, declaration?.file ?? file)
+            return "group **\(group.name.text)**: \(budget)\n\nscenarios: \(members.isEmpty ? "none" : members)"
+        case .param:
+            guard let param = program.params.first(where: { $0.name.text == name.text }),
+                let place = declaration
+            else { break }
+            return "`\(place.file.text(param.range))`" + usedBy(name)
+        case .event:
+            if let place = declaration {
+                return "event **\(name.text)**, declared at \(place.file.path):\(place.file.location(of: place.range.lowerBound))"
+                    + usedBy(name)
+            }
+            return "event **\(name.text)** (not declared with `event`)" + usedBy(name)
+        case .function:
+            if let help = LSPFeatures.keywordHelp[name.text] { return "`\(name.text)`: " + help }
+        case .todo:
+            return "to-do **\(name.text)**: true while it is pending (`toDo`, `markDone`)"
+        }
+        return "**\(name.text)**: not declared in the workspace"
+    }
+
+    private func usedBy(_ name: NameOccurrence) -> String {
+        let owners = names.references(of: name).compactMap { $0.isDeclaration ? nil : $0.owner }
+        var seen = Set<String>()
+        let unique = owners.filter { seen.insert($0).inserted }
+        return unique.isEmpty ? "\n\nused by no scenario" : "\n\nused by: " + unique.joined(separator: ", ")
+    }
+
+    /// A body's clauses in plain words: "at least 5 events; the first at least 7d ago; ...".
+    static func plainWords(_ clauses: [Clause], _ file: SourceFile) -> String {
+        func scope(_ scope: Scope) -> String {
+            switch scope.kind {
+            case .install: return ""
+            case .version: return " in this version"
+            case .session: return " in this session"
+            case .within: return " in the last " + file.text(scope.range).replacingOccurrences(of: "within ", with: "")
+            }
+        }
+        var parts: [String] = []
+        for clause in clauses {
+            switch clause.kind {
+            case .minEvents(let n, let s): parts.append("at least \(n.value) events" + scope(s))
+            case .maxEvents(let n, let s): parts.append("at most \(n.value) events" + scope(s))
+            case .maxExec(let n, let s): parts.append("at most \(n.value) executions" + scope(s))
+            case .sinceFirst(let d): parts.append("the first event at least \(file.text(d.range)) ago")
+            case .sinceLast(let d): parts.append("the last event at least \(file.text(d.range)) ago")
+            case .between(let d): parts.append("executions at least \(file.text(d.range)) apart")
+            case .growingBetween(let list):
+                parts.append("executions " + list.map { file.text($0.range) }.joined(separator: ", then ") + " apart")
+            case .on(let list): parts.append("counting " + list.map(\.text).joined(separator: ", "))
+            case .when(let expr): parts.append("when " + file.text(expr.range))
+            case .priority(let n): parts.append("priority \(n.value)")
+            case .minDays(let n, let d): parts.append("events on at least \(n.value) days of the last \(file.text(d.range))")
+            }
+        }
+        return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
+    }
+
+    /// What each keyword means, in grammar.md's words, short.
+    static let keywordHelp: [String: String] = [
+        "min_events": "passes when the events in scope are at least N (`min_events N [scope]`).",
+        "max_events": "passes when the events in scope are at most N (`max_events N [scope]`).",
+        "max_exec": "passes when the executions in scope are fewer than N: at most N (`max_exec N [scope]`).",
+        "since_first": "passes when the first counted event is at least D old; fails when there is none.",
+        "since_last": "passes when the last counted event is at least D old, or there is none.",
+        "between": "passes when the last execution is at least D old; `between 1d, 3d, 7d` grows the gap after each execution (language 1.1).",
+        "on": "which streams the scenario counts (default: the stream named like the scenario).",
+        "when": "passes when the expression is true.",
+        "priority": "orders `executeNext` (default 0).",
+        "min_days": "passes when the counted streams had events on at least N distinct local days among the last D (language 1.1).",
+        "per": "a scope: `per install` (default), `per version`, `per session`.",
+        "within": "a sliding window: times whose age is less than D.",
+        "scenario": "declares a scenario: `scenario NAME < clause; ... >`.",
+        "group": "declares a group whose clauses budget its scenarios: `group NAME < ... > { scenario ... }`.",
+        "param": "declares a parameter the app sets: `param NAME: type [= default]`.",
+        "event": "declares event names, so that a misspelt one in `on` is an error.",
+        "was": "a former name: the history under it moves to the new name (language 1.1).",
+        "count": "`count(EVENT [scope])`: the events in scope (an int).",
+        "executions": "`executions(SCENARIO|GROUP [scope])`: the executions in scope (an int).",
+        "since_first()": "`since_first(EVENT)`: the age of the first event (a duration).",
+        "since_last()": "`since_last(EVENT)`: the age of the last event (a duration).",
+        "todo": "`todo(NAME)`: true while the to-do is pending.",
+        "active_days": "`active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).",
+        "upgraded": "true when this session's version differs from the first version the state saw.",
+    ]
+
+    /// The identifier at (or just before) `offset`, and its range.
+    static func word(in file: SourceFile, at offset: Int) -> (String, SourceRange) {
+        func isWord(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F
+        }
+        let bytes = file.bytes
+        var start = min(max(offset, 0), bytes.count)
+        var end = start
+        while start > 0 && isWord(bytes[start - 1]) { start -= 1 }
+        while end < bytes.count && isWord(bytes[end]) { end += 1 }
+        return (file.text(start..<end), start..<end)
+    }
+
+    // MARK: - Definition, references, rename
+
+    func definition(at offset: Int) -> Any {
+        guard let name = names.occurrence(in: file, at: offset), let declaration = names.declaration(of: name) else {
+            return NSNull()
+        }
+        return location(declaration)
+    }
+
+    func references(at offset: Int, includeDeclaration: Bool) -> Any {
+        guard let name = names.occurrence(in: file, at: offset) else { return NSNull() }
+        return names.references(of: name).filter { includeDeclaration || !$0.isDeclaration }.map(location)
+    }
+
+    func rename(at offset: Int, to newName: String) -> Result<Any, LSPServer.Failure> {
+        guard let name = names.occurrence(in: file, at: offset), name.kind != .function, name.kind != .todo else {
+            return .failure(.init(code: LSPServer.ErrorCode.requestFailed, message: "there is no name to rename here"))
+        }
+        let valid = newName.first.map { $0.isLetter || $0 == "_" } == true
+            && newName.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+        guard valid, !ClauseKind.keywords.contains(newName) else {
+            return .failure(.init(code: LSPServer.ErrorCode.invalidParams, message: "'\(newName)' is not a name"))
+        }
+        if newName == name.text { return .success(["changes": [:] as JSONObject] as JSONObject) }
+        if let taken = names.occurrences.first(where: { $0.isDeclaration && $0.text == newName }) {
+            return .failure(
+                .init(
+                    code: LSPServer.ErrorCode.requestFailed,
+                    message: "'\(newName)' is already the name of a \(taken.kind.rawValue) (\(taken.file.path):\(taken.file.location(of: taken.range.lowerBound)))"))
+        }
+        var changes: [String: [JSONObject]] = [:]
+        for occurrence in names.references(of: name) {
+            // A name written as a string ("app.launch") stays one.
+            let quoted = occurrence.file.bytes[occurrence.range.lowerBound] == UInt8(ascii: "\"")
+            changes[LSPWorkspace.uri(of: occurrence.file.path), default: []].append([
+                "range": LSPPosition.range(in: occurrence.file, occurrence.range),
+                "newText": quoted ? "\"\(newName)\"" : newName,
+            ])
+        }
+        return .success(["changes": changes] as JSONObject)
+    }
+
+    private func location(_ occurrence: NameOccurrence) -> JSONObject {
+        ["uri": LSPWorkspace.uri(of: occurrence.file.path), "range": LSPPosition.range(in: occurrence.file, occurrence.range)]
+    }
+
+    // MARK: - Symbols, formatting, quick fixes
+
+    func symbols() -> Any {
+        guard let rules = program.files.first(where: { $0.source.path == file.path }) else { return [JSONObject]() }
+        func symbol(_ name: Name, _ kind: Int, _ range: SourceRange, _ detail: String, _ children: [JSONObject] = []) -> JSONObject {
+            var object: JSONObject = [
+                "name": name.text, "kind": kind, "detail": detail, "range": LSPPosition.range(in: file, range),
+                "selectionRange": LSPPosition.range(in: file, name.range),
+            ]
+            if !children.isEmpty { object["children"] = children }
+            return object
+        }
+        var result: [JSONObject] = []
+        for declaration in rules.declarations {
+            switch declaration {
+            case .scenario(let scenario):
+                result.append(symbol(scenario.name, 12, scenario.range, "scenario"))
+            case .group(let group):
+                let members = group.members.map { symbol($0.name, 12, $0.range, "scenario") }
+                result.append(symbol(group.name, 3, group.range, "group", members))
+            case .param(let param):
+                result.append(symbol(param.name, 13, param.range, "param"))
+            case .event(let events):
+                for name in events.names { result.append(symbol(name, 24, events.range, "event")) }
+            }
+        }
+        return result
+    }
+
+    /// The whole file in `rulec fmt`'s layout, as one edit; none when it does not parse.
+    func formatting() -> Any {
+        guard let text = Formatter.format(file).text else { return NSNull() }
+        if text == String(decoding: file.bytes, as: UTF8.self) { return [JSONObject]() }
+        return [["range": LSPPosition.range(in: file, 0..<file.bytes.count), "newText": text] as JSONObject]
+    }
+
+    /// A quick fix for each fix-it of a diagnostic in `range`: exactly the fix-it's edit.
+    func codeActions(_ range: SourceRange, uri: String) -> Any {
+        var actions: [JSONObject] = []
+        for diagnostic in analysis.result.diagnostics where diagnostic.file.path == file.path {
+            let overlaps = diagnostic.range.overlaps(range) || diagnostic.range.contains(range.lowerBound)
+                || range.contains(diagnostic.range.lowerBound) || diagnostic.range.upperBound == range.lowerBound
+            guard overlaps else { continue }
+            for fix in diagnostic.fixIts {
+                actions.append([
+                    "title": "Fix: " + fix.summary(in: file),
+                    "kind": "quickfix",
+                    "diagnostics": [LSPServer.diagnostic(diagnostic)],
+                    "isPreferred": diagnostic.fixIts.count == 1,
+                    "edit": ["changes": [uri: [["range": LSPPosition.range(in: file, fix.range), "newText": fix.replacement] as JSONObject]]] as JSONObject,
+                ])
+            }
+        }
+        return actions
+    }
+}

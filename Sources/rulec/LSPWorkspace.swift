@@ -1,0 +1,266 @@
+import Foundation
+import RuleLang
+
+/// The `.rules` files of an editor's workspace, checked as one program as `rulec check DIR`
+/// checks them (the same `.rulecignore` and file rules): the open documents as the editor
+/// holds them, the others as they are on disk, re-read when they change there.
+final class LSPWorkspace {
+    /// The workspace folder, when the client named one.
+    var root: String?
+    /// The text of each open document, by path.
+    private(set) var open: [String: [UInt8]] = [:]
+    /// The files found under `root`, until a change of files makes it look again.
+    private var discovered: [String]?
+    /// What each file held on disk when last read, and how to tell it changed.
+    private var disk: [String: (stamp: [Int], bytes: [UInt8])] = [:]
+    /// The last check, while nothing changed.
+    private var current: Analysis?
+
+    /// One check of the workspace.
+    struct Analysis {
+        /// Every file checked, in the order checked.
+        var files: [SourceFile]
+        /// The check's program and diagnostics.
+        var result: CheckResult
+        /// Every name written in the files (built on first use).
+        var names: NameIndex
+
+        /// The checked file at `path`.
+        func file(_ path: String) -> SourceFile? { files.first { $0.path == path } }
+    }
+
+    // MARK: - Documents
+
+    func openDocument(_ path: String, text: String) {
+        open[path] = Array(text.utf8)
+        if !(discovered?.contains(path) ?? true) { discovered = nil }
+        current = nil
+    }
+
+    func changeDocument(_ path: String, text: String) {
+        open[path] = Array(text.utf8)
+        current = nil
+    }
+
+    /// Applies one incremental change (a range and its new text) to an open document.
+    func changeDocument(_ path: String, range: Any?, text: String) -> Bool {
+        guard let bytes = open[path] else { return false }
+        let file = SourceFile(path: path, bytes: bytes)
+        guard let replaced = LSPPosition.byteRange(in: file, range) else { return false }
+        open[path] = Array(bytes[..<replaced.lowerBound]) + Array(text.utf8) + Array(bytes[replaced.upperBound...])
+        current = nil
+        return true
+    }
+
+    func closeDocument(_ path: String) {
+        open[path] = nil
+        current = nil
+    }
+
+    /// Files were created, changed or deleted on disk: look again.
+    func filesChanged() {
+        discovered = nil
+        current = nil
+    }
+
+    // MARK: - Checking
+
+    /// The workspace checked now: the open documents and every `.rules` file under the root.
+    func analysis() -> Analysis {
+        if let current, !diskChanged() { return current }
+        var paths = discover()
+        for path in open.keys.sorted() where !paths.contains(path) { paths.append(path) }
+        var sources: [SourceFile] = []
+        for path in paths {
+            if let bytes = open[path] {
+                sources.append(SourceFile(path: path, bytes: bytes))
+            } else if let bytes = readFromDisk(path) {
+                sources.append(SourceFile(path: path, bytes: bytes))
+            }
+        }
+        let result = RuleCompiler.check(sources)
+        let analysis = Analysis(files: sources, result: result, names: NameIndex(result.program))
+        current = analysis
+        return analysis
+    }
+
+    /// The `.rules` files under the root, as `rulec check ROOT` finds them.
+    private func discover() -> [String] {
+        if let discovered { return discovered }
+        var found: [String] = []
+        if let root {
+            var search = DirectorySearch()
+            found = search.files(in: root)
+        }
+        discovered = found
+        return found
+    }
+
+    /// True when a file read from disk changed there since (or went away).
+    private func diskChanged() -> Bool {
+        for (path, entry) in disk where open[path] == nil {
+            if LSPWorkspace.stamp(path) != entry.stamp { return true }
+        }
+        return false
+    }
+
+    private func readFromDisk(_ path: String) -> [UInt8]? {
+        let stamp = LSPWorkspace.stamp(path)
+        if let entry = disk[path], entry.stamp == stamp { return entry.bytes }
+        guard !stamp.isEmpty, let data = FileManager.default.contents(atPath: path) else {
+            disk[path] = nil
+            return nil
+        }
+        disk[path] = (stamp, [UInt8](data))
+        return [UInt8](data)
+    }
+
+    /// What tells a file's contents changed: its modification time, size and inode.
+    private static func stamp(_ path: String) -> [Int] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        #if canImport(Darwin)
+            let time = info.st_mtimespec
+        #else
+            let time = info.st_mtim
+        #endif
+        return [Int(time.tv_sec), Int(time.tv_nsec), Int(info.st_size), Int(info.st_ino)]
+    }
+
+    // MARK: - URIs
+
+    /// The path of a `file:` URI (any other URI is its own path).
+    static func path(of uri: String) -> String {
+        guard uri.hasPrefix("file:"), let url = URL(string: uri), url.isFileURL else { return uri }
+        return url.standardizedFileURL.path
+    }
+
+    /// The `file:` URI of a path (a path that is a URI already stays one).
+    static func uri(of path: String) -> String {
+        guard path.hasPrefix("/") else { return path }
+        return URL(fileURLWithPath: path).absoluteString
+    }
+}
+
+/// What a name written in the rules stands for.
+enum NameKind: String {
+    case scenario, group, param, event, function, todo
+}
+
+/// One name as written: a declaration or a use.
+struct NameOccurrence {
+    var kind: NameKind
+    var text: String
+    var file: SourceFile
+    var range: SourceRange
+    var isDeclaration: Bool
+    /// The scenario or group whose body it is in, if any.
+    var owner: String?
+}
+
+/// Every name the program's files write, with what each stands for.
+struct NameIndex {
+    private(set) var occurrences: [NameOccurrence] = []
+    private let program: RuleProgram
+
+    init(_ program: RuleProgram) {
+        self.program = program
+        let scenarios = Set(program.scenarios.map(\.name))
+        let groups = Set(program.groups.map(\.name.text))
+        for file in program.files {
+            for declaration in file.declarations {
+                switch declaration {
+                case .scenario(let scenario):
+                    add(scenario, file, scenarios: scenarios, groups: groups)
+                case .group(let group):
+                    occurrences.append(.init(kind: .group, text: group.name.text, file: file.source, range: group.name.range, isDeclaration: true, owner: nil))
+                    addClauses(group.clauses, file.source, owner: group.name.text, scenarios: scenarios, groups: groups)
+                    for member in group.members { add(member, file, scenarios: scenarios, groups: groups) }
+                case .param(let param):
+                    occurrences.append(.init(kind: .param, text: param.name.text, file: file.source, range: param.name.range, isDeclaration: true, owner: nil))
+                case .event(let events):
+                    for name in events.names {
+                        occurrences.append(.init(kind: .event, text: name.text, file: file.source, range: name.range, isDeclaration: true, owner: nil))
+                    }
+                }
+            }
+        }
+    }
+
+    private mutating func add(_ scenario: ScenarioDecl, _ file: RuleFile, scenarios: Set<String>, groups: Set<String>) {
+        occurrences.append(.init(kind: .scenario, text: scenario.name.text, file: file.source, range: scenario.name.range, isDeclaration: true, owner: nil))
+        addClauses(scenario.clauses, file.source, owner: scenario.name.text, scenarios: scenarios, groups: groups)
+    }
+
+    private mutating func addClauses(
+        _ clauses: [Clause], _ file: SourceFile, owner: String, scenarios: Set<String>, groups: Set<String>
+    ) {
+        for clause in clauses {
+            switch clause.kind {
+            case .on(let names):
+                for name in names {
+                    occurrences.append(.init(kind: .event, text: name.text, file: file, range: name.range, isDeclaration: false, owner: owner))
+                }
+            case .when(let expr):
+                addExpression(expr, file, owner: owner, scenarios: scenarios, groups: groups)
+            default: break
+            }
+        }
+    }
+
+    private mutating func addExpression(
+        _ expr: Expr, _ file: SourceFile, owner: String, scenarios: Set<String>, groups: Set<String>
+    ) {
+        switch expr.kind {
+        case .name(let text):
+            guard BuiltinValue(rawValue: text) == nil else { return }
+            occurrences.append(.init(kind: .param, text: text, file: file, range: expr.range, isDeclaration: false, owner: owner))
+        case .unary(_, let operand), .parenthesized(let operand):
+            addExpression(operand, file, owner: owner, scenarios: scenarios, groups: groups)
+        case .binary(_, let left, let right):
+            addExpression(left, file, owner: owner, scenarios: scenarios, groups: groups)
+            addExpression(right, file, owner: owner, scenarios: scenarios, groups: groups)
+        case .call(let function, let argument, _):
+            occurrences.append(.init(kind: .function, text: function.text, file: file, range: function.range, isDeclaration: false, owner: owner))
+            let kind: NameKind
+            switch BuiltinFunction(rawValue: function.text)?.argument {
+            case .stream?: kind = .event
+            case .scenarioOrGroup?: kind = groups.contains(argument.text) && !scenarios.contains(argument.text) ? .group : .scenario
+            case .todo?: kind = .todo
+            case nil: return
+            }
+            occurrences.append(.init(kind: kind, text: argument.text, file: file, range: argument.range, isDeclaration: false, owner: owner))
+        default: break
+        }
+    }
+
+    /// The name written at byte `offset` of `file`.
+    func occurrence(in file: SourceFile, at offset: Int) -> NameOccurrence? {
+        // The name under the cursor, or the one the cursor has just passed.
+        occurrences.first { $0.file.path == file.path && ($0.range.contains(offset) || $0.range.upperBound == offset) }
+    }
+
+    /// The declaration a name stands for: of its kind, or, for an event no `event` declares,
+    /// the scenario that counts its own stream of that name.
+    func declaration(of name: NameOccurrence) -> NameOccurrence? {
+        let kinds: [NameKind] = name.kind == .event ? [.event, .scenario] : [name.kind]
+        for kind in kinds {
+            if let found = occurrences.first(where: { $0.isDeclaration && $0.kind == kind && $0.text == name.text }) {
+                return found
+            }
+        }
+        return nil
+    }
+
+    /// Every occurrence standing for the same thing as `name` (its declaration first).
+    func references(of name: NameOccurrence) -> [NameOccurrence] {
+        let target = declaration(of: name)
+        let kind = target?.kind ?? name.kind
+        return occurrences.filter { other in
+            guard other.text == name.text else { return false }
+            if other.kind == kind { return true }
+            // A scenario counting its own stream: uses of the stream are uses of the scenario's name.
+            return kind == .scenario && other.kind == .event && !occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == name.text }
+        }.sorted { ($0.isDeclaration ? 0 : 1, $0.file.path, $0.range.lowerBound) < ($1.isDeclaration ? 0 : 1, $1.file.path, $1.range.lowerBound) }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import RuleLang
+import TestSupport
+import XCTest
+
+/// `rulec lsp` over pipes, as an editor talks to it.
+final class LSPTests: XCTestCase {
+    private var root: URL!
+    private var client: LSPTestClient!
+
+    private let appRules = """
+        event launch, "café😀", purchase
+        param plan: string = "free"
+        scenario Ask < on launch; min_events 5; since_first 7d; max_exec 4; between 2d >
+        group Prompts < max_exec 1 per session > {
+          scenario Rate < on launch; when plan == "pro" >
+        }
+
+        """
+    private let otherRules = """
+        scenario Late < on "café😀", lanch; when executions(Ask) >= 1 >
+
+        """
+
+    override func setUpWithError() throws {
+        root = scratchFolder("lsp")
+        try appRules.write(to: root.appendingPathComponent("app.rules"), atomically: true, encoding: .utf8)
+        try otherRules.write(to: root.appendingPathComponent("other.rules"), atomically: true, encoding: .utf8)
+        client = try LSPTestClient(root: root)
+    }
+
+    override func tearDown() {
+        client = nil
+    }
+
+    private var app: String { client.uri(root.appendingPathComponent("app.rules")) }
+    private var other: String { client.uri(root.appendingPathComponent("other.rules")) }
+
+    private func open(_ uri: String, _ text: String) {
+        client.notify(
+            "textDocument/didOpen",
+            ["textDocument": ["uri": uri, "languageId": "rules", "version": 1, "text": text] as [String: Any]])
+    }
+
+    private func at(_ uri: String, _ line: Int, _ character: Int) -> [String: Any] {
+        ["textDocument": ["uri": uri], "position": ["line": line, "character": character]]
+    }
+
+    /// The UTF-16 column of the first `needle` on `line` of `text`.
+    private func column(of needle: String, line: Int, in text: String) -> Int {
+        let row = String(text.split(separator: "\n", omittingEmptySubsequences: false)[line])
+        return row.utf16.distance(from: row.startIndex, to: row.range(of: needle)!.lowerBound)
+    }
+
+    func testDiagnosticsAreCheckOnesWithUTF16Columns() throws {
+        // The workspace is checked as soon as it is initialized, unopened files included.
+        let diagnostics = try client.waitForDiagnostics(other)
+        let expected = RuleCompiler.check([
+            SourceFile(path: "app.rules", text: appRules), SourceFile(path: "other.rules", text: otherRules),
+        ]).diagnostics.filter { $0.file.path == "other.rules" }
+        XCTAssertEqual(diagnostics.count, expected.count)
+        let first = try XCTUnwrap(diagnostics.first)
+        XCTAssertEqual(first["code"] as? String, "unknown-event")
+        XCTAssertEqual(first["severity"] as? Int, 1)
+        XCTAssertTrue((first["message"] as? String ?? "").hasPrefix(expected[0].message), "\(first)")
+        let range = try XCTUnwrap(first["range"] as? [String: [String: Int]])
+        // "café😀" before the mistake: é is one UTF-16 unit, 😀 two.
+        XCTAssertEqual(range["start"], ["line": 0, "character": column(of: "lanch", line: 0, in: otherRules)])
+        XCTAssertEqual(range["end"], ["line": 0, "character": column(of: "lanch", line: 0, in: otherRules) + 5])
+        // Not the byte count (32): é is two bytes, 😀 four.
+        XCTAssertEqual(column(of: "lanch", line: 0, in: otherRules), 29)
+    }
+
+    func testQuickFixAppliedChecksClean() throws {
+        open(other, otherRules)
+        let diagnostics = try client.waitForDiagnostics(other)
+        XCTAssertFalse(diagnostics.isEmpty)
+        let range = try XCTUnwrap(diagnostics.first?["range"])
+        let actions = try XCTUnwrap(
+            client.result(
+                "textDocument/codeAction",
+                ["textDocument": ["uri": other], "range": range, "context": ["diagnostics": diagnostics]]) as? [[String: Any]])
+        let fix = try XCTUnwrap(actions.first)
+        XCTAssertEqual(fix["kind"] as? String, "quickfix")
+        let edits = try XCTUnwrap(((fix["edit"] as? [String: Any])?["changes"] as? [String: [[String: Any]]])?[other])
+        XCTAssertEqual(edits.first?["newText"] as? String, "launch")
+        let fixed = applying(edits, to: otherRules)
+        XCTAssertEqual(fixed, otherRules.replacingOccurrences(of: "lanch", with: "launch"))
+        client.notify(
+            "textDocument/didChange",
+            ["textDocument": ["uri": other, "version": 2], "contentChanges": [["text": fixed]]] as [String: Any])
+        XCTAssertEqual(try client.waitForDiagnostics(other).count, 0)
+    }
+
+    func testIncrementalChangeAndDiskChange() throws {
+        open(app, appRules)
+        _ = try client.waitForDiagnostics(app)
+        _ = try client.waitForDiagnostics(other)
+        // An incremental edit that breaks the file: 'min_events 5' becomes 'min_events x'.
+        let line = 2
+        let start = column(of: "min_events 5", line: line, in: appRules) + 11
+        client.notify(
+            "textDocument/didChange",
+            [
+                "textDocument": ["uri": app, "version": 2],
+                "contentChanges": [
+                    [
+                        "range": ["start": ["line": line, "character": start], "end": ["line": line, "character": start + 1]],
+                        "text": "x",
+                    ] as [String: Any]
+                ],
+            ] as [String: Any])
+        let broken = try client.waitForDiagnostics(app)
+        XCTAssertTrue(broken.contains { $0["severity"] as? Int == 1 }, "\(broken)")
+        // other.rules fixed on disk, outside the editor: re-read at the next check.
+        try otherRules.replacingOccurrences(of: "lanch", with: "launch").write(
+            to: root.appendingPathComponent("other.rules"), atomically: true, encoding: .utf8)
+        client.notify("workspace/didChangeWatchedFiles", ["changes": [["uri": other, "type": 2]]])
+        XCTAssertEqual(try client.waitForDiagnostics(other).count, 0)
+    }
+
+    func testHover() throws {
+        open(app, appRules)
+        func hover(_ uri: String, _ line: Int, _ character: Int) throws -> String {
+            let result = try client.result("textDocument/hover", at(uri, line, character)) as? [String: Any]
+            return ((result?["contents"] as? [String: Any])?["value"] as? String) ?? ""
+        }
+        let scenario = try hover(app, 2, column(of: "Ask", line: 2, in: appRules) + 1)
+        XCTAssertTrue(scenario.contains("at least 5 events"), scenario)
+        XCTAssertTrue(scenario.contains("at most 4 executions"), scenario)
+        XCTAssertTrue(scenario.contains("2d apart"), scenario)
+        XCTAssertTrue(try hover(app, 4, column(of: "Rate", line: 4, in: appRules)).contains("group Prompts"))
+        let keyword = try hover(app, 2, column(of: "since_first", line: 2, in: appRules) + 2)
+        XCTAssertTrue(keyword.contains("at least D old"), keyword)
+        let event = try hover(app, 0, column(of: "launch", line: 0, in: appRules))
+        XCTAssertTrue(event.contains("used by: Ask, Rate"), event)
+        let param = try hover(app, 4, column(of: "plan", line: 4, in: appRules))
+        XCTAssertTrue(param.contains("param plan: string"), param)
+    }
+
+    func testCompletion() throws {
+        func labels(_ text: String, _ line: Int, _ character: Int) throws -> [String] {
+            open(app, text)
+            let result = try client.result("textDocument/completion", at(app, line, character)) as? [String: Any]
+            return ((result?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+        }
+        let clauses = try labels("scenario A <  >\n", 0, 12)
+        XCTAssertTrue(clauses.contains("min_events") && clauses.contains("between"), "\(clauses)")
+        XCTAssertFalse(clauses.contains("min_days"), "language 1.0 has no min_days")
+        XCTAssertTrue(try labels("# language 1.1\nscenario A <  >\n", 1, 12).contains("min_days"))
+        XCTAssertEqual(try labels("event launch, buy\nscenario A < on launch,  >\n", 1, 24), ["buy"])
+        XCTAssertEqual(
+            try labels("scenario A < min_events 5  >\n", 0, 26), ["per session", "per version", "per install", "within"])
+        let when = try labels("param plan: string\nscenario A < when  >\n", 1, 18)
+        XCTAssertTrue(when.contains("plan") && when.contains("count") && when.contains("upgraded"), "\(when)")
+        XCTAssertFalse(when.contains("min_events"))
+        XCTAssertEqual(try labels("group G < > { scenario B < > }\nscenario A < when executions() >\n", 1, 29), ["B", "A", "Late", "G"])
+        XCTAssertEqual(try labels("scenario A < on x >  # a comm", 0, 28), [])
+    }
+
+    func testDefinitionAndReferences() throws {
+        open(other, otherRules)
+        let definition = try XCTUnwrap(
+            client.result("textDocument/definition", at(other, 0, column(of: "Ask", line: 0, in: otherRules))) as? [String: Any])
+        XCTAssertEqual(definition["uri"] as? String, app)
+        XCTAssertEqual(
+            (definition["range"] as? [String: [String: Int]])?["start"],
+            ["line": 2, "character": column(of: "Ask", line: 2, in: appRules)])
+        let references = try XCTUnwrap(
+            client.result(
+                "textDocument/references",
+                at(app, 0, column(of: "launch", line: 0, in: appRules)).merging(["context": ["includeDeclaration": true]]) {
+                    $1
+                }) as? [[String: Any]])
+        // The declaration, then Ask's and Rate's `on` (other.rules misspells it).
+        XCTAssertEqual(references.count, 3)
+        XCTAssertEqual(references.map { $0["uri"] as? String }, [app, app, app])
+    }
+
+    func testRenameAcrossFilesAndCollision() throws {
+        let result = try XCTUnwrap(
+            client.result(
+                "textDocument/rename",
+                at(app, 2, column(of: "Ask", line: 2, in: appRules)).merging(["newName": "AskMore"]) { $1 })
+                as? [String: Any])
+        let changes = try XCTUnwrap(result["changes"] as? [String: [[String: Any]]])
+        XCTAssertEqual(Set(changes.keys), [app, other])
+        XCTAssertEqual(applying(changes[app]!, to: appRules), appRules.replacingOccurrences(of: "Ask ", with: "AskMore "))
+        XCTAssertEqual(
+            applying(changes[other]!, to: otherRules), otherRules.replacingOccurrences(of: "(Ask)", with: "(AskMore)"))
+        let refused = try client.request(
+            "textDocument/rename", at(app, 2, column(of: "Ask", line: 2, in: appRules)).merging(["newName": "Rate"]) { $1 })
+        XCTAssertTrue(((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("already"), "\(refused)")
+    }
+
+    func testSymbolsAndFormatting() throws {
+        let symbols = try XCTUnwrap(
+            client.result("textDocument/documentSymbol", ["textDocument": ["uri": app]]) as? [[String: Any]])
+        XCTAssertEqual(symbols.compactMap { $0["name"] as? String }, ["launch", "café😀", "purchase", "plan", "Ask", "Prompts"])
+        XCTAssertEqual((symbols.last?["children"] as? [[String: Any]])?.first?["name"] as? String, "Rate")
+        let messy = "scenario   A<min_events 5;between 2d>\n"
+        open(app, messy)
+        let edits = try XCTUnwrap(
+            client.result("textDocument/formatting", ["textDocument": ["uri": app], "options": [:] as [String: Any]])
+                as? [[String: Any]])
+        XCTAssertEqual(applying(edits, to: messy), Formatter.format(SourceFile(path: "x", text: messy)).text)
+    }
+
+    func testBadMessagesGetErrorsAndTheServerGoesOn() throws {
+        client.sendRaw(Array("Content-Length: 5\r\n\r\n{bad}".utf8))
+        let parseError = try client.nextResponse()
+        XCTAssertEqual((parseError["error"] as? [String: Any])?["code"] as? Int, -32700)
+        client.sendRaw(Array("X-Nothing: 1\r\n\r\n".utf8))
+        XCTAssertEqual(((try client.nextResponse())["error"] as? [String: Any])?["code"] as? Int, -32700)
+        let unknown = try client.request("textDocument/unheardOf", [:])
+        XCTAssertEqual((unknown["error"] as? [String: Any])?["code"] as? Int, -32601)
+        let missing = try client.request("textDocument/hover", ["textDocument": ["uri": app]])
+        XCTAssertEqual((missing["error"] as? [String: Any])?["code"] as? Int, -32602)
+        // A valid request after all that.
+        XCTAssertNotNil(try client.result("textDocument/documentSymbol", ["textDocument": ["uri": app]]) as? [Any])
+        XCTAssertEqual(try client.shutDown(), 0)
+    }
+}

@@ -21,7 +21,9 @@ enum ExitCode {
 
 enum CLI {
     static let version = "0.1.0"
-    static let commands = ["check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger", "diff", "seal", "lsp"]
+    static let commands = [
+        "check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger", "diff", "seal", "lsp",
+    ]
     static let mainUsage =
         "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain, trigger, diff, seal, lsp; "
         + "see 'rulec --help')"

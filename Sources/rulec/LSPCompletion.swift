@@ -136,7 +136,9 @@ extension LSPFeatures {
     private var declarationItems: [JSONObject] {
         [
             item("scenario", kind: 14, detail: "declaration", snippet: "scenario ${1:Name} < ${2:min_events 1} >"),
-            item("group", kind: 14, detail: "declaration", snippet: "group ${1:Name} < ${2:max_exec 1 per session} > {\n\t$0\n}"),
+            item(
+                "group", kind: 14, detail: "declaration",
+                snippet: "group ${1:Name} < ${2:max_exec 1 per session} > {\n\t$0\n}"),
             item("param", kind: 14, detail: "declaration", snippet: "param ${1:name}: ${2|bool,int,string,duration|}"),
             item("event", kind: 14, detail: "declaration", snippet: "event ${1:name}"),
         ]
@@ -155,7 +157,8 @@ extension LSPFeatures {
             item("priority", kind: 15, detail: "priority N", snippet: "priority ${1:1}"),
         ]
         if language >= LanguageVersion(1, 1) {
-            items.append(item("min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
+            items.append(
+                item("min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
         }
         return items
     }
@@ -186,7 +189,8 @@ extension LSPFeatures {
             if function == .activeDays && language < LanguageVersion(1, 1) { continue }
             let argument = function.argument == .scenarioOrGroup ? "scenario" : function == .todo ? "name" : "event"
             let scope = function == .activeDays ? " within ${2:7d}" : ""
-            items.append(item(function.name, kind: 3, detail: "function", snippet: "\(function.name)(${1:\(argument)}\(scope))"))
+            items.append(
+                item(function.name, kind: 3, detail: "function", snippet: "\(function.name)(${1:\(argument)}\(scope))"))
         }
         items += BuiltinValue.allCases.map { item($0.rawValue, kind: 21, detail: "bool") }
         items += ["true", "false"].map { item($0, kind: 21, detail: "bool") }

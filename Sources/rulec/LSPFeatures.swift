@@ -21,7 +21,10 @@ struct LSPFeatures {
     }
 
     private func hoverResult(_ markdown: String, _ range: SourceRange) -> JSONObject {
-        ["contents": ["kind": "markdown", "value": markdown] as JSONObject, "range": LSPPosition.range(in: file, range)]
+        [
+            "contents": ["kind": "markdown", "value": markdown] as JSONObject,
+            "range": LSPPosition.range(in: file, range),
+        ]
     }
 
     private func describe(_ name: NameOccurrence) -> String {
@@ -44,7 +47,8 @@ struct LSPFeatures {
             return "`\(place.file.text(param.range))`" + usedBy(name)
         case .event:
             if let place = declaration {
-                return "event **\(name.text)**, declared at \(place.file.path):\(place.file.location(of: place.range.lowerBound))"
+                return
+                    "event **\(name.text)**, declared at \(place.file.path):\(place.file.location(of: place.range.lowerBound))"
                     + usedBy(name)
             }
             return "event **\(name.text)** (not declared with `event`)" + usedBy(name)
@@ -87,7 +91,8 @@ struct LSPFeatures {
             case .on(let list): parts.append("counting " + list.map(\.text).joined(separator: ", "))
             case .when(let expr): parts.append("when " + file.text(expr.range))
             case .priority(let n): parts.append("priority \(n.value)")
-            case .minDays(let n, let d): parts.append("events on at least \(n.value) days of the last \(file.text(d.range))")
+            case .minDays(let n, let d):
+                parts.append("events on at least \(n.value) days of the last \(file.text(d.range))")
             }
         }
         return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
@@ -100,11 +105,13 @@ struct LSPFeatures {
         "max_exec": "passes when the executions in scope are fewer than N: at most N (`max_exec N [scope]`).",
         "since_first": "passes when the first counted event is at least D old; fails when there is none.",
         "since_last": "passes when the last counted event is at least D old, or there is none.",
-        "between": "passes when the last execution is at least D old; `between 1d, 3d, 7d` grows the gap after each execution (language 1.1).",
+        "between":
+            "passes when the last execution is at least D old; `between 1d, 3d, 7d` grows the gap after each execution (language 1.1).",
         "on": "which streams the scenario counts (default: the stream named like the scenario).",
         "when": "passes when the expression is true.",
         "priority": "orders `executeNext` (default 0).",
-        "min_days": "passes when the counted streams had events on at least N distinct local days among the last D (language 1.1).",
+        "min_days":
+            "passes when the counted streams had events on at least N distinct local days among the last D (language 1.1).",
         "per": "a scope: `per install` (default), `per version`, `per session`.",
         "within": "a sliding window: times whose age is less than D.",
         "scenario": "declares a scenario: `scenario NAME < clause; ... >`.",
@@ -117,7 +124,8 @@ struct LSPFeatures {
         "since_first()": "`since_first(EVENT)`: the age of the first event (a duration).",
         "since_last()": "`since_last(EVENT)`: the age of the last event (a duration).",
         "todo": "`todo(NAME)`: true while the to-do is pending.",
-        "active_days": "`active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).",
+        "active_days":
+            "`active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).",
         "upgraded": "true when this session's version differs from the first version the state saw.",
     ]
 
@@ -153,7 +161,8 @@ struct LSPFeatures {
         guard let name = names.occurrence(in: file, at: offset), name.kind != .function, name.kind != .todo else {
             return .failure(.init(code: LSPServer.ErrorCode.requestFailed, message: "there is no name to rename here"))
         }
-        let valid = newName.first.map { $0.isLetter || $0 == "_" } == true
+        let valid =
+            newName.first.map { $0.isLetter || $0 == "_" } == true
             && newName.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
         guard valid, !ClauseKind.keywords.contains(newName) else {
             return .failure(.init(code: LSPServer.ErrorCode.invalidParams, message: "'\(newName)' is not a name"))
@@ -163,7 +172,9 @@ struct LSPFeatures {
             return .failure(
                 .init(
                     code: LSPServer.ErrorCode.requestFailed,
-                    message: "'\(newName)' is already the name of a \(taken.kind.rawValue) (\(taken.file.path):\(taken.file.location(of: taken.range.lowerBound)))"))
+                    message:
+                        "'\(newName)' is already the name of a \(taken.kind.rawValue) (\(taken.file.path):\(taken.file.location(of: taken.range.lowerBound)))"
+                ))
         }
         var changes: [String: [JSONObject]] = [:]
         for occurrence in names.references(of: name) {
@@ -178,14 +189,19 @@ struct LSPFeatures {
     }
 
     private func location(_ occurrence: NameOccurrence) -> JSONObject {
-        ["uri": LSPWorkspace.uri(of: occurrence.file.path), "range": LSPPosition.range(in: occurrence.file, occurrence.range)]
+        [
+            "uri": LSPWorkspace.uri(of: occurrence.file.path),
+            "range": LSPPosition.range(in: occurrence.file, occurrence.range),
+        ]
     }
 
     // MARK: - Symbols, formatting, quick fixes
 
     func symbols() -> Any {
         guard let rules = program.files.first(where: { $0.source.path == file.path }) else { return [JSONObject]() }
-        func symbol(_ name: Name, _ kind: Int, _ range: SourceRange, _ detail: String, _ children: [JSONObject] = []) -> JSONObject {
+        func symbol(_ name: Name, _ kind: Int, _ range: SourceRange, _ detail: String, _ children: [JSONObject] = [])
+            -> JSONObject
+        {
             var object: JSONObject = [
                 "name": name.text, "kind": kind, "detail": detail, "range": LSPPosition.range(in: file, range),
                 "selectionRange": LSPPosition.range(in: file, name.range),
@@ -221,7 +237,8 @@ struct LSPFeatures {
     func codeActions(_ range: SourceRange, uri: String) -> Any {
         var actions: [JSONObject] = []
         for diagnostic in analysis.result.diagnostics where diagnostic.file.path == file.path {
-            let overlaps = diagnostic.range.overlaps(range) || diagnostic.range.contains(range.lowerBound)
+            let overlaps =
+                diagnostic.range.overlaps(range) || diagnostic.range.contains(range.lowerBound)
                 || range.contains(diagnostic.range.lowerBound) || diagnostic.range.upperBound == range.lowerBound
             guard overlaps else { continue }
             for fix in diagnostic.fixIts {
@@ -230,7 +247,14 @@ struct LSPFeatures {
                     "kind": "quickfix",
                     "diagnostics": [LSPServer.diagnostic(diagnostic)],
                     "isPreferred": diagnostic.fixIts.count == 1,
-                    "edit": ["changes": [uri: [["range": LSPPosition.range(in: file, fix.range), "newText": fix.replacement] as JSONObject]]] as JSONObject,
+                    "edit": [
+                        "changes": [
+                            uri: [
+                                ["range": LSPPosition.range(in: file, fix.range), "newText": fix.replacement]
+                                    as JSONObject
+                            ]
+                        ]
+                    ] as JSONObject,
                 ])
             }
         }

@@ -91,7 +91,8 @@ final class LSPServer {
         let path = LSPWorkspace.path(of: uri)
         let analysis = workspace.analysis()
         guard let file = analysis.file(path) else {
-            return .failure(Failure(code: ErrorCode.invalidParams, message: "'\(uri)' is not a .rules file of the workspace"))
+            return .failure(
+                Failure(code: ErrorCode.invalidParams, message: "'\(uri)' is not a .rules file of the workspace"))
         }
         let features = LSPFeatures(analysis: analysis, file: file)
         let offset = LSPPosition.offset(in: file, params["position"])
@@ -215,7 +216,10 @@ final class LSPServer {
         for note in diagnostic.notes {
             if let span = note.span {
                 related.append([
-                    "location": ["uri": LSPWorkspace.uri(of: span.file.path), "range": LSPPosition.range(in: span.file, span.range)] as JSONObject,
+                    "location": [
+                        "uri": LSPWorkspace.uri(of: span.file.path),
+                        "range": LSPPosition.range(in: span.file, span.range),
+                    ] as JSONObject,
                     "message": note.message,
                 ])
             } else {
@@ -240,7 +244,8 @@ final class LSPServer {
     }
 
     private func error(id: Any, _ code: Int, _ message: String) -> Data {
-        JSON.data(["jsonrpc": "2.0", "id": id, "error": ["code": code, "message": message] as JSONObject] as JSONObject)
+        JSON.data(
+            ["jsonrpc": "2.0", "id": id, "error": ["code": code, "message": message] as JSONObject] as JSONObject)
     }
 
     private func notification(_ method: String, _ params: JSONObject) -> Data {

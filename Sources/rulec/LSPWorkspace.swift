@@ -173,14 +173,23 @@ struct NameIndex {
                 case .scenario(let scenario):
                     add(scenario, file, scenarios: scenarios, groups: groups)
                 case .group(let group):
-                    occurrences.append(.init(kind: .group, text: group.name.text, file: file.source, range: group.name.range, isDeclaration: true, owner: nil))
+                    occurrences.append(
+                        .init(
+                            kind: .group, text: group.name.text, file: file.source, range: group.name.range,
+                            isDeclaration: true, owner: nil))
                     addClauses(group.clauses, file.source, owner: group.name.text, scenarios: scenarios, groups: groups)
                     for member in group.members { add(member, file, scenarios: scenarios, groups: groups) }
                 case .param(let param):
-                    occurrences.append(.init(kind: .param, text: param.name.text, file: file.source, range: param.name.range, isDeclaration: true, owner: nil))
+                    occurrences.append(
+                        .init(
+                            kind: .param, text: param.name.text, file: file.source, range: param.name.range,
+                            isDeclaration: true, owner: nil))
                 case .event(let events):
                     for name in events.names {
-                        occurrences.append(.init(kind: .event, text: name.text, file: file.source, range: name.range, isDeclaration: true, owner: nil))
+                        occurrences.append(
+                            .init(
+                                kind: .event, text: name.text, file: file.source, range: name.range,
+                                isDeclaration: true, owner: nil))
                     }
                 }
             }
@@ -188,7 +197,10 @@ struct NameIndex {
     }
 
     private mutating func add(_ scenario: ScenarioDecl, _ file: RuleFile, scenarios: Set<String>, groups: Set<String>) {
-        occurrences.append(.init(kind: .scenario, text: scenario.name.text, file: file.source, range: scenario.name.range, isDeclaration: true, owner: nil))
+        occurrences.append(
+            .init(
+                kind: .scenario, text: scenario.name.text, file: file.source, range: scenario.name.range,
+                isDeclaration: true, owner: nil))
         addClauses(scenario.clauses, file.source, owner: scenario.name.text, scenarios: scenarios, groups: groups)
     }
 
@@ -199,7 +211,10 @@ struct NameIndex {
             switch clause.kind {
             case .on(let names):
                 for name in names {
-                    occurrences.append(.init(kind: .event, text: name.text, file: file, range: name.range, isDeclaration: false, owner: owner))
+                    occurrences.append(
+                        .init(
+                            kind: .event, text: name.text, file: file, range: name.range, isDeclaration: false,
+                            owner: owner))
                 }
             case .when(let expr):
                 addExpression(expr, file, owner: owner, scenarios: scenarios, groups: groups)
@@ -214,22 +229,30 @@ struct NameIndex {
         switch expr.kind {
         case .name(let text):
             guard BuiltinValue(rawValue: text) == nil else { return }
-            occurrences.append(.init(kind: .param, text: text, file: file, range: expr.range, isDeclaration: false, owner: owner))
+            occurrences.append(
+                .init(kind: .param, text: text, file: file, range: expr.range, isDeclaration: false, owner: owner))
         case .unary(_, let operand), .parenthesized(let operand):
             addExpression(operand, file, owner: owner, scenarios: scenarios, groups: groups)
         case .binary(_, let left, let right):
             addExpression(left, file, owner: owner, scenarios: scenarios, groups: groups)
             addExpression(right, file, owner: owner, scenarios: scenarios, groups: groups)
         case .call(let function, let argument, _):
-            occurrences.append(.init(kind: .function, text: function.text, file: file, range: function.range, isDeclaration: false, owner: owner))
+            occurrences.append(
+                .init(
+                    kind: .function, text: function.text, file: file, range: function.range, isDeclaration: false,
+                    owner: owner))
             let kind: NameKind
             switch BuiltinFunction(rawValue: function.text)?.argument {
             case .stream?: kind = .event
-            case .scenarioOrGroup?: kind = groups.contains(argument.text) && !scenarios.contains(argument.text) ? .group : .scenario
+            case .scenarioOrGroup?:
+                kind = groups.contains(argument.text) && !scenarios.contains(argument.text) ? .group : .scenario
             case .todo?: kind = .todo
             case nil: return
             }
-            occurrences.append(.init(kind: kind, text: argument.text, file: file, range: argument.range, isDeclaration: false, owner: owner))
+            occurrences.append(
+                .init(
+                    kind: kind, text: argument.text, file: file, range: argument.range, isDeclaration: false,
+                    owner: owner))
         default: break
         }
     }
@@ -260,7 +283,12 @@ struct NameIndex {
             guard other.text == name.text else { return false }
             if other.kind == kind { return true }
             // A scenario counting its own stream: uses of the stream are uses of the scenario's name.
-            return kind == .scenario && other.kind == .event && !occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == name.text }
-        }.sorted { ($0.isDeclaration ? 0 : 1, $0.file.path, $0.range.lowerBound) < ($1.isDeclaration ? 0 : 1, $1.file.path, $1.range.lowerBound) }
+            return kind == .scenario && other.kind == .event
+                && !occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == name.text }
+        }.sorted {
+            ($0.isDeclaration ? 0 : 1, $0.file.path, $0.range.lowerBound) < (
+                $1.isDeclaration ? 0 : 1, $1.file.path, $1.range.lowerBound
+            )
+        }
     }
 }

@@ -58,7 +58,9 @@ final class LSPTestClient {
     }
 
     /// The result of a request that must succeed.
-    func result(_ method: String, _ params: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> Any {
+    func result(_ method: String, _ params: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws
+        -> Any
+    {
         let answer = try request(method, params)
         XCTAssertNil(answer["error"], "\(method): \(answer)", file: file, line: line)
         return answer["result"] ?? NSNull()
@@ -122,7 +124,9 @@ final class LSPTestClient {
             return nil
         }
         let header = String(decoding: buffer[0..<end], as: UTF8.self)
-        guard let length = Int(header.replacingOccurrences(of: "Content-Length:", with: "").trimmingCharacters(in: .whitespaces)),
+        guard
+            let length = Int(
+                header.replacingOccurrences(of: "Content-Length:", with: "").trimmingCharacters(in: .whitespaces)),
             buffer.count >= end + 4 + length
         else { return nil }
         let body = Data(buffer[(end + 4)..<(end + 4 + length)])
@@ -157,7 +161,8 @@ func applying(_ edits: [[String: Any]], to text: String) -> String {
         let range = edit["range"] as! [String: Any]
         let start = offset(range["start"] as! [String: Any])
         let end = offset(range["end"] as! [String: Any])
-        let lower = result.utf16.index(result.startIndex, offsetBy: text.utf16.distance(from: text.startIndex, to: start))
+        let lower = result.utf16.index(
+            result.startIndex, offsetBy: text.utf16.distance(from: text.startIndex, to: start))
         let upper = result.utf16.index(result.startIndex, offsetBy: text.utf16.distance(from: text.startIndex, to: end))
         result.replaceSubrange(lower..<upper, with: edit["newText"] as! String)
     }

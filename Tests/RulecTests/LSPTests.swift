@@ -79,7 +79,8 @@ final class LSPTests: XCTestCase {
         let actions = try XCTUnwrap(
             client.result(
                 "textDocument/codeAction",
-                ["textDocument": ["uri": other], "range": range, "context": ["diagnostics": diagnostics]]) as? [[String: Any]])
+                ["textDocument": ["uri": other], "range": range, "context": ["diagnostics": diagnostics]])
+                as? [[String: Any]])
         let fix = try XCTUnwrap(actions.first)
         XCTAssertEqual(fix["kind"] as? String, "quickfix")
         let edits = try XCTUnwrap(((fix["edit"] as? [String: Any])?["changes"] as? [String: [[String: Any]]])?[other])
@@ -105,7 +106,9 @@ final class LSPTests: XCTestCase {
                 "textDocument": ["uri": app, "version": 2],
                 "contentChanges": [
                     [
-                        "range": ["start": ["line": line, "character": start], "end": ["line": line, "character": start + 1]],
+                        "range": [
+                            "start": ["line": line, "character": start], "end": ["line": line, "character": start + 1],
+                        ],
                         "text": "x",
                     ] as [String: Any]
                 ],
@@ -150,18 +153,22 @@ final class LSPTests: XCTestCase {
         XCTAssertTrue(try labels("# language 1.1\nscenario A <  >\n", 1, 12).contains("min_days"))
         XCTAssertEqual(try labels("event launch, buy\nscenario A < on launch,  >\n", 1, 24), ["buy"])
         XCTAssertEqual(
-            try labels("scenario A < min_events 5  >\n", 0, 26), ["per session", "per version", "per install", "within"])
+            try labels("scenario A < min_events 5  >\n", 0, 26),
+            ["per session", "per version", "per install", "within"])
         let when = try labels("param plan: string\nscenario A < when  >\n", 1, 18)
         XCTAssertTrue(when.contains("plan") && when.contains("count") && when.contains("upgraded"), "\(when)")
         XCTAssertFalse(when.contains("min_events"))
-        XCTAssertEqual(try labels("group G < > { scenario B < > }\nscenario A < when executions() >\n", 1, 29), ["B", "A", "Late", "G"])
+        XCTAssertEqual(
+            try labels("group G < > { scenario B < > }\nscenario A < when executions() >\n", 1, 29),
+            ["B", "A", "Late", "G"])
         XCTAssertEqual(try labels("scenario A < on x >  # a comm", 0, 28), [])
     }
 
     func testDefinitionAndReferences() throws {
         open(other, otherRules)
         let definition = try XCTUnwrap(
-            client.result("textDocument/definition", at(other, 0, column(of: "Ask", line: 0, in: otherRules))) as? [String: Any])
+            client.result("textDocument/definition", at(other, 0, column(of: "Ask", line: 0, in: otherRules)))
+                as? [String: Any])
         XCTAssertEqual(definition["uri"] as? String, app)
         XCTAssertEqual(
             (definition["range"] as? [String: [String: Int]])?["start"],
@@ -169,7 +176,9 @@ final class LSPTests: XCTestCase {
         let references = try XCTUnwrap(
             client.result(
                 "textDocument/references",
-                at(app, 0, column(of: "launch", line: 0, in: appRules)).merging(["context": ["includeDeclaration": true]]) {
+                at(app, 0, column(of: "launch", line: 0, in: appRules)).merging([
+                    "context": ["includeDeclaration": true]
+                ]) {
                     $1
                 }) as? [[String: Any]])
         // The declaration, then Ask's and Rate's `on` (other.rules misspells it).
@@ -185,18 +194,22 @@ final class LSPTests: XCTestCase {
                 as? [String: Any])
         let changes = try XCTUnwrap(result["changes"] as? [String: [[String: Any]]])
         XCTAssertEqual(Set(changes.keys), [app, other])
-        XCTAssertEqual(applying(changes[app]!, to: appRules), appRules.replacingOccurrences(of: "Ask ", with: "AskMore "))
+        XCTAssertEqual(
+            applying(changes[app]!, to: appRules), appRules.replacingOccurrences(of: "Ask ", with: "AskMore "))
         XCTAssertEqual(
             applying(changes[other]!, to: otherRules), otherRules.replacingOccurrences(of: "(Ask)", with: "(AskMore)"))
         let refused = try client.request(
-            "textDocument/rename", at(app, 2, column(of: "Ask", line: 2, in: appRules)).merging(["newName": "Rate"]) { $1 })
-        XCTAssertTrue(((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("already"), "\(refused)")
+            "textDocument/rename",
+            at(app, 2, column(of: "Ask", line: 2, in: appRules)).merging(["newName": "Rate"]) { $1 })
+        XCTAssertTrue(
+            ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("already"), "\(refused)")
     }
 
     func testSymbolsAndFormatting() throws {
         let symbols = try XCTUnwrap(
             client.result("textDocument/documentSymbol", ["textDocument": ["uri": app]]) as? [[String: Any]])
-        XCTAssertEqual(symbols.compactMap { $0["name"] as? String }, ["launch", "café😀", "purchase", "plan", "Ask", "Prompts"])
+        XCTAssertEqual(
+            symbols.compactMap { $0["name"] as? String }, ["launch", "café😀", "purchase", "plan", "Ask", "Prompts"])
         XCTAssertEqual((symbols.last?["children"] as? [[String: Any]])?.first?["name"] as? String, "Rate")
         let messy = "scenario   A<min_events 5;between 2d>\n"
         open(app, messy)
@@ -219,5 +232,16 @@ final class LSPTests: XCTestCase {
         // A valid request after all that.
         XCTAssertNotNil(try client.result("textDocument/documentSymbol", ["textDocument": ["uri": app]]) as? [Any])
         XCTAssertEqual(try client.shutDown(), 0)
+    }
+
+    /// The README's Neovim lines are the ones the headless Neovim check in CI loads.
+    func testReadmeShowsTheNeovimLinesCIRuns() throws {
+        let readme = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let lua = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("editors/nvim/rules.lua"), encoding: .utf8)
+        XCTAssertTrue(
+            readme.contains("```lua\n" + lua + "```\n"), "README's Neovim block differs from editors/nvim/rules.lua")
+        XCTAssertTrue(readme.contains("command = \"rulec\"\nargs = [\"lsp\"]"), "README's Helix lines")
     }
 }

@@ -1,0 +1,67 @@
+-- The headless Neovim check of `rulec lsp` (.ci/run):
+--   RULEC=.build/debug/rulec nvim --headless -u NONE -c "luafile editors/nvim/check.lua"
+-- It loads editors/nvim/rules.lua (the README's configuration), opens a file with a mistake
+-- after non-ASCII text, waits for the diagnostic, checks its line, column and message, asks
+-- for a hover and a formatting, and quits with status 1 at the first wrong answer.
+local function fail(message)
+  io.stderr:write("nvim check: " .. message .. "\n")
+  vim.cmd("cquit 1")
+end
+
+local function run()
+  local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
+  dofile(here .. "rules.lua")
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  local path = dir .. "/app.rules"
+  local lines = {
+    'event launch, "é"',
+    'scenario Ask < on "é", lanch; min_events 5; since_first 7d; max_exec 4; between 2d >',
+  }
+  vim.fn.writefile(lines, path)
+  vim.cmd("cd " .. dir)
+  vim.cmd("edit " .. path)
+
+  -- The diagnostic: line 2 (0-based 1), on 'lanch'. Neovim gives byte columns: 24 here,
+  -- where the server's 23 UTF-16 units are (é is one unit, two bytes).
+  local ok = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+  if not ok then return fail("no diagnostic within 20 s") end
+  local diagnostic = vim.diagnostic.get(0)[1]
+  if diagnostic.lnum ~= 1 or diagnostic.col ~= 24 or diagnostic.end_col ~= 29 then
+    return fail(string.format("diagnostic at %d:%d-%d, expected 1:24-29", diagnostic.lnum, diagnostic.col, diagnostic.end_col))
+  end
+  if not diagnostic.message:find("unknown event 'lanch'; did you mean 'launch'?", 1, true) then
+    return fail("diagnostic message: " .. diagnostic.message)
+  end
+
+  -- Hover on the scenario's name.
+  local params = { textDocument = { uri = vim.uri_from_fname(path) }, position = { line = 1, character = 10 } }
+  local answers = vim.lsp.buf_request_sync(0, "textDocument/hover", params, 10000) or {}
+  local hover = ""
+  for _, answer in pairs(answers) do
+    if answer.result and answer.result.contents then hover = answer.result.contents.value or "" end
+  end
+  if not hover:find("at least 5 events", 1, true) or not hover:find("2d apart", 1, true) then
+    return fail("hover: " .. hover)
+  end
+
+  -- Formatting gives rulec fmt's layout once the mistake is fixed.
+  vim.api.nvim_buf_set_lines(0, 1, 2, false, { 'scenario  Ask<on "é",launch;min_events 5;since_first 7d;max_exec 4;between 2d>' })
+  local formatting = vim.lsp.buf_request_sync(0, "textDocument/formatting",
+    { textDocument = { uri = vim.uri_from_fname(path) }, options = { tabSize = 2, insertSpaces = true } }, 10000) or {}
+  local edits
+  for _, answer in pairs(formatting) do edits = answer.result end
+  if type(edits) ~= "table" or #edits == 0 then return fail("no formatting edit") end
+  vim.lsp.util.apply_text_edits(edits, 0, "utf-16")
+  vim.cmd("write")
+  local expected = vim.fn.system({ vim.env.RULEC or "rulec", "fmt", path })
+  local got = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") .. "\n"
+  if got ~= expected then return fail("formatted:\n" .. got .. "expected:\n" .. expected) end
+
+  vim.fn.delete(dir, "rf")
+  io.stdout:write("nvim check: diagnostic, hover and formatting as expected\n")
+  vim.cmd("qall!")
+end
+
+local ok, message = pcall(run)
+if not ok then fail(tostring(message)) end

@@ -3,75 +3,47 @@ import RuleLang
 
 /// `rulec check FILE|DIR ... [--warnings-as-errors] [--json]`
 enum CheckCommand {
-    static let usage =
-        "Usage: rulec check [--warnings-as-errors] [--json] [--stamp FILE] [--language X.Y] FILE|DIR ..."
-    static let help = """
-        rulec check: check .rules files as one program.
-
-        \(usage)
-
-        Checks every .rules file named, and every .rules file below each directory
-        (recursively; hidden entries and directories holding a '.rulecignore' file
-        are skipped). All files are checked together: a scenario name may be
-        declared only once across them. Diagnostics are printed sorted by file and
-        position as 'path:line:col: severity: message' with the source line.
-
-        Options:
-          --warnings-as-errors   report warnings as errors (and exit 1 on them)
-          --json                 print one JSON object per diagnostic, one per line
-          --stamp FILE           when there is no error, write FILE (for build systems)
-          --language X.Y         check that the files load on apps reading language X.Y
-                                 (default: the newest this rulec reads)
-          -h, --help             show this help
-
-        Exit status: 0 no errors, 1 any error, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec check: check .rules files as one program.",
+        usage: "Usage: rulec check [--warnings-as-errors] [--json] [--stamp FILE] [--language X.Y] FILE|DIR ...",
+        about: """
+            Checks every .rules file named, and every .rules file below each directory
+            (recursively; hidden entries and directories holding a '.rulecignore' file
+            are skipped). All files are checked together: a scenario name may be
+            declared only once across them. Diagnostics are printed sorted by file and
+            position as 'path:line:col: severity: message' with the source line.
+            """,
+        options: [
+            .init("--warnings-as-errors", help: "report warnings as errors (and exit 1 on them)"),
+            .init("--json", help: "print one JSON object per diagnostic, one per line"),
+            .init("--stamp", value: "FILE", help: "when there is no error, write FILE (for build systems)"),
+            .init(
+                "--language", value: "X.Y",
+                help: "check that the files load on apps reading language X.Y\n(default: the newest this rulec reads)"),
+        ],
+        exitStatus: "Exit status: 0 no errors, 1 any error, 64 wrong usage.")
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        var paths: [String] = []
-        var json = false
-        var warningsAsErrors = false
-        var onlyPaths = false
-        var stamp: String?
-        var expectStamp = false
-        var language = LanguageVersion.current
-        var expectLanguage = false
-        for argument in arguments {
-            if expectStamp {
-                stamp = argument
-                expectStamp = false
-                continue
-            }
-            if expectLanguage {
-                guard let version = LanguageVersion(argument), version >= .initial, version <= .current else {
-                    return CLI.misuse(
-                        "'--language' takes a version from 1.0 to \(LanguageVersion.current), not '\(argument)'",
-                        usage: usage)
-                }
-                language = version
-                expectLanguage = false
-                continue
-            }
-            if onlyPaths || !argument.hasPrefix("-") || argument == "-" {
-                paths.append(argument)
-                continue
-            }
-            switch argument {
-            case "--": onlyPaths = true
-            case "--stamp": expectStamp = true
-            case "--language": expectLanguage = true
-            case "--json": json = true
-            case "--warnings-as-errors": warningsAsErrors = true
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                let options = ["--json", "--warnings-as-errors", "--stamp", "--language", "--help"]
-                return CLI.misuse(Suggestions.unknown("option", argument, among: options, limit: 1), usage: usage)
-            }
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .failure(let status): return status.code
+        case .success(let value): parsed = value
         }
-        if expectStamp { return CLI.misuse("'--stamp' needs a FILE", usage: usage) }
-        if expectLanguage { return CLI.misuse("'--language' needs a version such as 1.0", usage: usage) }
+        let paths = parsed.operands
+        let json = parsed.has("--json")
+        let warningsAsErrors = parsed.has("--warnings-as-errors")
+        let stamp = parsed.value("--stamp")
+        var language = LanguageVersion.current
+        if let argument = parsed.value("--language") {
+            guard let version = LanguageVersion(argument), version >= .initial, version <= .current else {
+                return CLI.misuse(
+                    "'--language' takes a version from 1.0 to \(LanguageVersion.current), not '\(argument)'",
+                    usage: usage)
+            }
+            language = version
+        }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to check", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)

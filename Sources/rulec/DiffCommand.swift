@@ -4,46 +4,40 @@ import RuleRuntime
 
 /// `rulec diff [--json] [--state FILE] OLD NEW`
 enum DiffCommand {
-    static let usage = "Usage: rulec diff [--json] [--state FILE] OLD NEW"
-    static let help = """
-        rulec diff: what changing the rules from OLD to NEW does to users who already have state.
-
-        \(usage)
-
-        OLD and NEW are a rules file or a directory of them (each checked as one program).
-        Lists, located in NEW (or in OLD for something removed):
-          warning  a scenario, group, param or event removed (its users' history is
-                   orphaned); a probable rename without 'was' (same clauses or a close
-                   name), with a fix-it adding 'was OLDNAME'
-          note     a rename with 'was' (the history moves); an 'on' list changed (the view
-                   is rebuilt from history); a threshold, window, duration or cap changed,
-                   and in which direction; a scenario moved into or out of a group; a
-                   param's type changed (stored values are ignored)
-
-        Options:
-          --json         print one JSON object per finding, one per line
-          --state FILE   also say which scenarios' answers change right now for the state
-                         in FILE (read, never written)
-          --             ends the options
-          -h, --help     show this help
-
-        Exit status: 0 nothing would lose history, 1 something would (or errors in the
-        rules, or an unreadable state), 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec diff: what changing the rules from OLD to NEW does to users who already have state.",
+        usage: "Usage: rulec diff [--json] [--state FILE] OLD NEW",
+        about: """
+            OLD and NEW are a rules file or a directory of them (each checked as one program).
+            Lists, located in NEW (or in OLD for something removed):
+              warning  a scenario, group, param or event removed (its users' history is
+                       orphaned); a probable rename without 'was' (same clauses or a close
+                       name), with a fix-it adding 'was OLDNAME'
+              note     a rename with 'was' (the history moves); an 'on' list changed (the view
+                       is rebuilt from history); a threshold, window, duration or cap changed,
+                       and in which direction; a scenario moved into or out of a group; a
+                       param's type changed (stored values are ignored)
+            """,
+        options: [
+            .init("--json", help: "print one JSON object per finding, one per line"),
+            .init(
+                "--state", value: "FILE",
+                help: "also say which scenarios' answers change right now for the state\nin FILE (read, never written)"),
+        ],
+        exitStatus: """
+            Exit status: 0 nothing would lose history, 1 something would (or errors in the
+            rules, or an unreadable state), 64 wrong usage.
+            """)
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        var json = false
-        var statePath: String?
-        let operands: [String]
-        switch CLI.options(arguments, valued: ["--state"], flags: ["--json"], help: help, usage: usage) {
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
         case .failure(let status): return status.code
-        case .success(let parsed):
-            operands = parsed.operands
-            for (name, value) in parsed.options {
-                if name == "--json" { json = true }
-                if name == "--state" { statePath = value }
-            }
+        case .success(let value): parsed = value
         }
+        let (json, statePath, operands) = (parsed.has("--json"), parsed.value("--state"), parsed.operands)
         guard operands.count == 2 else {
             return CLI.misuse(
                 operands.count < 2 ? "diff needs OLD and NEW rules" : "diff takes two rules: OLD and NEW", usage: usage)

@@ -5,41 +5,41 @@ import RuleLang
 enum DumpCommand {
     /// The document's shape; bumped on any change that is not an addition.
     static let formatVersion = 1
-    static let usage = "Usage: rulec dump --json FILE|DIR ..."
-    static let help = """
-        rulec dump: the checked program as one JSON document, for other tools.
-
-        \(usage)
-
-        Checks the files as one program (as 'rulec check' does; errors stop it, with the
-        usual diagnostics on standard error) and prints, with keys sorted:
-          version      \(formatVersion): the shape below; additions keep it, changes bump it
-          files        the files, in order
-          languages    by file: the language version it declares (1.0 when none)
-          events       declared events: name, range
-          params       name, type, default (an expression or null), range
-          groups       name, clauses, members (scenario names), range
-          scenarios    name, group (or null), clauses, range
-        A clause has 'keyword' and 'range', and by keyword: 'value' and 'scope' (count
-        clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
-        (priority). A scope is {"kind": "install"|"version"|"session"} or {"kind":
-        "within", "seconds": N}. Every event, param, group and scenario has 'was': its
-        former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,
-        bool, param, builtin, not, and, or, compare, call, parenthesized), 'type' (bool,
-        int, string, duration), 'range', and its parts ('value', 'name', 'operator',
-        'operand', 'left', 'right', 'function', 'argument', 'scope', 'inner'). A range is
-        {"file": PATH, "start": "LINE:COL", "end": "LINE:COL"}, 1-based, columns in characters.
-
-        Exit status: 0 printed, 1 errors in the rules, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec dump: the checked program as one JSON document, for other tools.",
+        usage: "Usage: rulec dump --json FILE|DIR ...",
+        about: """
+            Checks the files as one program (as 'rulec check' does; errors stop it, with the
+            usual diagnostics on standard error) and prints, with keys sorted:
+              version      \(formatVersion): the shape below; additions keep it, changes bump it
+              files        the files, in order
+              languages    by file: the language version it declares (1.0 when none)
+              events       declared events: name, range
+              params       name, type, default (an expression or null), range
+              groups       name, clauses, members (scenario names), range
+              scenarios    name, group (or null), clauses, range
+            A clause has 'keyword' and 'range', and by keyword: 'value' and 'scope' (count
+            clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
+            (priority). A scope is {"kind": "install"|"version"|"session"} or {"kind":
+            "within", "seconds": N}. Every event, param, group and scenario has 'was': its
+            former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,
+            bool, param, builtin, not, and, or, compare, call, parenthesized), 'type' (bool,
+            int, string, duration), 'range', and its parts ('value', 'name', 'operator',
+            'operand', 'left', 'right', 'function', 'argument', 'scope', 'inner'). A range is
+            {"file": PATH, "start": "LINE:COL", "end": "LINE:COL"}, 1-based, columns in characters.
+            """,
+        options: [.init("--json", help: "JSON, the only format (required)")],
+        exitStatus: "Exit status: 0 printed, 1 errors in the rules, 64 wrong usage.")
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let paths: [String]
-        let json: Bool
-        switch CLI.jsonFlagAndOperands(arguments, help: help, usage: usage) {
-        case .success(let parsed): (paths, json) = parsed
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
         case .failure(let status): return status.code
+        case .success(let value): parsed = value
         }
+        let (paths, json) = (parsed.operands, parsed.has("--json"))
         guard json else { return CLI.misuse("'--json' is the only format", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to dump", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }

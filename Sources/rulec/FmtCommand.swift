@@ -3,50 +3,40 @@ import RuleLang
 
 /// `rulec fmt [--check | --write] [--width N] FILE|DIR ...`
 enum FmtCommand {
-    static let usage = "Usage: rulec fmt [--check | --write] [--width N] FILE|DIR ..."
-    static let help = """
-        rulec fmt: the canonical layout of .rules files (grammar.md, "Layout").
-
-        \(usage)
-
-        Prints each file in the canonical layout to standard output, or with --write
-        replaces the files that change, or with --check lists them and exits 1. Comments
-        stay where they were; clause order and meaning never change. A file with errors
-        is left alone and its diagnostics printed.
-
-        Options:
-          --check      list the files that would change; exit 1 if any
-          --write      rewrite the files that change, in place
-          --width N    wrap a body one clause a line past N columns (default 100)
-          -h, --help   show this help
-
-        Exit status: 0 done (or, with --check, nothing to change), 1 a file would change
-        or has errors, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec fmt: the canonical layout of .rules files (grammar.md, \"Layout\").",
+        usage: "Usage: rulec fmt [--check | --write] [--width N] FILE|DIR ...",
+        about: """
+            Prints each file in the canonical layout to standard output, or with --write
+            replaces the files that change, or with --check lists them and exits 1. Comments
+            stay where they were; clause order and meaning never change. A file with errors
+            is left alone and its diagnostics printed.
+            """,
+        options: [
+            .init("--check", help: "list the files that would change; exit 1 if any"),
+            .init("--write", help: "rewrite the files that change, in place"),
+            .init("--width", value: "N", help: "wrap a body one clause a line past N columns (default 100)"),
+        ],
+        exitStatus: """
+            Exit status: 0 done (or, with --check, nothing to change), 1 a file would change
+            or has errors, 64 wrong usage.
+            """)
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        var check = false
-        var write = false
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .failure(let status): return status.code
+        case .success(let value): parsed = value
+        }
+        let (check, write, paths) = (parsed.has("--check"), parsed.has("--write"), parsed.operands)
         var width = 100
-        var paths: [String] = []
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--check": check = true
-            case "--write": write = true
-            case "--width":
-                guard let value = iterator.next(), let number = Int(value), number >= 20, number <= 10_000 else {
-                    return CLI.misuse("'--width' needs a number from 20 to 10000", usage: usage)
-                }
-                width = number
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                let options = ["--check", "--write", "--width", "--help"]
-                if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
-                paths.append(argument)
+        if let value = parsed.value("--width") {
+            guard let number = Int(value), number >= 20, number <= 10_000 else {
+                return CLI.misuse("'--width' needs a number from 20 to 10000", usage: usage)
             }
+            width = number
         }
         if check && write { return CLI.misuse("'--check' and '--write' do not go together", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to format", usage: usage) }

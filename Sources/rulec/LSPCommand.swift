@@ -11,32 +11,31 @@ import RuleLang
 
 /// `rulec lsp`: the language server on standard input and output.
 enum LSPCommand {
-    static let usage = "Usage: rulec lsp"
-    static let help = """
-        rulec lsp: a Language Server Protocol 3.17 server for .rules files, on
-        standard input and output (JSON-RPC with Content-Length framing).
+    static let options = CommandOptions(
+        title:
+            "rulec lsp: a Language Server Protocol 3.17 server for .rules files, on standard input and output\n(JSON-RPC with Content-Length framing).",
+        usage: "Usage: rulec lsp",
+        about: """
+            The workspace folder's .rules files are checked as one program, as
+            'rulec check DIR' checks them (.rulecignore included); open documents are
+            checked as the editor holds them, the others as they are on disk.
 
-        \(usage)
-
-        The workspace folder's .rules files are checked as one program, as
-        'rulec check DIR' checks them (.rulecignore included); open documents are
-        checked as the editor holds them, the others as they are on disk.
-
-        Requests: \(LSPServer.requests.joined(separator: ", ")).
-        Notifications: \(LSPServer.notifications.joined(separator: ", ")).
-        Diagnostics are published as the documents change, with rulec check's
-        messages, ids and ranges; fix-its are quick fixes (textDocument/codeAction).
-        Positions count UTF-16 code units, as the protocol says.
-
-        Options:
-          -h, --help             show this help
-
-        Exit status: 0 after 'shutdown' then 'exit', 1 when the input ends or
-        'exit' comes without 'shutdown', 64 wrong usage.
-        """
+            Requests: \(LSPServer.requests.joined(separator: ", ")).
+            Notifications: \(LSPServer.notifications.joined(separator: ", ")).
+            Diagnostics are published as the documents change, with rulec check's
+            messages, ids and ranges; fix-its are quick fixes (textDocument/codeAction).
+            Positions count UTF-16 code units, as the protocol says.
+            """,
+        options: [],
+        exitStatus: """
+            Exit status: 0 after 'shutdown' then 'exit', 1 when the input ends or
+            'exit' comes without 'shutdown', 64 wrong usage.
+            """)
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        switch CLI.options(arguments, valued: [], flags: [], help: help, usage: usage) {
+        switch options.parse(arguments) {
         case .failure(let status): return status.code
         case .success(let parsed):
             guard parsed.operands.isEmpty else { return CLI.misuse("'rulec lsp' takes no operands", usage: usage) }

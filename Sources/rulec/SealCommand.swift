@@ -4,34 +4,31 @@ import RuleRuntime
 
 /// `rulec seal [--write] FILE`
 enum SealCommand {
-    static let usage = "Usage: rulec seal [--write] FILE"
-    static let help = """
-        rulec seal: make a rules file ready for delivery after release.
-
-        \(usage)
-
-        Checks FILE and prints it with a seal as its last line,
-        '# sealed crc32=XXXXXXXX bytes=N' (the CRC-32 and the length of every byte before
-        it; an existing seal is replaced). RuleDelivery refuses a delivered file without a
-        matching seal: a download cut short or damaged in transit never becomes the rules.
-
-        Options:
-          --write      rewrite FILE instead of printing
-          --           ends the options
-          -h, --help   show this help
-
-        Exit status: 0 sealed, 1 errors in the rules or an unwritable file, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec seal: make a rules file ready for delivery after release.",
+        usage: "Usage: rulec seal [--write] FILE",
+        about: """
+            Checks FILE and prints it with a seal as its last line,
+            '# sealed crc32=XXXXXXXX bytes=N' (the CRC-32 and the length of every byte before
+            it; an existing seal is replaced). RuleDelivery refuses a delivered file without a
+            matching seal: a download cut short or damaged in transit never becomes the rules.
+            """,
+        options: [
+            .init("--write", help: "rewrite FILE instead of printing")
+        ],
+        exitStatus: """
+            Exit status: 0 sealed, 1 errors in the rules or an unwritable file, 64 wrong usage.
+            """)
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let operands: [String]
-        var write = false
-        switch CLI.options(arguments, valued: [], flags: ["--write"], help: help, usage: usage) {
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
         case .failure(let status): return status.code
-        case .success(let parsed):
-            operands = parsed.operands
-            write = !parsed.options.isEmpty
+        case .success(let value): parsed = value
         }
+        let (operands, write) = (parsed.operands, parsed.has("--write"))
         guard operands.count == 1 else {
             return CLI.misuse(operands.isEmpty ? "missing FILE" : "seal takes one FILE", usage: usage)
         }

@@ -5,69 +5,59 @@ import RuleTimeline
 
 /// `rulec simulate RULES... TIMELINE [--json]`
 enum SimulateCommand {
-    static let usage = "Usage: rulec simulate [--json] [--save FILE] [--time-zone ZONE] RULES... TIMELINE"
-    static let help = """
-        rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.
-
-        \(usage)
-
-        RULES are .rules files or directories, checked together; TIMELINE is the
-        last argument. Each timeline line is 'TIME STEP ...' where TIME is an
-        offset from the start ('0', '90s', '1d12h'; it may go backwards). Steps:
-          launch VERSION          start a session of the app at VERSION
-          trigger NAME            record an event on stream NAME
-          done NAME               Ecno's markDone: an event, and NAME's to-do cleared
-          try SCENARIO            try to execute: prints 'TIME SCENARIO yes' or 'TIME SCENARIO no: REASON'
-          set PARAM VALUE         store a param's value
-          reset NAME              reset a scenario (or a group's budget)
-          todo NAME [until D]     add a to-do, expiring after D
-          check CONDITION         prints 'TIME check true' or 'TIME check false'
-          next [SCENARIO ...]     execute the highest-priority eligible scenario: 'TIME next NAME' or 'TIME next none'
-        '#' starts a comment. Names with spaces may be quoted.
-
-        Options:
-          --json       print one JSON object per output line
-          --time-zone ZONE  the device's time zone at the start (an IANA name such as
-                       Europe/Paris; default UTC); a 'timezone' step moves it
-          --save FILE  write the final state to FILE, a FileStore file (replaced whole), for
-                       'rulec state' and 'rulec explain --state'
-          -h, --help   show this help
-
-        Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.",
+        usage: "Usage: rulec simulate [--json] [--save FILE] [--time-zone ZONE] RULES... TIMELINE",
+        about: """
+            RULES are .rules files or directories, checked together; TIMELINE is the
+            last argument. Each timeline line is 'TIME STEP ...' where TIME is an
+            offset from the start ('0', '90s', '1d12h'; it may go backwards). Steps:
+              launch VERSION          start a session of the app at VERSION
+              trigger NAME            record an event on stream NAME
+              done NAME               Ecno's markDone: an event, and NAME's to-do cleared
+              try SCENARIO            try to execute: prints 'TIME SCENARIO yes' or 'TIME SCENARIO no: REASON'
+              set PARAM VALUE         store a param's value
+              reset NAME              reset a scenario (or a group's budget)
+              todo NAME [until D]     add a to-do, expiring after D
+              check CONDITION         prints 'TIME check true' or 'TIME check false'
+              next [SCENARIO ...]     execute the highest-priority eligible scenario: 'TIME next NAME' or 'TIME next none'
+            '#' starts a comment. Names with spaces may be quoted.
+            """,
+        options: [
+            .init("--json", help: "print one JSON object per output line"),
+            .init(
+                "--time-zone", value: "ZONE",
+                help:
+                    "the device's time zone at the start (an IANA name such as\nEurope/Paris; default UTC); a 'timezone' step moves it"
+            ),
+            .init(
+                "--save", value: "FILE",
+                help:
+                    "write the final state to FILE, a FileStore file (replaced whole), for\n'rulec state' and 'rulec explain --state'"
+            ),
+        ],
+        exitStatus: "Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.")
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     /// The simulation starts at 2026-01-01T00:00:00Z.
     static let start = TimelineRunner.start
 
     static func run(_ arguments: [String]) -> Int32 {
-        var json = false
-        var save: String?
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .failure(let status): return status.code
+        case .success(let value): parsed = value
+        }
+        let json = parsed.has("--json")
+        let save = parsed.value("--save")
         var zone = TimeZone(identifier: "UTC")!
-        var paths: [String] = []
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--json": json = true
-            case "--save":
-                guard let value = iterator.next() else { return CLI.misuse("'--save' needs a FILE", usage: usage) }
-                save = value
-            case "--time-zone":
-                guard let value = iterator.next() else {
-                    return CLI.misuse("'--time-zone' needs a zone such as Europe/Paris", usage: usage)
-                }
-                guard let found = TimeZone(identifier: value) else {
-                    return CLI.misuse(
-                        "unknown time zone '\(value)'; use an IANA name such as Europe/Paris", usage: usage)
-                }
-                zone = found
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                let options = ["--json", "--save", "--time-zone", "--help"]
-                if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
-                paths.append(argument)
+        var paths = parsed.operands
+        if let value = parsed.value("--time-zone") {
+            guard let found = TimeZone(identifier: value) else {
+                return CLI.misuse("unknown time zone '\(value)'; use an IANA name such as Europe/Paris", usage: usage)
             }
+            zone = found
         }
         guard paths.count >= 2 else { return CLI.misuse("expected RULES and a TIMELINE", usage: usage) }
         let timelinePath = paths.removeLast()

@@ -31,30 +31,26 @@ enum StateFile {
 
 /// `rulec state FILE [--json]`
 enum StateCommand {
-    static let usage = "Usage: rulec state [--json] FILE"
-    static let help = """
-        rulec state: print what a state file holds.
-
-        \(usage)
-
-        FILE is a FileStore file, written by an app or by 'rulec simulate --save'. Prints
-        the session and version, then every stream, scenario view, group budget, param
-        value and to-do, sorted by name. The file is read, never changed.
-
-        Options:
-          --json       one JSON document instead (times in seconds since 1970)
-          -h, --help   show this help
-
-        Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec state: print what a state file holds.",
+        usage: "Usage: rulec state [--json] FILE",
+        about: """
+            FILE is a FileStore file, written by an app or by 'rulec simulate --save'. Prints
+            the session and version, then every stream, scenario view, group budget, param
+            value and to-do, sorted by name. The file is read, never changed.
+            """,
+        options: [.init("--json", help: "one JSON document instead (times in seconds since 1970)")],
+        exitStatus: "Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage.")
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let paths: [String]
-        let json: Bool
-        switch CLI.jsonFlagAndOperands(arguments, help: help, usage: usage) {
-        case .success(let parsed): (paths, json) = parsed
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
         case .failure(let status): return status.code
+        case .success(let value): parsed = value
         }
+        let (paths, json) = (parsed.operands, parsed.has("--json"))
         guard paths.count == 1 else { return CLI.misuse("expected one state FILE", usage: usage) }
         guard let entries = StateFile.entries(paths[0]) else { return ExitCode.failure }
         let snapshot: StateSnapshot
@@ -125,61 +121,48 @@ enum StateCommand {
 
 /// `rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]`
 enum ExplainCommand {
-    static let usage = "Usage: rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]"
-    static let help = """
-        rulec explain: why each scenario would or would not run, on a device's state.
-
-        \(usage)
-
-        Loads the rules (files or directories, checked together) over the state in FILE
-        (a FileStore file from an app or from 'rulec simulate --save'; read, never
-        changed) and prints, for every scenario or each SCENARIO named (an argument that
-        is not an existing path), each clause with its numbers and the earliest time the
-        time-based clauses pass, as engine.explain does.
-
-        Options:
-          --state FILE      the state file (required)
-          --at TIME         evaluate at TIME: ISO 8601 ('2026-03-01T12:00:00Z') or seconds
-                            since 1970; default now
-          -h, --help        show this help
-
-        Exit status: 0 explained, 1 errors in the rules, an unknown scenario or a damaged
-        state file, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec explain: why each scenario would or would not run, on a device's state.",
+        usage: "Usage: rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]",
+        about: """
+            Loads the rules (files or directories, checked together) over the state in FILE
+            (a FileStore file from an app or from 'rulec simulate --save'; read, never
+            changed) and prints, for every scenario or each SCENARIO named (an argument that
+            is not an existing path), each clause with its numbers and the earliest time the
+            time-based clauses pass, as engine.explain does.
+            """,
+        options: [
+            .init("--state", value: "FILE", help: "the state file (required)"),
+            .init(
+                "--at", value: "TIME",
+                help: "evaluate at TIME: ISO 8601 ('2026-03-01T12:00:00Z') or seconds\nsince 1970; default now"),
+        ],
+        exitStatus: """
+            Exit status: 0 explained, 1 errors in the rules, an unknown scenario or a damaged
+            state file, 64 wrong usage.
+            """)
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        var paths: [String] = []
-        var statePath: String?
-        var at: Date?
-        var names: [String] = []
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--state":
-                guard let value = iterator.next() else { return CLI.misuse("'--state' needs a FILE", usage: usage) }
-                statePath = value
-            case "--at":
-                guard let value = iterator.next() else { return CLI.misuse("'--at' needs a TIME", usage: usage) }
-                guard let date = parseTime(value) else {
-                    return CLI.misuse(
-                        "'\(value)' is not a time; use ISO 8601 ('2026-03-01T12:00:00Z') or seconds since 1970",
-                        usage: usage)
-                }
-                at = date
-            case "-h", "--help":
-                print(help)
-                return ExitCode.ok
-            default:
-                let options = ["--state", "--at", "--help"]
-                if let status = CLI.unknownOption(argument, among: options, usage: usage) { return status }
-                // An existing path is rules; anything else names a scenario.
-                if FileManager.default.fileExists(atPath: argument) {
-                    paths.append(argument)
-                } else {
-                    names.append(argument)
-                }
-            }
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .failure(let status): return status.code
+        case .success(let value): parsed = value
         }
+        let statePath = parsed.value("--state")
+        var at: Date?
+        if let value = parsed.value("--at") {
+            guard let date = parseTime(value) else {
+                return CLI.misuse(
+                    "'\(value)' is not a time; use ISO 8601 ('2026-03-01T12:00:00Z') or seconds since 1970",
+                    usage: usage)
+            }
+            at = date
+        }
+        // An existing path is rules; anything else names a scenario.
+        let paths = parsed.operands.filter { FileManager.default.fileExists(atPath: $0) }
+        let names = parsed.operands.filter { !FileManager.default.fileExists(atPath: $0) }
         guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing RULES", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }

@@ -4,47 +4,41 @@ import RuleRuntime
 
 /// `rulec trigger --state FILE [--count N] RULES... EVENT`
 enum TriggerCommand {
-    static let usage = "Usage: rulec trigger --state FILE [--count N] RULES... EVENT"
-    static let help = """
-        rulec trigger: record an event into a state file, as an app would.
-
-        \(usage)
-
-        Records EVENT N times (default 1) at the current time into FILE, through the same
-        store an app uses, opened shared: an app or its extensions may have the file open
-        at the same time, and see the events at their next call. FILE is created when it
-        does not exist. RULES (files or directories, checked together) are the app's rules:
-        they say which scenarios count the event. For QA, and to drive processes from a shell.
-
-        Options:
-          --state FILE      the state file (required)
-          --count N         how many times (1 to 1000000; default 1)
-          --                ends the options
-          -h, --help        show this help
-
-        Prints the event's count afterwards. An event no scenario counts is recorded, with a
-        warning. Exit status: 0 recorded, 1 errors in the rules or a damaged or unwritable
-        state file, 64 wrong usage.
-        """
+    static let options = CommandOptions(
+        title: "rulec trigger: record an event into a state file, as an app would.",
+        usage: "Usage: rulec trigger --state FILE [--count N] RULES... EVENT",
+        about: """
+            Records EVENT N times (default 1) at the current time into FILE, through the same
+            store an app uses, opened shared: an app or its extensions may have the file open
+            at the same time, and see the events at their next call. FILE is created when it
+            does not exist. RULES (files or directories, checked together) are the app's rules:
+            they say which scenarios count the event. For QA, and to drive processes from a shell.
+            """,
+        options: [
+            .init("--state", value: "FILE", help: "the state file (required)"),
+            .init("--count", value: "N", help: "how many times (1 to 1000000; default 1)"),
+        ],
+        exitStatus: """
+            Prints the event's count afterwards. An event no scenario counts is recorded, with a
+            warning. Exit status: 0 recorded, 1 errors in the rules or a damaged or unwritable
+            state file, 64 wrong usage.
+            """)
+    static var usage: String { options.usage }
+    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        var statePath: String?
-        var count = 1
-        let operands: [String]
-        switch CLI.options(arguments, valued: ["--state", "--count"], flags: [], help: help, usage: usage) {
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
         case .failure(let status): return status.code
-        case .success(let parsed):
-            operands = parsed.operands
-            for (name, value) in parsed.options {
-                if name == "--state" { statePath = value }
-                if name == "--count" {
-                    guard let n = Int(value), (1...1_000_000).contains(n) else {
-                        return CLI.misuse(
-                            "'--count' takes a whole number from 1 to 1000000, not '\(value)'", usage: usage)
-                    }
-                    count = n
-                }
+        case .success(let value): parsed = value
+        }
+        let (statePath, operands) = (parsed.value("--state"), parsed.operands)
+        var count = 1
+        if let value = parsed.value("--count") {
+            guard let n = Int(value), (1...1_000_000).contains(n) else {
+                return CLI.misuse("'--count' takes a whole number from 1 to 1000000, not '\(value)'", usage: usage)
             }
+            count = n
         }
         guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }
         guard operands.count >= 2, let event = operands.last else {

@@ -164,13 +164,18 @@ final class TextMateGrammarTests: XCTestCase {
             Self.scopes("scenario A < on was >", rules)[16], "keyword.other.rename.rules", "a stream named was")
     }
 
-    func testTheExtensionIsDeclarative() throws {
+    /// The extension's only code starts `rulec lsp`, with VS Code's API and Node's own modules.
+    func testTheExtensionNeedsNoPackages() throws {
         let root = RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules")
         let package =
             try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("package.json")))
             as! [String: Any]
-        XCTAssertNil(package["main"], "no code")
+        XCTAssertEqual(package["main"] as? String, "./extension.js")
         XCTAssertNil(package["dependencies"], "no npm packages")
+        let code = try String(contentsOf: root.appendingPathComponent("extension.js"), encoding: .utf8)
+        let required = code.components(separatedBy: "require(\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+        XCTAssertEqual(Set(required), ["vscode", "child_process"])
+        XCTAssertTrue(code.contains("[\"lsp\"]"), "it starts rulec lsp")
         let configuration =
             try JSONSerialization.jsonObject(
                 with: Data(contentsOf: root.appendingPathComponent("language-configuration.json"))) as! [String: Any]

@@ -18,8 +18,10 @@ let package = Package(
         .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib"]),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
-        .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime", "RuleTimeline"]),
-        .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime"]),
+        // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.
+        .target(name: "RuleLSP", dependencies: ["RuleLang"]),
+        .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime", "RuleTimeline", "RuleLSP"]),
+        .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime", "RuleLSP"]),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
         .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
         // The README's "In an app" example, compiled and run on a fresh HOME by ReadmeAppTests.

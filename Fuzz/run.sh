@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing with libFuzzer.
-#   Fuzz/run.sh [SECONDS] [TARGET...]     (default 120 seconds; targets: check store entries timeline)
+#   Fuzz/run.sh [SECONDS] [TARGET...]     (default 120 seconds; targets: check store entries timeline lsp)
 # Each target is compiled from the sources it exercises as one module (imports of the
 # package's own modules removed), so no package build is needed. Crashes are written
 # to .build/fuzz/TARGET/ as crash-*; add each one under Tests/ as a regression input.
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-120}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(check store entries timeline)
+[ ${#targets[@]} -gt 0 ] || targets=(check store entries timeline lsp)
 root=.build/fuzz
 # The harnesses keep a program in a global, which LeakSanitizer reports at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
@@ -39,7 +39,10 @@ for target in "${targets[@]}"; do
       cp examples/*.timeline examples/seeds/*.timeline "$root/$target/corpus/" 2>/dev/null || true
       files=$(sources timeline Sources/RuleLang/*.swift $(find Sources/RuleRuntime -name "*.swift") Sources/RuleTimeline/Timeline.swift Sources/RuleTimeline/TimelineMessages.swift \
         Fuzz/FuzzTimeline.swift) ;;
-    *) echo "unknown target '$target'; targets: check store entries timeline" >&2; exit 64 ;;
+    lsp)
+      cp examples/*.rules "$root/$target/corpus/" 2>/dev/null || true
+      files=$(sources lsp Sources/RuleLang/*.swift Sources/RuleLSP/*.swift Fuzz/FuzzLSP.swift) ;;
+    *) echo "unknown target '$target'; targets: check store entries timeline lsp" >&2; exit 64 ;;
   esac
   # shellcheck disable=SC2086
   { swiftc "${flags[@]}" $files -o "$root/$target/fuzz-$target" 2>&1 || exit 1; } | { grep -v "Cannot export local symbol" || true; }

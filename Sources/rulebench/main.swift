@@ -18,6 +18,7 @@ import RuleRuntime
 //   rulebench shared                           only the shared-file figures (issue 21)
 //   rulebench swap                             only the rule-swap figures (issue 20)
 //   rulebench cold                             only the cold-start figures
+//   rulebench lsp                              only the language server's figures (issue 22)
 //   rulebench profile try|handle|trigger|file  one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 
@@ -405,6 +406,7 @@ func runBenchmarks() throws {
     }
 
     try coldBenchmarks(&goals)
+    try lspBenchmarks(&goals)
 
     // The front end against JSONDecoder on the same 10,000 scenarios.
     struct ClauseJSON: Codable {
@@ -492,6 +494,12 @@ if arguments.first == "shared" {
 if arguments.first == "swap" {
     var goals: [Goal] = []
     try swapBenchmarks(&goals)
+    for goal in goals { print(goal.text) }
+    exit(0)
+}
+if arguments.first == "lsp" {
+    var goals: [Goal] = []
+    try lspBenchmarks(&goals)
     for goal in goals { print(goal.text) }
     exit(0)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RuleLSP
 import RuleLang
 
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ enum LSPCommand {
 
     /// Serves until `exit` or the end of the input.
     static func serve(input: Int32, output: FileHandle) -> Int32 {
-        let server = LSPServer()
+        let server = LSPServer(version: CLI.version)
         var framing = LSPFraming()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -57,14 +58,7 @@ enum LSPCommand {
                 let replies: [Data]
                 switch frame {
                 case .message(let body): replies = server.handle(body)
-                case .malformed(let reason):
-                    replies = [
-                        JSON.data(
-                            [
-                                "jsonrpc": "2.0", "id": NSNull(),
-                                "error": ["code": LSPServer.ErrorCode.parseError, "message": reason] as JSONObject,
-                            ] as JSONObject)
-                    ]
+                case .malformed(let reason): replies = [LSPServer.parseError(reason)]
                 }
                 for reply in replies { output.write(LSPFraming.frame(reply)) }
                 if let status = server.exitStatus { return status }

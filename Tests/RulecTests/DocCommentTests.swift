@@ -14,7 +14,7 @@ final class DocCommentTests: XCTestCase {
     func testEveryPublicDeclarationIsDocumented() throws {
         var undocumented: [String] = []
         let fm = FileManager.default
-        for library in ["RuleLang", "RuleRuntime", "RuleTimeline"] {
+        for library in ["RuleLang", "RuleRuntime", "RuleTimeline", "RuleLSP"] {
             let directory = RulecBinary.packageRoot.appendingPathComponent("Sources/\(library)")
             let files = fm.enumerator(atPath: directory.path)?.compactMap { $0 as? String }.filter {
                 $0.hasSuffix(".swift")

@@ -5,7 +5,7 @@ import RuleLang
 /// (responses, and `textDocument/publishDiagnostics` notifications). No I/O here, so tests
 /// and the fuzz target drive it directly; ``LSPCommand`` connects it to standard input and
 /// output.
-final class LSPServer {
+public final class LSPServer {
     /// JSON-RPC error codes the server answers with.
     enum ErrorCode {
         static let parseError = -32700
@@ -17,27 +17,34 @@ final class LSPServer {
     }
 
     /// The requests answered, as `rulec lsp --help` lists them.
-    static let requests = [
+    public static let requests = [
         "initialize", "shutdown", "textDocument/hover", "textDocument/completion", "textDocument/definition",
         "textDocument/references", "textDocument/rename", "textDocument/documentSymbol",
         "textDocument/formatting", "textDocument/codeAction",
     ]
     /// The notifications acted on.
-    static let notifications = [
+    public static let notifications = [
         "initialized", "exit", "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
         "textDocument/didClose", "workspace/didChangeWatchedFiles",
     ]
 
     let workspace = LSPWorkspace()
+    /// The version `initialize` reports in `serverInfo`.
+    let version: String
     private(set) var initialized = false
     private(set) var shutDown = false
     /// Set by `exit`: the status the process ends with (0 after `shutdown`, else 1).
-    private(set) var exitStatus: Int32?
+    public private(set) var exitStatus: Int32?
     /// The diagnostics last sent for each file, so that only changes are sent again.
     private var published: [String: Data] = [:]
 
+    /// A server reporting `version` as its own; nothing is read before `initialize`.
+    public init(version: String) {
+        self.version = version
+    }
+
     /// The messages to send in answer to one message's body.
-    func handle(_ body: Data) -> [Data] {
+    public func handle(_ body: Data) -> [Data] {
         guard let message = JSON.parse(body) as? JSONObject else {
             return [error(id: NSNull(), ErrorCode.parseError, "the message is not a JSON object")]
         }
@@ -180,7 +187,7 @@ final class LSPServer {
                 "documentFormattingProvider": true,
                 "codeActionProvider": ["codeActionKinds": ["quickfix"]] as JSONObject,
             ] as JSONObject,
-            "serverInfo": ["name": "rulec", "version": CLI.version] as JSONObject,
+            "serverInfo": ["name": "rulec", "version": version] as JSONObject,
         ]
     }
 
@@ -238,6 +245,15 @@ final class LSPServer {
     }
 
     // MARK: - Messages
+
+    /// The error answering a frame that carried no message (a bad header).
+    public static func parseError(_ reason: String) -> Data {
+        JSON.data(
+            [
+                "jsonrpc": "2.0", "id": NSNull(),
+                "error": ["code": ErrorCode.parseError, "message": reason] as JSONObject,
+            ] as JSONObject)
+    }
 
     private func result(id: Any, _ value: Any) -> Data {
         JSON.data(["jsonrpc": "2.0", "id": id, "result": value] as JSONObject)

@@ -3,9 +3,9 @@ import RuleLang
 
 /// The Language Server Protocol's base protocol: JSON-RPC 2.0 messages, each framed by a
 /// header block (`Content-Length: N`, other headers ignored) and a blank line.
-struct LSPFraming {
+public struct LSPFraming {
     /// What the bytes so far hold next.
-    enum Frame: Equatable {
+    public enum Frame: Equatable {
         /// One message's body (JSON, not yet parsed).
         case message(Data)
         /// A header block without a usable `Content-Length`: skipped, reported as a parse error.
@@ -18,8 +18,11 @@ struct LSPFraming {
     private var buffer: [UInt8] = []
     private var start = 0
 
+    /// An empty buffer.
+    public init() {}
+
     /// Adds bytes read from the client.
-    mutating func feed<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         if start > 0 && start > buffer.count / 2 {
             buffer.removeFirst(start)
             start = 0
@@ -28,7 +31,7 @@ struct LSPFraming {
     }
 
     /// The next complete frame, or nil until more bytes arrive.
-    mutating func next() -> Frame? {
+    public mutating func next() -> Frame? {
         guard let end = headerEnd() else {
             // A header block is a few dozen bytes: 8 KiB without a blank line is not one.
             if buffer.count - start > 8_192 {
@@ -68,7 +71,7 @@ struct LSPFraming {
     }
 
     /// `body` with its header, ready to write.
-    static func frame(_ body: Data) -> Data {
+    public static func frame(_ body: Data) -> Data {
         var out = Data("Content-Length: \(body.count)\r\n\r\n".utf8)
         out.append(body)
         return out

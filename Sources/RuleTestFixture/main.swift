@@ -41,6 +41,8 @@ import RuleRuntime
 //   rule-test-fixture reenter provider|clock|store-error
 //       calls the engine from inside that callback (which runs under the engine's lock): the
 //       process must stop at once with a message, never hang
+//   rule-test-fixture hold-lock STATE
+//       takes STATE's shared lock, leaves a torn record, prints "locked" and waits to be killed
 //   rule-test-fixture try-lock STATE
 //       prints "free" when STATE's and STATE.shm's locks (flock, fcntl and, on Linux, the
 //       region's mutex) can all be taken now
@@ -266,6 +268,26 @@ func reenter(_ kind: String) -> Never {
     exit(0)
 }
 
+/// Takes the shared region's lock of STATE as a writer does (the robust mutex on Linux, the
+/// region file's `flock` elsewhere), leaves a record cut short at the end of STATE, prints
+/// "locked" and waits to be killed: a writer that died in the middle of an append.
+func holdLock(_ path: String) -> Never {
+    let descriptor = open(path + ".shm", O_RDWR | O_CLOEXEC)
+    guard descriptor >= 0 else { fail("open \(path).shm: \(errno)") }
+    #if canImport(Glibc)
+        guard let page = mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), page != MAP_FAILED
+        else { fail("map: \(errno)") }
+        let result = pthread_mutex_lock((page + 64).assumingMemoryBound(to: pthread_mutex_t.self))
+        guard result == 0 || result == EOWNERDEAD else { fail("lock: \(result)") }
+    #else
+        guard flock(descriptor, LOCK_EX) == 0 else { fail("lock: \(errno)") }
+    #endif
+    let state = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+    guard state >= 0, write(state, [UInt8](repeating: 1, count: 3), 3) == 3 else { fail("write: \(errno)") }
+    say("locked")
+    while true { pause() }
+}
+
 /// "free" when every lock of STATE and STATE.shm can be taken at once by this process.
 func tryLock(_ path: String) -> Never {
     var free = true
@@ -329,6 +351,8 @@ case ("stage-loop", 2):
     stageLoop(arguments[1])
 case ("reenter", 2):
     reenter(arguments[1])
+case ("hold-lock", 2):
+    holdLock(arguments[1])
 case ("try-lock", 2):
     tryLock(arguments[1])
 default:

@@ -14,6 +14,27 @@ final class SharedFileTests: XCTestCase {
         FileStore(url: url, options: .init(compactionThreshold: compaction, shared: true))
     }
 
+    /// A writer killed while it holds the lock (in the middle of an append) stops no one: the
+    /// next call takes the lock, cuts off what the writer left, and counts right.
+    func testAProcessKilledHoldingTheLockBlocksNoOne() throws {
+        let url = temporaryURL("dead-holder.state")
+        defer { removeFolder(of: url) }
+        let engine = try RuleEngine(source: rules, store: shared(url))
+        engine.trigger("x")
+        let child = try FixtureProcess(["hold-lock", url.path])
+        XCTAssertEqual(child.readLine(), "locked")
+        kill(child.process.processIdentifier, SIGKILL)
+        child.process.waitUntilExit()
+        let returned = expectation(description: "the trigger returns")
+        DispatchQueue.global().async {
+            engine.trigger("x")
+            returned.fulfill()
+        }
+        wait(for: [returned], timeout: 20)
+        XCTAssertEqual(engine.count("x"), 2)
+        XCTAssertEqual(try RuleEngine(source: rules, store: shared(url)).count("x"), 2)
+    }
+
     func testFourProcessesTriggeringAtOnceCountExactlyAndSpendABudgetOnce() throws {
         let url = temporaryURL("four.state")
         defer { removeFolder(of: url) }

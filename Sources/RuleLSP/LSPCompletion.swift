@@ -22,7 +22,7 @@ extension LSPFeatures {
         let typed = max(wordRange.lowerBound, min(offset, wordRange.upperBound))
         let language = program.files.first { $0.source.path == file.path }?.languageVersion ?? .initial
         guard context.inBody else {
-            let line = file.text(file.lineRange(file.lineIndex(of: offset) + 1).lowerBound..<typed)
+            let line = file.text(min(file.lineRange(file.lineIndex(of: offset) + 1).lowerBound, typed)..<typed)
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if words.isEmpty || (words.count == 1 && words[0] == "}") { return LSPFeatures.items(declarationItems) }
             if words.count >= 2, words[0] == "param", line.hasSuffix(":") || line.hasSuffix(": ") {

@@ -179,7 +179,9 @@ struct LSPFeatures {
         var changes: [String: [JSONObject]] = [:]
         for occurrence in names.references(of: name) {
             // A name written as a string ("app.launch") stays one.
-            let quoted = occurrence.file.bytes[occurrence.range.lowerBound] == UInt8(ascii: "\"")
+            let quoted =
+                occurrence.range.lowerBound < occurrence.file.bytes.count
+                && occurrence.file.bytes[occurrence.range.lowerBound] == UInt8(ascii: "\"")
             changes[LSPWorkspace.uri(of: occurrence.file.path), default: []].append([
                 "range": LSPPosition.range(in: occurrence.file, occurrence.range),
                 "newText": quoted ? "\"\(newName)\"" : newName,

@@ -222,7 +222,7 @@ func frontEndSources() -> [SourceFile] {
     return texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
 }
 
-/// `rulebench profile try|handle|trigger|file|cold|check|build`: one operation in a loop, for a profiler.
+/// `rulebench profile try|shared-try|handle|trigger|file|cold|check|build`: one operation in a loop, for a profiler.
 func profileLoop(_ what: String) throws -> Never {
     if what == "check" || what == "build" {
         let sources = frontEndSources()
@@ -250,7 +250,9 @@ func profileLoop(_ what: String) throws -> Never {
         for _ in 0..<10 { _ = try RuleEngine(source: rules, store: FileStore(url: path)) }
         exit(0)
     }
-    let store: RuleStore = what == "file" ? FileStore(url: temporaryPath("profile.state")) : InMemoryStore()
+    var store: RuleStore = InMemoryStore()
+    if what == "file" { store = FileStore(url: temporaryPath("profile.state")) }
+    if what == "shared-try" { store = FileStore(url: temporaryPath("profile-shared.state"), options: .init(shared: true)) }
     let engine = try RuleEngine(source: card, store: store)
     for _ in 0..<3 { engine.trigger("AskToSubscribe") }
     let handle: Scenario = "AskToSubscribe"
@@ -258,7 +260,7 @@ func profileLoop(_ what: String) throws -> Never {
     let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 5_000_000
     for _ in 0..<iterations {
         switch what {
-        case "try": if engine.tryToExecute("AskToSubscribe") { yes += 1 }
+        case "try", "shared-try": if engine.tryToExecute("AskToSubscribe") { yes += 1 }
         case "handle": if engine.tryToExecute(handle) { yes += 1 }
         default: engine.trigger("AskToSubscribe")
         }

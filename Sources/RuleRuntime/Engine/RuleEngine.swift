@@ -205,11 +205,12 @@ public final class RuleEngine: @unchecked Sendable {
             lock.lock()
         }
         owner.value = ThreadMark.current
-        if let shared, shared.mayHaveChanged { core.pointee.catchUp(with: shared) }
+        // Optional chaining on the `let` borrows the store: no retain on the common path.
+        if shared?.mayHaveChanged == true, let shared { core.pointee.catchUp(with: shared) }
         var result: T
         do {
             result = try body(&core.pointee)
-            if let shared, core.pointee.conflicted { result = try again(body, shared) }
+            if core.pointee.conflicted, let shared { result = try again(body, shared) }
         } catch {
             shared?.endCall()
             owner.value = 0
@@ -261,12 +262,11 @@ public final class RuleEngine: @unchecked Sendable {
     /// is dropped with the state read anew; the file's lock is let go.
     @inline(__always)
     private func endCall() {
-        guard let shared else { return }
-        if core.pointee.conflicted {
+        if core.pointee.conflicted, let shared {
             core.pointee.conflicted = false
             core.pointee.reloadAfterConflict(with: shared)
         }
-        shared.endCall()
+        shared?.endCall()
     }
 
     /// The core for ``refreshObservers()``, which runs inside ``locked(_:)``.

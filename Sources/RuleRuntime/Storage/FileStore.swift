@@ -347,8 +347,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// One memory load: true when another process may have written since the engine last
     /// read the file.
     var mayHaveChanged: Bool {
-        guard let region else { return false }
-        return region.sequence != seenSequence
+        (region?.sequence).map { $0 != seenSequence } ?? false
     }
 
     /// What other processes wrote since the engine last read the file: their records' changes,

@@ -252,7 +252,9 @@ func profileLoop(_ what: String) throws -> Never {
     }
     var store: RuleStore = InMemoryStore()
     if what == "file" { store = FileStore(url: temporaryPath("profile.state")) }
-    if what == "shared-try" { store = FileStore(url: temporaryPath("profile-shared.state"), options: .init(shared: true)) }
+    if what == "shared-try" {
+        store = FileStore(url: temporaryPath("profile-shared.state"), options: .init(shared: true))
+    }
     let engine = try RuleEngine(source: card, store: store)
     for _ in 0..<3 { engine.trigger("AskToSubscribe") }
     let handle: Scenario = "AskToSubscribe"

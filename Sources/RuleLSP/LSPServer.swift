@@ -37,6 +37,8 @@ public final class LSPServer {
     public private(set) var exitStatus: Int32?
     /// The diagnostics last sent for each file, so that only changes are sent again.
     private var published: [String: Data] = [:]
+    /// The workspace's check whose diagnostics were last published.
+    private var publishedGeneration = -1
 
     /// A server reporting `version` as its own; nothing is read before `initialize`.
     public init(version: String) {
@@ -76,10 +78,13 @@ public final class LSPServer {
             return [result(id: id, NSNull())]
         case "textDocument/hover", "textDocument/completion", "textDocument/definition", "textDocument/references",
             "textDocument/rename", "textDocument/documentSymbol", "textDocument/formatting", "textDocument/codeAction":
+            let reply: Data
             switch answer(method, params) {
-            case .success(let value): return [result(id: id, value)]
-            case .failure(let failure): return [error(id: id, failure.code, failure.message)]
+            case .success(let value): reply = result(id: id, value)
+            case .failure(let failure): reply = error(id: id, failure.code, failure.message)
             }
+            // A file changed on disk, found while answering: its diagnostics follow the answer.
+            return [reply] + (workspace.generation == publishedGeneration ? [] : publishDiagnostics())
         default:
             return [error(id: id, ErrorCode.methodNotFound, "'\(method)' is not supported")]
         }
@@ -196,6 +201,7 @@ public final class LSPServer {
     /// `textDocument/publishDiagnostics` for every file whose diagnostics changed.
     func publishDiagnostics() -> [Data] {
         let analysis = workspace.analysis()
+        publishedGeneration = workspace.generation
         var byFile: [String: [JSONObject]] = [:]
         for file in analysis.files { byFile[file.path] = [] }
         for diagnostic in analysis.result.diagnostics {

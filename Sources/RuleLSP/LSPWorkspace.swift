@@ -15,6 +15,8 @@ final class LSPWorkspace {
     private var disk: [String: (stamp: [Int], bytes: [UInt8])] = [:]
     /// The last check, while nothing changed.
     private var current: Analysis?
+    /// Counts the checks made: a new one may have new diagnostics to publish.
+    private(set) var generation = 0
 
     /// One check of the workspace.
     struct Analysis {
@@ -81,6 +83,7 @@ final class LSPWorkspace {
         let result = RuleCompiler.check(sources)
         let analysis = Analysis(files: sources, result: result, names: NameIndex(result.program))
         current = analysis
+        generation += 1
         return analysis
     }
 

@@ -122,6 +122,16 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(try client.waitForDiagnostics(other).count, 0)
     }
 
+    /// A file changed on disk with no notification (Neovim 0.7 sends none) is re-read at the
+    /// next request, and its new diagnostics follow the answer.
+    func testADiskChangeIsSeenAtTheNextRequest() throws {
+        XCTAssertFalse(try client.waitForDiagnostics(other).isEmpty)
+        try otherRules.replacingOccurrences(of: "lanch", with: "launch").write(
+            to: root.appendingPathComponent("other.rules"), atomically: true, encoding: .utf8)
+        _ = try client.result("textDocument/documentSymbol", ["textDocument": ["uri": app]])
+        XCTAssertEqual(try client.waitForDiagnostics(other).count, 0)
+    }
+
     func testHover() throws {
         open(app, appRules)
         func hover(_ uri: String, _ line: Int, _ character: Int) throws -> String {

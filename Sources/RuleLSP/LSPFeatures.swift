@@ -29,6 +29,10 @@ struct LSPFeatures {
 
     private func describe(_ name: NameOccurrence) -> String {
         let declaration = names.declaration(of: name)
+        if let current = name.formerOf {
+            return "former name of \(name.kind.rawValue) **\(current)**: the history stored under "
+                + "'\(name.text)' moves to '\(current)' (language 1.1)"
+        }
         switch declaration?.kind ?? name.kind {
         case .scenario:
             guard let info = program.scenarios.first(where: { $0.name == name.text }) else { break }
@@ -161,6 +165,14 @@ struct LSPFeatures {
         guard let name = names.occurrence(in: file, at: offset), name.kind != .function, name.kind != .todo else {
             return .failure(.init(code: LSPServer.ErrorCode.requestFailed, message: "there is no name to rename here"))
         }
+        if let current = name.formerOf {
+            return .failure(
+                .init(
+                    code: LSPServer.ErrorCode.requestFailed,
+                    message:
+                        "'\(name.text)' is a former name of '\(current)' (its stored history): rename '\(current)' instead"
+                ))
+        }
         let valid =
             newName.first.map { $0.isLetter || $0 == "_" } == true
             && newName.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
@@ -168,7 +180,8 @@ struct LSPFeatures {
             return .failure(.init(code: LSPServer.ErrorCode.invalidParams, message: "'\(newName)' is not a name"))
         }
         if newName == name.text { return .success(["changes": [:] as JSONObject] as JSONObject) }
-        if let taken = names.occurrences.first(where: { $0.isDeclaration && $0.text == newName }) {
+        if let taken = names.occurrences.first(where: { ($0.isDeclaration || $0.formerOf != nil) && $0.text == newName }
+        ) {
             return .failure(
                 .init(
                     code: LSPServer.ErrorCode.requestFailed,
@@ -177,7 +190,8 @@ struct LSPFeatures {
                 ))
         }
         var changes: [String: [JSONObject]] = [:]
-        for occurrence in names.references(of: name) {
+        // Former names (`was`) name stored history: they stay as they are.
+        for occurrence in names.references(of: name) where occurrence.formerOf == nil {
             // A name written as a string ("app.launch") stays one.
             let quoted =
                 occurrence.range.lowerBound < occurrence.file.bytes.count

@@ -159,6 +159,8 @@ struct NameOccurrence {
     var isDeclaration: Bool
     /// The scenario or group whose body it is in, if any.
     var owner: String?
+    /// For a former name (`was NAME`), the name it became.
+    var formerOf: String? = nil
 }
 
 /// Every name the program's files write, with what each stands for.
@@ -180,6 +182,7 @@ struct NameIndex {
                         .init(
                             kind: .group, text: group.name.text, file: file.source, range: group.name.range,
                             isDeclaration: true, owner: nil))
+                    addFormer(group.formerNames, of: group.name, .group, file.source)
                     addClauses(group.clauses, file.source, owner: group.name.text, scenarios: scenarios, groups: groups)
                     for member in group.members { add(member, file, scenarios: scenarios, groups: groups) }
                 case .param(let param):
@@ -187,15 +190,29 @@ struct NameIndex {
                         .init(
                             kind: .param, text: param.name.text, file: file.source, range: param.name.range,
                             isDeclaration: true, owner: nil))
+                    addFormer(param.formerNames, of: param.name, .param, file.source)
                 case .event(let events):
-                    for name in events.names {
+                    for (index, name) in events.names.enumerated() {
                         occurrences.append(
                             .init(
                                 kind: .event, text: name.text, file: file.source, range: name.range,
                                 isDeclaration: true, owner: nil))
+                        if index < events.formerNames.count {
+                            addFormer(events.formerNames[index], of: name, .event, file.source)
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /// A declaration's former names (`was`): each stands for the declaration.
+    private mutating func addFormer(_ names: [Name], of current: Name, _ kind: NameKind, _ file: SourceFile) {
+        for name in names {
+            occurrences.append(
+                .init(
+                    kind: kind, text: name.text, file: file, range: name.range, isDeclaration: false, owner: nil,
+                    formerOf: current.text))
         }
     }
 
@@ -204,6 +221,7 @@ struct NameIndex {
             .init(
                 kind: .scenario, text: scenario.name.text, file: file.source, range: scenario.name.range,
                 isDeclaration: true, owner: nil))
+        addFormer(scenario.formerNames, of: scenario.name, .scenario, file.source)
         addClauses(scenario.clauses, file.source, owner: scenario.name.text, scenarios: scenarios, groups: groups)
     }
 
@@ -269,6 +287,9 @@ struct NameIndex {
     /// The declaration a name stands for: of its kind, or, for an event no `event` declares,
     /// the scenario that counts its own stream of that name.
     func declaration(of name: NameOccurrence) -> NameOccurrence? {
+        if let current = name.formerOf {
+            return occurrences.first { $0.isDeclaration && $0.kind == name.kind && $0.text == current }
+        }
         let kinds: [NameKind] = name.kind == .event ? [.event, .scenario] : [name.kind]
         for kind in kinds {
             if let found = occurrences.first(where: { $0.isDeclaration && $0.kind == kind && $0.text == name.text }) {
@@ -282,12 +303,15 @@ struct NameIndex {
     func references(of name: NameOccurrence) -> [NameOccurrence] {
         let target = declaration(of: name)
         let kind = target?.kind ?? name.kind
+        let text = target?.text ?? name.text
         return occurrences.filter { other in
-            guard other.text == name.text else { return false }
+            // The declaration's former names stand for it too.
+            if let current = other.formerOf { return current == text && other.kind == kind }
+            guard other.text == text else { return false }
             if other.kind == kind { return true }
             // A scenario counting its own stream: uses of the stream are uses of the scenario's name.
             return kind == .scenario && other.kind == .event
-                && !occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == name.text }
+                && !occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == text }
         }.sorted {
             ($0.isDeclaration ? 0 : 1, $0.file.path, $0.range.lowerBound) < (
                 $1.isDeclaration ? 0 : 1, $1.file.path, $1.range.lowerBound

@@ -254,4 +254,53 @@ final class LSPTests: XCTestCase {
             readme.contains("```lua\n" + lua + "```\n"), "README's Neovim block differs from editors/nvim/rules.lua")
         XCTAssertTrue(readme.contains("command = \"rulec\"\nargs = [\"lsp\"]"), "README's Helix lines")
     }
+
+    /// Former names (`was`): definition and references lead to the declaration they became;
+    /// a rename leaves them (they name stored history) and refuses to rename one.
+    func testFormerNames() throws {
+        let text = """
+            # language 1.1
+            event open was launch
+            scenario Subscribe was AskToSubscribe < on open >
+            scenario Later < when executions(Subscribe) >= 1 >
+
+            """
+        open(app, text)
+        let former = at(app, 2, column(of: "AskToSubscribe", line: 2, in: text) + 2)
+        let definition = try XCTUnwrap(client.result("textDocument/definition", former) as? [String: Any])
+        XCTAssertEqual(
+            (definition["range"] as? [String: [String: Int]])?["start"],
+            ["line": 2, "character": column(of: "Subscribe", line: 2, in: text)])
+        let references = try XCTUnwrap(
+            client.result(
+                "textDocument/references",
+                at(app, 3, column(of: "Subscribe", line: 3, in: text)).merging(["context": ["includeDeclaration": true]]
+                ) {
+                    $1
+                }) as? [[String: Any]])
+        XCTAssertEqual(references.count, 3, "the declaration, its former name and the use")
+        let hover =
+            try client.result("textDocument/hover", at(app, 1, column(of: "launch", line: 1, in: text)))
+            as? [String: Any]
+        XCTAssertTrue(
+            ((hover?["contents"] as? [String: Any])?["value"] as? String ?? "").contains(
+                "former name of event **open**"))
+        let renamed = try XCTUnwrap(
+            client.result(
+                "textDocument/rename",
+                at(app, 2, column(of: "Subscribe", line: 2, in: text)).merging(["newName": "Offer"]) { $1 })
+                as? [String: Any])
+        let edits = try XCTUnwrap((renamed["changes"] as? [String: [[String: Any]]])?[app])
+        XCTAssertEqual(
+            applying(edits, to: text),
+            text.replacingOccurrences(of: "scenario Subscribe", with: "scenario Offer")
+                .replacingOccurrences(of: "executions(Subscribe)", with: "executions(Offer)"))
+        let refused = try client.request("textDocument/rename", former.merging(["newName": "Offer"]) { $1 })
+        XCTAssertTrue(
+            ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("former name"), "\(refused)")
+        let reused = try client.request(
+            "textDocument/rename",
+            at(app, 3, column(of: "Later", line: 3, in: text)).merging(["newName": "AskToSubscribe"]) { $1 })
+        XCTAssertNotNil(reused["error"], "a former name is taken")
+    }
 }

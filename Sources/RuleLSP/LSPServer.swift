@@ -146,6 +146,8 @@ public final class LSPServer {
             break
         case "textDocument/didOpen":
             guard let path, let text = document?["text"] as? String else { return [] }
+            // Another language's document (a timeline, say) is not part of the program.
+            guard path.hasSuffix(".rules") || document?["languageId"] as? String == "rules" else { return [] }
             workspace.openDocument(path, text: text)
         case "textDocument/didChange":
             guard let path, let changes = params["contentChanges"] as? [JSONObject] else { return [] }

@@ -132,6 +132,18 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(try client.waitForDiagnostics(other).count, 0)
     }
 
+    /// A document of another language is not checked as rules.
+    func testOtherLanguagesAreLeftAlone() throws {
+        _ = try client.waitForDiagnostics(other)
+        let timeline = client.uri(root.appendingPathComponent("app.timeline"))
+        client.notify(
+            "textDocument/didOpen",
+            ["textDocument": ["uri": timeline, "languageId": "timeline", "version": 1, "text": "0 launch 1.0\n"]])
+        let answer = try client.request("textDocument/documentSymbol", ["textDocument": ["uri": timeline]])
+        XCTAssertEqual((answer["error"] as? [String: Any])?["code"] as? Int, -32602, "\(answer)")
+        XCTAssertNil(client.diagnostics[timeline])
+    }
+
     func testHover() throws {
         open(app, appRules)
         func hover(_ uri: String, _ line: Int, _ character: Int) throws -> String {

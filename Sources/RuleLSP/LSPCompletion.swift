@@ -18,11 +18,10 @@ extension LSPFeatures {
     func completion(at offset: Int) -> Any {
         let context = scan(to: offset)
         guard !context.inText else { return LSPFeatures.items([]) }
-        let (_, wordRange) = LSPFeatures.word(in: file, at: offset)
-        let typed = max(wordRange.lowerBound, min(offset, wordRange.upperBound))
+        let typed = min(offset, file.bytes.count)
         let language = program.files.first { $0.source.path == file.path }?.languageVersion ?? .initial
         guard context.inBody else {
-            let line = file.text(min(file.lineRange(file.lineIndex(of: offset) + 1).lowerBound, typed)..<typed)
+            let line = file.text(min(file.lineRange(file.lineIndex(of: typed) + 1).lowerBound, typed)..<typed)
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if words.isEmpty || (words.count == 1 && words[0] == "}") { return LSPFeatures.items(declarationItems) }
             if words.count >= 2, words[0] == "param", line.hasSuffix(":") || line.hasSuffix(": ") {
@@ -34,25 +33,22 @@ extension LSPFeatures {
         let words = clause.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "," })
             .map(String.init)
         if let function = context.parentheses.last {
-            let inside = file.text((LSPFeatures.lastOpen(file, before: typed) ?? typed)..<typed)
-            let written = inside.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            switch BuiltinFunction(rawValue: function) {
-            case .count?, .sinceFirst?, .sinceLast?, .activeDays?:
-                if written.isEmpty { return LSPFeatures.items(eventItems()) }
-                if written.count == 1, inside.hasSuffix(" ") {
-                    if function == BuiltinFunction.activeDays.name { return LSPFeatures.items([withinItem]) }
-                    return LSPFeatures.items(BuiltinFunction(rawValue: function)?.takesScope == true ? scopeItems : [])
-                }
-                return LSPFeatures.items([])
-            case .executions?:
-                if written.isEmpty { return LSPFeatures.items(scenarioAndGroupItems()) }
-                if written.count == 1, inside.hasSuffix(" ") { return LSPFeatures.items(scopeItems) }
-                return LSPFeatures.items([])
-            case .todo?:
-                return LSPFeatures.items([])
-            case nil:
+            guard let builtin = BuiltinFunction(rawValue: function) else {
                 return LSPFeatures.items(expressionItems(language))
             }
+            // Inside `f(`: its argument first, then (after a space) its scope.
+            let inside = file.text((LSPFeatures.lastOpen(file, before: typed) ?? typed)..<typed)
+            let written = inside.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            if written.isEmpty {
+                switch builtin.argument {
+                case .stream: return LSPFeatures.items(eventItems())
+                case .scenarioOrGroup: return LSPFeatures.items(scenarioAndGroupItems())
+                case .todo: return LSPFeatures.items([])
+                }
+            }
+            guard written.count == 1, inside.hasSuffix(" ") else { return LSPFeatures.items([]) }
+            if builtin == .activeDays { return LSPFeatures.items([withinItem]) }
+            return LSPFeatures.items(builtin.takesScope ? scopeItems : [])
         }
         guard let keyword = words.first else { return LSPFeatures.items(clauseItems(language)) }
         if words.count == 1 && !clause.hasSuffix(" ") { return LSPFeatures.items(clauseItems(language)) }
@@ -156,7 +152,7 @@ extension LSPFeatures {
             item("when", kind: 15, detail: "when EXPR", snippet: "when ${1:condition}"),
             item("priority", kind: 15, detail: "priority N", snippet: "priority ${1:1}"),
         ]
-        if language >= LanguageVersion(1, 1) {
+        if language >= Construct.days.version {
             items.append(
                 item("min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
         }
@@ -186,7 +182,7 @@ extension LSPFeatures {
     private func expressionItems(_ language: LanguageVersion) -> [JSONObject] {
         var items = program.params.map { item($0.name.text, kind: 6, detail: "param: \($0.type?.rawValue ?? "?")") }
         for function in BuiltinFunction.allCases {
-            if function == .activeDays && language < LanguageVersion(1, 1) { continue }
+            if function == .activeDays && language < Construct.days.version { continue }
             let argument = function.argument == .scenarioOrGroup ? "scenario" : function == .todo ? "name" : "event"
             let scope = function == .activeDays ? " within ${2:7d}" : ""
             items.append(

@@ -57,7 +57,10 @@ struct LSPFeatures {
             }
             return "event **\(name.text)** (not declared with `event`)" + usedBy(name)
         case .function:
-            if let help = LSPFeatures.keywordHelp[name.text] { return "`\(name.text)`: " + help }
+            // `since_first(x)` the function, not the clause of that name.
+            if let help = LSPFeatures.keywordHelp[name.text + "()"] ?? LSPFeatures.keywordHelp[name.text] {
+                return "`\(name.text)`: " + help
+            }
         case .todo:
             return "to-do **\(name.text)**: true while it is pending (`toDo`, `markDone`)"
         }
@@ -78,7 +81,7 @@ struct LSPFeatures {
             case .install: return ""
             case .version: return " in this version"
             case .session: return " in this session"
-            case .within: return " in the last " + file.text(scope.range).replacingOccurrences(of: "within ", with: "")
+            case .within(let seconds): return " in the last " + DurationText.format(seconds)
             }
         }
         var parts: [String] = []
@@ -173,10 +176,9 @@ struct LSPFeatures {
                         "'\(name.text)' is a former name of '\(current)' (its stored history): rename '\(current)' instead"
                 ))
         }
-        let valid =
-            newName.first.map { $0.isLetter || $0 == "_" } == true
-            && newName.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
-        guard valid, !ClauseKind.keywords.contains(newName) else {
+        // As the printer writes names: an identifier, or (an event's only) a string.
+        let written = Printer.name(newName)
+        guard !newName.isEmpty, written == newName || name.kind == .event else {
             return .failure(.init(code: LSPServer.ErrorCode.invalidParams, message: "'\(newName)' is not a name"))
         }
         if newName == name.text { return .success(["changes": [:] as JSONObject] as JSONObject) }
@@ -192,13 +194,8 @@ struct LSPFeatures {
         var changes: [String: [JSONObject]] = [:]
         // Former names (`was`) name stored history: they stay as they are.
         for occurrence in names.references(of: name) where occurrence.formerOf == nil {
-            // A name written as a string ("app.launch") stays one.
-            let quoted =
-                occurrence.range.lowerBound < occurrence.file.bytes.count
-                && occurrence.file.bytes[occurrence.range.lowerBound] == UInt8(ascii: "\"")
             changes[LSPWorkspace.uri(of: occurrence.file.path), default: []].append([
-                "range": LSPPosition.range(in: occurrence.file, occurrence.range),
-                "newText": quoted ? "\"\(newName)\"" : newName,
+                "range": LSPPosition.range(in: occurrence.file, occurrence.range), "newText": written,
             ])
         }
         return .success(["changes": changes] as JSONObject)

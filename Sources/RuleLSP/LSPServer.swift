@@ -16,12 +16,13 @@ public final class LSPServer {
         static let requestFailed = -32803
     }
 
-    /// The requests answered, as `rulec lsp --help` lists them.
-    public static let requests = [
-        "initialize", "shutdown", "textDocument/hover", "textDocument/completion", "textDocument/definition",
-        "textDocument/references", "textDocument/rename", "textDocument/documentSymbol",
-        "textDocument/formatting", "textDocument/codeAction",
+    /// The requests about a document, answered by ``LSPFeatures``.
+    static let documentRequests = [
+        "textDocument/hover", "textDocument/completion", "textDocument/definition", "textDocument/references",
+        "textDocument/rename", "textDocument/documentSymbol", "textDocument/formatting", "textDocument/codeAction",
     ]
+    /// The requests answered, as `rulec lsp --help` lists them.
+    public static let requests = ["initialize", "shutdown"] + documentRequests
     /// The notifications acted on.
     public static let notifications = [
         "initialized", "exit", "textDocument/didOpen", "textDocument/didChange", "textDocument/didSave",
@@ -48,17 +49,17 @@ public final class LSPServer {
     /// The messages to send in answer to one message's body.
     public func handle(_ body: Data) -> [Data] {
         guard let message = JSON.parse(body) as? JSONObject else {
-            return [error(id: NSNull(), ErrorCode.parseError, "the message is not a JSON object")]
+            return [LSPServer.error(id: NSNull(), ErrorCode.parseError, "the message is not a JSON object")]
         }
         let id = message["id"]
         let isRequest = id != nil && (id is String || JSON.int(id) != nil)
         if id != nil && !isRequest && !(id is NSNull) {
-            return [error(id: NSNull(), ErrorCode.invalidRequest, "'id' must be a number or a string")]
+            return [LSPServer.error(id: NSNull(), ErrorCode.invalidRequest, "'id' must be a number or a string")]
         }
         guard let method = message["method"] as? String else {
             // A response to a request of ours (the server sends none), or not a message at all.
             if message["result"] != nil || message["error"] != nil { return [] }
-            return [error(id: id ?? NSNull(), ErrorCode.invalidRequest, "the message has no 'method'")]
+            return [LSPServer.error(id: id ?? NSNull(), ErrorCode.invalidRequest, "the message has no 'method'")]
         }
         let params = message["params"] as? JSONObject ?? [:]
         guard isRequest, let id else {
@@ -69,24 +70,23 @@ public final class LSPServer {
             return [result(id: id, capabilities())]
         }
         guard initialized else {
-            return [error(id: id, ErrorCode.serverNotInitialized, "the server is not initialized yet")]
+            return [LSPServer.error(id: id, ErrorCode.serverNotInitialized, "the server is not initialized yet")]
         }
-        if shutDown { return [error(id: id, ErrorCode.invalidRequest, "the server is shut down")] }
+        if shutDown { return [LSPServer.error(id: id, ErrorCode.invalidRequest, "the server is shut down")] }
         switch method {
         case "shutdown":
             shutDown = true
             return [result(id: id, NSNull())]
-        case "textDocument/hover", "textDocument/completion", "textDocument/definition", "textDocument/references",
-            "textDocument/rename", "textDocument/documentSymbol", "textDocument/formatting", "textDocument/codeAction":
+        case _ where LSPServer.documentRequests.contains(method):
             let reply: Data
             switch answer(method, params) {
             case .success(let value): reply = result(id: id, value)
-            case .failure(let failure): reply = error(id: id, failure.code, failure.message)
+            case .failure(let failure): reply = LSPServer.error(id: id, failure.code, failure.message)
             }
             // A file changed on disk, found while answering: its diagnostics follow the answer.
             return [reply] + (workspace.generation == publishedGeneration ? [] : publishDiagnostics())
         default:
-            return [error(id: id, ErrorCode.methodNotFound, "'\(method)' is not supported")]
+            return [LSPServer.error(id: id, ErrorCode.methodNotFound, "'\(method)' is not supported")]
         }
     }
 
@@ -256,18 +256,14 @@ public final class LSPServer {
 
     /// The error answering a frame that carried no message (a bad header).
     public static func parseError(_ reason: String) -> Data {
-        JSON.data(
-            [
-                "jsonrpc": "2.0", "id": NSNull(),
-                "error": ["code": ErrorCode.parseError, "message": reason] as JSONObject,
-            ] as JSONObject)
+        error(id: NSNull(), ErrorCode.parseError, reason)
     }
 
     private func result(id: Any, _ value: Any) -> Data {
         JSON.data(["jsonrpc": "2.0", "id": id, "result": value] as JSONObject)
     }
 
-    private func error(id: Any, _ code: Int, _ message: String) -> Data {
+    private static func error(id: Any, _ code: Int, _ message: String) -> Data {
         JSON.data(
             ["jsonrpc": "2.0", "id": id, "error": ["code": code, "message": message] as JSONObject] as JSONObject)
     }

@@ -19,13 +19,19 @@ final class LSPWorkspace {
     private(set) var generation = 0
 
     /// One check of the workspace.
-    struct Analysis {
+    final class Analysis {
         /// Every file checked, in the order checked.
-        var files: [SourceFile]
+        let files: [SourceFile]
         /// The check's program and diagnostics.
-        var result: CheckResult
-        /// Every name written in the files (built on first use).
-        var names: NameIndex
+        let result: CheckResult
+        /// Every name written in the files, built when a request first needs it (never for the
+        /// diagnostics an edit sends).
+        private(set) lazy var names = NameIndex(result.program)
+
+        init(files: [SourceFile], result: CheckResult) {
+            self.files = files
+            self.result = result
+        }
 
         /// The checked file at `path`.
         func file(_ path: String) -> SourceFile? { files.first { $0.path == path } }
@@ -34,9 +40,7 @@ final class LSPWorkspace {
     // MARK: - Documents
 
     func openDocument(_ path: String, text: String) {
-        open[path] = Array(text.utf8)
-        if !(discovered?.contains(path) ?? true) { discovered = nil }
-        current = nil
+        changeDocument(path, text: text)
     }
 
     func changeDocument(_ path: String, text: String) {
@@ -74,14 +78,13 @@ final class LSPWorkspace {
         for path in open.keys.sorted() where !paths.contains(path) { paths.append(path) }
         var sources: [SourceFile] = []
         for path in paths {
-            if let bytes = open[path] {
-                sources.append(SourceFile(path: path, bytes: bytes))
-            } else if let bytes = readFromDisk(path) {
-                sources.append(SourceFile(path: path, bytes: bytes))
-            }
+            if let bytes = open[path] ?? readFromDisk(path) { sources.append(SourceFile(path: path, bytes: bytes)) }
         }
-        let result = RuleCompiler.check(sources)
-        let analysis = Analysis(files: sources, result: result, names: NameIndex(result.program))
+        // A file no longer in the workspace (deleted, or opened and closed) is not watched on:
+        // its stamp would differ forever and re-check the workspace at every request.
+        let onDisk = Set(paths).subtracting(open.keys)
+        disk = disk.filter { onDisk.contains($0.key) }
+        let analysis = Analysis(files: sources, result: RuleCompiler.check(sources))
         current = analysis
         generation += 1
         return analysis
@@ -166,102 +169,80 @@ struct NameOccurrence {
 /// Every name the program's files write, with what each stands for.
 struct NameIndex {
     private(set) var occurrences: [NameOccurrence] = []
-    private let program: RuleProgram
+    /// The program's scenario and group names: which one an `executions(...)` argument names.
+    private let scenarios: Set<String>
+    private let groups: Set<String>
 
     init(_ program: RuleProgram) {
-        self.program = program
-        let scenarios = Set(program.scenarios.map(\.name))
-        let groups = Set(program.groups.map(\.name.text))
+        scenarios = Set(program.scenarios.map(\.name))
+        groups = Set(program.groups.map(\.name.text))
         for file in program.files {
+            let source = file.source
             for declaration in file.declarations {
                 switch declaration {
                 case .scenario(let scenario):
-                    add(scenario, file, scenarios: scenarios, groups: groups)
+                    add(scenario, source)
                 case .group(let group):
-                    occurrences.append(
-                        .init(
-                            kind: .group, text: group.name.text, file: file.source, range: group.name.range,
-                            isDeclaration: true, owner: nil))
-                    addFormer(group.formerNames, of: group.name, .group, file.source)
-                    addClauses(group.clauses, file.source, owner: group.name.text, scenarios: scenarios, groups: groups)
-                    for member in group.members { add(member, file, scenarios: scenarios, groups: groups) }
+                    declare(.group, group.name, was: group.formerNames, source)
+                    addClauses(group.clauses, source, owner: group.name.text)
+                    for member in group.members { add(member, source) }
                 case .param(let param):
-                    occurrences.append(
-                        .init(
-                            kind: .param, text: param.name.text, file: file.source, range: param.name.range,
-                            isDeclaration: true, owner: nil))
-                    addFormer(param.formerNames, of: param.name, .param, file.source)
+                    declare(.param, param.name, was: param.formerNames, source)
                 case .event(let events):
                     for (index, name) in events.names.enumerated() {
-                        occurrences.append(
-                            .init(
-                                kind: .event, text: name.text, file: file.source, range: name.range,
-                                isDeclaration: true, owner: nil))
-                        if index < events.formerNames.count {
-                            addFormer(events.formerNames[index], of: name, .event, file.source)
-                        }
+                        declare(
+                            .event, name, was: index < events.formerNames.count ? events.formerNames[index] : [], source
+                        )
                     }
                 }
             }
         }
     }
 
-    /// A declaration's former names (`was`): each stands for the declaration.
-    private mutating func addFormer(_ names: [Name], of current: Name, _ kind: NameKind, _ file: SourceFile) {
-        for name in names {
-            occurrences.append(
-                .init(
-                    kind: kind, text: name.text, file: file, range: name.range, isDeclaration: false, owner: nil,
-                    formerOf: current.text))
-        }
-    }
-
-    private mutating func add(_ scenario: ScenarioDecl, _ file: RuleFile, scenarios: Set<String>, groups: Set<String>) {
-        occurrences.append(
-            .init(
-                kind: .scenario, text: scenario.name.text, file: file.source, range: scenario.name.range,
-                isDeclaration: true, owner: nil))
-        addFormer(scenario.formerNames, of: scenario.name, .scenario, file.source)
-        addClauses(scenario.clauses, file.source, owner: scenario.name.text, scenarios: scenarios, groups: groups)
-    }
-
-    private mutating func addClauses(
-        _ clauses: [Clause], _ file: SourceFile, owner: String, scenarios: Set<String>, groups: Set<String>
+    private mutating func note(
+        _ kind: NameKind, _ text: String, _ range: SourceRange, _ file: SourceFile, declaration: Bool = false,
+        owner: String? = nil, formerOf: String? = nil
     ) {
+        occurrences.append(
+            NameOccurrence(
+                kind: kind, text: text, file: file, range: range, isDeclaration: declaration, owner: owner,
+                formerOf: formerOf))
+    }
+
+    /// A declaration, and its former names (`was`), which stand for it.
+    private mutating func declare(_ kind: NameKind, _ name: Name, was former: [Name], _ file: SourceFile) {
+        note(kind, name.text, name.range, file, declaration: true)
+        for old in former { note(kind, old.text, old.range, file, formerOf: name.text) }
+    }
+
+    private mutating func add(_ scenario: ScenarioDecl, _ file: SourceFile) {
+        declare(.scenario, scenario.name, was: scenario.formerNames, file)
+        addClauses(scenario.clauses, file, owner: scenario.name.text)
+    }
+
+    private mutating func addClauses(_ clauses: [Clause], _ file: SourceFile, owner: String) {
         for clause in clauses {
             switch clause.kind {
             case .on(let names):
-                for name in names {
-                    occurrences.append(
-                        .init(
-                            kind: .event, text: name.text, file: file, range: name.range, isDeclaration: false,
-                            owner: owner))
-                }
+                for name in names { note(.event, name.text, name.range, file, owner: owner) }
             case .when(let expr):
-                addExpression(expr, file, owner: owner, scenarios: scenarios, groups: groups)
+                addExpression(expr, file, owner: owner)
             default: break
             }
         }
     }
 
-    private mutating func addExpression(
-        _ expr: Expr, _ file: SourceFile, owner: String, scenarios: Set<String>, groups: Set<String>
-    ) {
+    private mutating func addExpression(_ expr: Expr, _ file: SourceFile, owner: String) {
         switch expr.kind {
         case .name(let text):
-            guard BuiltinValue(rawValue: text) == nil else { return }
-            occurrences.append(
-                .init(kind: .param, text: text, file: file, range: expr.range, isDeclaration: false, owner: owner))
+            if BuiltinValue(rawValue: text) == nil { note(.param, text, expr.range, file, owner: owner) }
         case .unary(_, let operand), .parenthesized(let operand):
-            addExpression(operand, file, owner: owner, scenarios: scenarios, groups: groups)
+            addExpression(operand, file, owner: owner)
         case .binary(_, let left, let right):
-            addExpression(left, file, owner: owner, scenarios: scenarios, groups: groups)
-            addExpression(right, file, owner: owner, scenarios: scenarios, groups: groups)
+            addExpression(left, file, owner: owner)
+            addExpression(right, file, owner: owner)
         case .call(let function, let argument, _):
-            occurrences.append(
-                .init(
-                    kind: .function, text: function.text, file: file, range: function.range, isDeclaration: false,
-                    owner: owner))
+            note(.function, function.text, function.range, file, owner: owner)
             let kind: NameKind
             switch BuiltinFunction(rawValue: function.text)?.argument {
             case .stream?: kind = .event
@@ -270,14 +251,10 @@ struct NameIndex {
             case .todo?: kind = .todo
             case nil: return
             }
-            occurrences.append(
-                .init(
-                    kind: kind, text: argument.text, file: file, range: argument.range, isDeclaration: false,
-                    owner: owner))
+            note(kind, argument.text, argument.range, file, owner: owner)
         default: break
         }
     }
-
     /// The name written at byte `offset` of `file`.
     func occurrence(in file: SourceFile, at offset: Int) -> NameOccurrence? {
         // The name under the cursor, or the one the cursor has just passed.

@@ -64,14 +64,18 @@ public struct LanguageDeclaration: Equatable, Hashable, Sendable {
     }
 }
 
-/// A construct of the language newer than 1.0, for the version check.
-enum Construct: String, Sendable {
+/// A construct of the language newer than 1.0: the checker's version check, and the editor's
+/// completion, which offers a construct only in a file that declares its version.
+public enum Construct: String, Sendable {
+    /// A former name: `scenario B was A`.
     case was = "'was'"
+    /// `between 1d, 3d, 7d`.
     case growingBetween = "'between' with several gaps"
+    /// `min_days N within D` and `active_days(EVENT within D)`.
     case days = "'min_days' and 'active_days'"
 
     /// The version it came in.
-    var version: LanguageVersion {
+    public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
         }

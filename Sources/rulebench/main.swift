@@ -489,33 +489,14 @@ if arguments.first == "memory", arguments.count == 2, let streams = Int(argument
 if arguments.first == "shared-child", arguments.count == 2 {
     try sharedChild(arguments[1])
 }
-if arguments.first == "shared" {
+// One part of the benchmarks alone, with its goal lines.
+let parts: [String: (inout [Goal]) throws -> Void] = [
+    "shared": sharedBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks, "cold": coldBenchmarks,
+    "calls": { _ = try callBenchmarks(&$0) },
+]
+if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []
-    try sharedBenchmarks(&goals)
-    for goal in goals { print(goal.text) }
-    exit(0)
-}
-if arguments.first == "swap" {
-    var goals: [Goal] = []
-    try swapBenchmarks(&goals)
-    for goal in goals { print(goal.text) }
-    exit(0)
-}
-if arguments.first == "lsp" {
-    var goals: [Goal] = []
-    try lspBenchmarks(&goals)
-    for goal in goals { print(goal.text) }
-    exit(0)
-}
-if arguments.first == "cold" {
-    var goals: [Goal] = []
-    try coldBenchmarks(&goals)
-    for goal in goals { print(goal.text) }
-    exit(0)
-}
-if arguments.first == "calls" {
-    var goals: [Goal] = []
-    _ = try callBenchmarks(&goals)
+    try part(&goals)
     for goal in goals { print(goal.text) }
     exit(0)
 }

@@ -26,8 +26,7 @@ enum CLI {
         "check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger", "diff", "seal", "lsp",
     ]
     static let mainUsage =
-        "Usage: rulec <command> [options] ...   (commands: check, simulate, fmt, gen, dump, state, explain, trigger, diff, seal, lsp; "
-        + "see 'rulec --help')"
+        "Usage: rulec <command> [options] ...   (commands: \(commands.joined(separator: ", ")); see 'rulec --help')"
     static let mainHelp = """
         rulec: the command-line tool for .rules files.
 
@@ -54,12 +53,6 @@ enum CLI {
     static func misuse(_ message: String, usage: String) -> Int32 {
         printError("error: \(message)\n\(usage)")
         return ExitCode.usage
-    }
-
-    /// An exit status carried where an `Error` is expected.
-    struct ExitStatus: Error {
-        let code: Int32
-        init(_ code: Int32) { self.code = code }
     }
 
     static func printError(_ text: String) {
@@ -123,9 +116,6 @@ enum CLI {
         }
         return (sources, unreadable)
     }
-
-    /// A directory holding a file of this name is skipped when a parent directory is searched.
-    static let skipMarker = DirectorySearch.skipMarker
 
     /// The `.rules` files named by `paths`: files as given, directories searched recursively
     /// (sorted; hidden entries and directories holding `.rulecignore` are skipped). A directory

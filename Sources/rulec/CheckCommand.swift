@@ -26,11 +26,8 @@ enum CheckCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let paths = parsed.operands
         let json = parsed.has("--json")
         let warningsAsErrors = parsed.has("--warnings-as-errors")

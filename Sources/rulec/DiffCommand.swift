@@ -32,11 +32,8 @@ enum DiffCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let (json, statePath, operands) = (parsed.has("--json"), parsed.value("--state"), parsed.operands)
         guard operands.count == 2 else {
             return CLI.misuse(

@@ -34,11 +34,8 @@ enum DumpCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let (paths, json) = (parsed.operands, parsed.has("--json"))
         guard json else { return CLI.misuse("'--json' is the only format", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to dump", usage: usage) }

@@ -25,11 +25,8 @@ enum FmtCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let (check, write, paths) = (parsed.has("--check"), parsed.has("--write"), parsed.operands)
         var width = 100
         if let value = parsed.value("--width") {

@@ -31,11 +31,8 @@ enum GenCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         guard let language = parsed.operands.first else {
             return CLI.misuse("missing language: 'rulec gen swift ...'", usage: usage)
         }

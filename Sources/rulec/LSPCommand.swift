@@ -36,11 +36,9 @@ enum LSPCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let parsed):
-            guard parsed.operands.isEmpty else { return CLI.misuse("'rulec lsp' takes no operands", usage: usage) }
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
+        guard parsed.operands.isEmpty else { return CLI.misuse("'rulec lsp' takes no operands", usage: usage) }
         return serve(input: STDIN_FILENO, output: FileHandle.standardOutput)
     }
 

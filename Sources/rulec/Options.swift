@@ -52,9 +52,9 @@ struct CommandOptions {
         return text + "Options:\n" + lines.joined(separator: "\n") + "\n\n" + exitStatus
     }
 
-    /// The options and operands of `arguments`, or the status to exit with (the help printed,
-    /// or a misuse reported).
-    func parse(_ arguments: [String]) -> Result<ParsedOptions, CLI.ExitStatus> {
+    /// The options and operands of `arguments`; with ``ParsedOptions/exit`` set when the command
+    /// must end at once (the help printed, or a misuse reported).
+    func parse(_ arguments: [String]) -> ParsedOptions {
         var parsed = ParsedOptions()
         var index = 0
         var optionsEnded = false
@@ -71,12 +71,13 @@ struct CommandOptions {
             }
             if argument == "-h" || argument == "--help" {
                 print(help)
-                return .failure(CLI.ExitStatus(ExitCode.ok))
+                parsed.exit = ExitCode.ok
+                return parsed
             }
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard let option = options.first(where: { $0.names.contains(parts[0]) }) else {
                 let known = options.flatMap(\.names).filter { $0.hasPrefix("--") } + ["--help"]
-                return .failure(misuse(Suggestions.unknown("option", parts[0], among: known, limit: 1)))
+                return misuse(Suggestions.unknown("option", parts[0], among: known, limit: 1))
             }
             if let placeholder = option.value {
                 if parts.count == 2 {
@@ -85,19 +86,21 @@ struct CommandOptions {
                     parsed.given.append((option.name, arguments[index]))
                     index += 1
                 } else {
-                    return .failure(misuse("'\(parts[0])' needs a value (\(placeholder))"))
+                    return misuse("'\(parts[0])' needs a value (\(placeholder))")
                 }
             } else if parts.count == 2 {
-                return .failure(misuse("'\(parts[0])' takes no value"))
+                return misuse("'\(parts[0])' takes no value")
             } else {
                 parsed.given.append((option.name, ""))
             }
         }
-        return .success(parsed)
+        return parsed
     }
 
-    private func misuse(_ message: String) -> CLI.ExitStatus {
-        CLI.ExitStatus(CLI.misuse(message, usage: usage))
+    private func misuse(_ message: String) -> ParsedOptions {
+        var parsed = ParsedOptions()
+        parsed.exit = CLI.misuse(message, usage: usage)
+        return parsed
     }
 }
 
@@ -107,6 +110,9 @@ struct ParsedOptions {
     var given: [(name: String, value: String)] = []
     /// Everything else, in order.
     var operands: [String] = []
+    /// Set when the command must return this status at once: the help was printed (0), or a
+    /// misuse reported (64).
+    var exit: Int32?
 
     /// True when the flag or option `name` was given.
     func has(_ name: String) -> Bool { given.contains { $0.name == name } }

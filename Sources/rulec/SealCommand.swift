@@ -23,11 +23,8 @@ enum SealCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let (operands, write) = (parsed.operands, parsed.has("--write"))
         guard operands.count == 1 else {
             return CLI.misuse(operands.isEmpty ? "missing FILE" : "seal takes one FILE", usage: usage)

@@ -44,11 +44,8 @@ enum SimulateCommand {
     static let start = TimelineRunner.start
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let json = parsed.has("--json")
         let save = parsed.value("--save")
         var zone = TimeZone(identifier: "UTC")!

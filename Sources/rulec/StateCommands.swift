@@ -45,11 +45,8 @@ enum StateCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let (paths, json) = (parsed.operands, parsed.has("--json"))
         guard paths.count == 1 else { return CLI.misuse("expected one state FILE", usage: usage) }
         guard let entries = StateFile.entries(paths[0]) else { return ExitCode.failure }
@@ -145,11 +142,8 @@ enum ExplainCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let statePath = parsed.value("--state")
         var at: Date?
         if let value = parsed.value("--at") {

@@ -27,11 +27,8 @@ enum TriggerCommand {
     static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .failure(let status): return status.code
-        case .success(let value): parsed = value
-        }
+        let parsed = options.parse(arguments)
+        if let exit = parsed.exit { return exit }
         let (statePath, operands) = (parsed.value("--state"), parsed.operands)
         var count = 1
         if let value = parsed.value("--count") {

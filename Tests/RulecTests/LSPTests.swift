@@ -3,6 +3,8 @@ import RuleLang
 import TestSupport
 import XCTest
 
+@testable import RuleLSP
+
 /// `rulec lsp` over pipes, as an editor talks to it.
 final class LSPTests: XCTestCase {
     private var root: URL!
@@ -42,8 +44,17 @@ final class LSPTests: XCTestCase {
             ["textDocument": ["uri": uri, "languageId": "rules", "version": 1, "text": text] as [String: Any]])
     }
 
-    private func at(_ uri: String, _ line: Int, _ character: Int) -> [String: Any] {
-        ["textDocument": ["uri": uri], "position": ["line": line, "character": character]]
+    /// A request's parameters at a position, with `extra` ones.
+    private func at(_ uri: String, _ line: Int, _ character: Int, _ extra: [String: Any] = [:]) -> [String: Any] {
+        extra.merging(["textDocument": ["uri": uri], "position": ["line": line, "character": character]]) { $1 }
+    }
+
+    /// Every reference to the name at a position, its declaration included.
+    private func references(_ uri: String, _ line: Int, _ character: Int) throws -> [[String: Any]] {
+        try XCTUnwrap(
+            client.result(
+                "textDocument/references", at(uri, line, character, ["context": ["includeDeclaration": true]]))
+                as? [[String: Any]])
     }
 
     /// The UTF-16 column of the first `needle` on `line` of `text`.
@@ -195,24 +206,17 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(
             (definition["range"] as? [String: [String: Int]])?["start"],
             ["line": 2, "character": column(of: "Ask", line: 2, in: appRules)])
-        let references = try XCTUnwrap(
-            client.result(
-                "textDocument/references",
-                at(app, 0, column(of: "launch", line: 0, in: appRules)).merging([
-                    "context": ["includeDeclaration": true]
-                ]) {
-                    $1
-                }) as? [[String: Any]])
+        let found = try references(app, 0, column(of: "launch", line: 0, in: appRules))
         // The declaration, then Ask's and Rate's `on` (other.rules misspells it).
-        XCTAssertEqual(references.count, 3)
-        XCTAssertEqual(references.map { $0["uri"] as? String }, [app, app, app])
+        XCTAssertEqual(found.count, 3)
+        XCTAssertEqual(found.map { $0["uri"] as? String }, [app, app, app])
     }
 
     func testRenameAcrossFilesAndCollision() throws {
         let result = try XCTUnwrap(
             client.result(
                 "textDocument/rename",
-                at(app, 2, column(of: "Ask", line: 2, in: appRules)).merging(["newName": "AskMore"]) { $1 })
+                at(app, 2, column(of: "Ask", line: 2, in: appRules), ["newName": "AskMore"]))
                 as? [String: Any])
         let changes = try XCTUnwrap(result["changes"] as? [String: [[String: Any]]])
         XCTAssertEqual(Set(changes.keys), [app, other])
@@ -222,9 +226,21 @@ final class LSPTests: XCTestCase {
             applying(changes[other]!, to: otherRules), otherRules.replacingOccurrences(of: "(Ask)", with: "(AskMore)"))
         let refused = try client.request(
             "textDocument/rename",
-            at(app, 2, column(of: "Ask", line: 2, in: appRules)).merging(["newName": "Rate"]) { $1 })
+            at(app, 2, column(of: "Ask", line: 2, in: appRules), ["newName": "Rate"]))
         XCTAssertTrue(
             ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("already"), "\(refused)")
+        // A scenario's name is an identifier, never a keyword; an event's may be a string.
+        for bad in ["two words", "scenario", "", "9lives"] {
+            let answer = try client.request(
+                "textDocument/rename", at(app, 2, column(of: "Ask", line: 2, in: appRules), ["newName": bad]))
+            XCTAssertEqual((answer["error"] as? [String: Any])?["code"] as? Int, -32602, "'\(bad)': \(answer)")
+        }
+        let event = try XCTUnwrap(
+            client.result(
+                "textDocument/rename", at(app, 0, column(of: "purchase", line: 0, in: appRules), ["newName": "in app"]))
+                as? [String: Any])
+        let eventEdits = try XCTUnwrap((event["changes"] as? [String: [[String: Any]]])?[app])
+        XCTAssertEqual(eventEdits.map { $0["newText"] as? String }, ["\"in app\""])
     }
 
     func testSymbolsAndFormatting() throws {
@@ -283,14 +299,9 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(
             (definition["range"] as? [String: [String: Int]])?["start"],
             ["line": 2, "character": column(of: "Subscribe", line: 2, in: text)])
-        let references = try XCTUnwrap(
-            client.result(
-                "textDocument/references",
-                at(app, 3, column(of: "Subscribe", line: 3, in: text)).merging(["context": ["includeDeclaration": true]]
-                ) {
-                    $1
-                }) as? [[String: Any]])
-        XCTAssertEqual(references.count, 3, "the declaration, its former name and the use")
+        XCTAssertEqual(
+            try references(app, 3, column(of: "Subscribe", line: 3, in: text)).count, 3,
+            "the declaration, its former name and the use")
         let hover =
             try client.result("textDocument/hover", at(app, 1, column(of: "launch", line: 1, in: text)))
             as? [String: Any]
@@ -300,7 +311,7 @@ final class LSPTests: XCTestCase {
         let renamed = try XCTUnwrap(
             client.result(
                 "textDocument/rename",
-                at(app, 2, column(of: "Subscribe", line: 2, in: text)).merging(["newName": "Offer"]) { $1 })
+                at(app, 2, column(of: "Subscribe", line: 2, in: text), ["newName": "Offer"]))
                 as? [String: Any])
         let edits = try XCTUnwrap((renamed["changes"] as? [String: [[String: Any]]])?[app])
         XCTAssertEqual(
@@ -312,7 +323,25 @@ final class LSPTests: XCTestCase {
             ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("former name"), "\(refused)")
         let reused = try client.request(
             "textDocument/rename",
-            at(app, 3, column(of: "Later", line: 3, in: text)).merging(["newName": "AskToSubscribe"]) { $1 })
+            at(app, 3, column(of: "Later", line: 3, in: text), ["newName": "AskToSubscribe"]))
         XCTAssertNotNil(reused["error"], "a former name is taken")
+    }
+
+    /// A file deleted from the workspace is checked once without it, not again at every request
+    /// (its stamp, kept, differed forever).
+    func testADeletedFileStopsBeingWatched() throws {
+        let folder = scratchFolder("lsp-workspace")
+        try "scenario A < >\n".write(to: folder.appendingPathComponent("a.rules"), atomically: true, encoding: .utf8)
+        try "scenario B < >\n".write(to: folder.appendingPathComponent("b.rules"), atomically: true, encoding: .utf8)
+        let workspace = LSPWorkspace()
+        workspace.root = folder.path
+        XCTAssertEqual(workspace.analysis().files.count, 2)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("b.rules"))
+        workspace.filesChanged()
+        XCTAssertEqual(workspace.analysis().files.count, 1)
+        let checks = workspace.generation
+        _ = workspace.analysis()
+        _ = workspace.analysis()
+        XCTAssertEqual(workspace.generation, checks, "nothing changed: no new check")
     }
 }

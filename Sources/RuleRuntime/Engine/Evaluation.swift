@@ -136,12 +136,7 @@ extension EngineCore {
             } else if case .minDays(let n, let window) = clause {
                 guard activeDays(of: scenario.streams, window: window, now: time) >= n else { return false }
             } else if case .growingBetween(let list) = clause {
-                let executions = views[index].executions
-                guard let gap = rules.gap(list, after: executions.total) else { continue }
-                guard
-                    ScenarioState.holds(
-                        .between(gap.seconds), events: .empty, executions: executions, now: time, in: epoch)
-                else { return false }
+                guard holdsGrowing(list, views[index].executions, now: time) else { return false }
             } else {
                 guard views.withUnsafeBufferPointer({ $0[index].holds(clause, now: time, in: epoch) }) else {
                     return false
@@ -153,11 +148,7 @@ extension EngineCore {
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
             } else if case .growingBetween(let list) = clause {
-                guard let gap = rules.gap(list, after: budgets[group].total) else { continue }
-                guard
-                    ScenarioState.holds(
-                        .between(gap.seconds), events: .empty, executions: budgets[group], now: time, in: epoch)
-                else { return false }
+                guard holdsGrowing(list, budgets[group], now: time) else { return false }
             } else {
                 guard ScenarioState.holds(clause, events: .empty, executions: budgets[group], now: time, in: epoch)
                 else {
@@ -313,6 +304,14 @@ extension EngineCore {
 }
 
 extension EngineCore {
+    /// `between D1, D2, ...` (gap list `list`) over `executions`, a scenario's or a group's: the
+    /// gap for the executions so far has passed (none applies before the first).
+    func holdsGrowing(_ list: Int, _ executions: Tally, now time: Double) -> Bool {
+        guard let gap = rules.gap(list, after: executions.total) else { return true }
+        return ScenarioState.holds(
+            .between(gap.seconds), events: .empty, executions: executions, now: time, in: meta.epoch)
+    }
+
     /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`.
     static func ordinal(_ n: Int) -> String {
         let suffix: String

@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime
@@ -180,5 +181,148 @@ final class FingerprintTests: XCTestCase {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
         }
         XCTAssertEqual(CompiledScenario.fingerprint(["b", "a"]), hash)
+    }
+}
+
+/// Cold start's batched paths: names looked up or stored a batch at a time, and stored
+/// streams decoded before the rules give them slots, held to a plain dictionary.
+final class ColdStartPathTests: XCTestCase {
+    /// Names: ASCII ones of every length around a word, one byte apart, and spellings that
+    /// Swift considers equal to another (é composed and not, K and KELVIN SIGN).
+    private func names(_ count: Int, _ prefix: String, random: inout SeededGenerator) -> [String] {
+        (0..<count).map { k in
+            let padding = String(repeating: "x", count: Int(random.next() % 20))
+            return "\(prefix)\(k)\(padding)"
+        }
+    }
+
+    func testBatchedLookupsAndInsertsAgreeWithADictionary() {
+        var random = SeededGenerator(seed: 0x51A7_E001)
+        for round in 0..<20 {
+            var table = NameTable()
+            var model: [String: Int] = [:]
+            // Stored a batch at a time, with names repeated inside a batch and across batches.
+            var inserted = names(Int(random.next() % 300), "n", random: &random)
+            inserted += inserted.prefix(Int(random.next() % 40)) + ["é", "e\u{301}", "\u{212A}", "K", ""]
+            inserted.shuffle(using: &random)
+            let positions = table.insert(contentsOf: inserted)
+            for (name, position) in zip(inserted, positions) {
+                let expected = model[name] ?? model.count
+                if model[name] == nil { model[name] = expected }
+                XCTAssertEqual(position, expected, "round \(round): \(name)")
+            }
+            XCTAssertEqual(table.count, model.count)
+            // Looked up a batch at a time: every stored name, its other spellings, and absent ones.
+            let asked = inserted + ["e\u{301}", "é", "K", "\u{212A}", "absent", "n", "n0xxxxxxxxxxxxxxxxxxxxxxx"]
+            let bytes = asked.map { Array($0.utf8) }
+            var found: [Int] = []
+            for start in stride(from: 0, to: bytes.count, by: 32) {
+                let batch = bytes[start..<min(start + 32, bytes.count)]
+                withRawBuffers(Array(batch)) { table.positions(of: $0, into: &found) }
+                for (offset, position) in found.enumerated() {
+                    let name = asked[start + offset]
+                    XCTAssertEqual(position, model[name] ?? -1, "round \(round): \(name)")
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with a buffer over each array's bytes.
+    private func withRawBuffers(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) -> Void) {
+        var buffers: [UnsafeMutableRawBufferPointer] = []
+        defer { for buffer in buffers { buffer.deallocate() } }
+        for array in arrays {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(array.count, 1), alignment: 1)
+            buffer.copyBytes(from: array)
+            buffers.append(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<array.count]))
+        }
+        body(buffers.map { UnsafeRawBufferPointer($0) })
+    }
+
+    func testStagedStreamsLandInTheSlotsOfTheirNames() throws {
+        var random = SeededGenerator(seed: 0x57A6_ED00)
+        for round in 0..<30 {
+            var rules = StreamTable()
+            let ruleNames = names(Int(random.next() % 200), "r", random: &random) + ["é", "K"]
+            for name in ruleNames { _ = rules.slot(name) }
+            // Stored: some of the rules' streams (é in its other spelling), streams only stored,
+            // and entries of other kinds between them.
+            var model: [String: Tally] = [:]
+            var entries: [String: [UInt8]] = [:]
+            let storedNames =
+                ruleNames.filter { _ in random.next() % 3 != 0 }.map { $0 == "é" ? "e\u{301}" : $0 }
+                + names(Int(random.next() % 50), "s", random: &random)
+            for name in storedNames {
+                var tally = Tally()
+                let epoch = Epoch(sessionID: 1, versionID: 1)
+                for k in 0..<Int(random.next() % 30) {
+                    tally.record(
+                        at: Double(k) * 60 + Double(random.next() % 50), in: epoch, keep: 1 + Int(random.next() % 20))
+                }
+                entries["e:" + name] = EngineState.change(key: "e:" + name, tally).value
+                model[name] = tally
+            }
+            entries["g:G"] = EngineState.change(key: "g:G", Tally()).value
+            entries["m:"] = EngineState.change(meta: SessionMeta()).value
+            let stored = StoredEntries(entries)
+            let staged = try XCTUnwrap(EngineState.stage(stored), "round \(round)")
+            let state = try EngineState(stored, streams: rules, staged: staged)
+            let oneByOne = try EngineState(stored, streams: rules)
+            // Names Swift considers equal are one stream, as in a Set.
+            XCTAssertEqual(state.streams.count, Set(ruleNames + storedNames).count)
+            for name in ruleNames + storedNames {
+                let slot = try XCTUnwrap(state.streams.index[name], "round \(round): \(name)")
+                let expected = model[name] ?? model[name == "é" ? "e\u{301}" : name] ?? Tally()
+                XCTAssertEqual(state.tallies[slot], expected, "round \(round): \(name)")
+                XCTAssertEqual(
+                    state.storedStreams[slot], model[name] != nil || (name == "é" && model["e\u{301}"] != nil))
+                XCTAssertEqual(oneByOne.streams.index[name], slot)
+                XCTAssertEqual(oneByOne.tallies[slot], expected)
+            }
+            XCTAssertEqual(state.storedStreams.filter { $0 }.count, model.count)
+            XCTAssertNotNil(state.groups["G"])
+        }
+    }
+
+    func testAnUndecodableStreamIsLeftForTheEngineToReport() throws {
+        let stored = StoredEntries(["e:a": EngineState.change(key: "e:a", Tally()).value!, "e:b": [9, 1, 2]])
+        XCTAssertNil(EngineState.stage(stored))
+        XCTAssertThrowsError(try EngineState(stored, streams: StreamTable())) { error in
+            guard case RuleStoreError.undecodableEntry(let key, _)? = error as? RuleStoreError else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertEqual(key, "e:b")
+        }
+    }
+
+    /// An engine over a file large enough to be read while its rules are checked answers as
+    /// one over the same history in memory.
+    func testAnEngineOverALargeFileReadEarlyCountsEveryStream() throws {
+        let url = scratchFolder("cold-start").appendingPathComponent("large.state")
+        let names = (0..<4_000).map { "stream_with_a_long_name_\($0)" }
+        let rules =
+            "scenario Wide < on \(names.joined(separator: ", ")); min_events 6000 >\n"
+            + "scenario One < on stream_with_a_long_name_7; min_events 2 >\n"
+        let memory = InMemoryStore()
+        do {
+            let file = try RuleEngine(source: rules, store: FileStore(url: url))
+            let inMemory = try RuleEngine(source: rules, store: memory)
+            for (k, name) in names.enumerated() {
+                for engine in [file, inMemory] {
+                    engine.trigger(name)
+                    if k % 2 == 0 { engine.trigger(name) }
+                }
+            }
+        }
+        let store = FileStore(url: url)
+        XCTAssertTrue(store.worthLoadingEarly, "the file is large enough to be read early")
+        let reopened = try RuleEngine(source: rules, store: store)
+        let fromMemory = try RuleEngine(source: rules, store: memory)
+        for scenario in ["Wide", "One"] {
+            XCTAssertEqual(reopened.canExecute(scenario), fromMemory.canExecute(scenario), scenario)
+            XCTAssertEqual(reopened.explain(scenario).description, fromMemory.explain(scenario).description)
+        }
+        XCTAssertTrue(reopened.canExecute("Wide"))
+        XCTAssertFalse(store.worthLoadingEarly, "open now")
     }
 }

@@ -310,8 +310,7 @@ final class CompiledRules: @unchecked Sendable {
             }
             var slots: [Int] = []
             slots.reserveCapacity(listed.count)
-            for name in listed {
-                let slot = streams.slot(name)
+            for slot in streams.index.insert(contentsOf: listed) {
                 while countedBy.count <= slot { countedBy.append(-1) }
                 guard countedBy[slot] != index else { continue }
                 countedBy[slot] = index

@@ -123,14 +123,16 @@ public final class RuleEngine: @unchecked Sendable {
         sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
         options: Options = Options()
     ) throws {
-        try self.init(checked: RuleCompiler.check(sources), store: store, clock: clock, options: options)
+        let early = EarlyLoad(store)
+        let result = RuleCompiler.check(sources)
+        try self.init(checked: result, store: store, clock: clock, options: options, staged: early?.wait())
     }
 
     /// An engine over rules already checked (a delivery checks them before it decides to run them),
     /// from `origin`.
     init(
         checked result: CheckResult, store: RuleStore, clock: RuleClock, options: Options,
-        origin: ActiveRules.Origin = .given, version: String? = nil
+        origin: ActiveRules.Origin = .given, version: String? = nil, staged: StreamTallies? = nil
     ) throws {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         let rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
@@ -139,7 +141,7 @@ public final class RuleEngine: @unchecked Sendable {
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
-            state = try EngineState(stored, streams: rules.streams)
+            state = try EngineState(stored, streams: rules.streams, staged: staged)
             try store.didLoad()
             moves = state.moveRenamed(rules)
         } catch let error as RuleStoreError {

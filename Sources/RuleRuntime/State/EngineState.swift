@@ -35,10 +35,35 @@ struct EngineState {
         try self.init(StoredEntries(entries), streams: StreamTable())
     }
 
+    /// The tallies of the streams in `stored`, decoded in the order the store holds them
+    /// (before any rules give them slots: an engine does this on another thread while it checks
+    /// its rules), or nil when one of them cannot be decoded (left for ``init(_:streams:staged:)``
+    /// to report).
+    static func stage(_ stored: StoredEntries) -> StreamTallies? {
+        var tallies = StreamTallies()
+        tallies.reserveCapacity(stored.index.liveCount)
+        let bytes = stored.bytes
+        for entry in stored.index.entries where entry.valueCount >= 0 && isStream(entry, in: bytes) {
+            var reader = ByteReader(bytes, from: entry.valueStart, to: entry.valueStart + entry.valueCount)
+            guard let format = try? reader.u8(), format >= 1 && format <= EngineState.format else { return nil }
+            tallies.append()
+            do { try tallies.decode(tallies.count - 1, from: &reader) } catch { return nil }
+        }
+        return tallies
+    }
+
+    /// True for an `e:` entry, a stream's.
+    @inline(__always)
+    private static func isStream(_ entry: RecordIndex.Entry, in bytes: [UInt8]) -> Bool {
+        entry.keyCount >= 2 && bytes[entry.keyStart] == UInt8(ascii: "e")
+            && bytes[entry.keyStart + 1] == UInt8(ascii: ":")
+    }
+
     /// Decodes stored entries, each stream's tally straight into its slot of `streams` (the
     /// rules' table, extended with the streams stored only). Keys of an unknown kind are
-    /// ignored (written by a newer version).
-    init(_ stored: StoredEntries, streams table: StreamTable) throws {
+    /// ignored (written by a newer version). `staged`: the streams' tallies as ``stage(_:)``
+    /// decoded them from these entries, moved to their slots instead of decoded again.
+    init(_ stored: StoredEntries, streams table: StreamTable, staged: StreamTallies? = nil) throws {
         streams = table
         // Room for every stored entry being a stream the rules do not know, at most: the rules'
         // streams are in the table already (reserving their count twice rehashed every name:
@@ -49,12 +74,41 @@ struct EngineState {
         storedStreams = Array(repeating: false, count: table.count)
         var byReference: [(scenario: String, stream: String)] = []
         let bytes = stored.bytes
-        for entry in stored.index.live {
+        let entries = stored.index.entries
+        if let staged { moveStaged(staged, of: stored) }
+        // Streams' names are looked up a batch at a time (``NameTable/positions(of:into:)``).
+        let batch = 32
+        var names: [UnsafeRawBufferPointer] = []
+        names.reserveCapacity(batch)
+        var slots: [Int] = []
+        slots.reserveCapacity(batch)
+        var batchStart = 0
+        var nextName = 0
+        for (number, entry) in entries.enumerated() where entry.valueCount >= 0 {
             let key = entry.key
             guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
             let kind = bytes[key.lowerBound]
             let nameBytes = key.lowerBound + 2..<key.upperBound
             let value = entry.value!
+            if kind == UInt8(ascii: "e") && staged == nil && number >= batchStart {
+                // The slots of the streams among this entry and the next ones (`names` is read
+                // only inside the closure that gives the bytes' address).
+                names.removeAll(keepingCapacity: true)
+                batchStart = number
+                bytes.withUnsafeBytes { raw in
+                    while batchStart < entries.count && names.count < batch {
+                        let next = entries[batchStart]
+                        batchStart += 1
+                        guard next.valueCount >= 0, next.keyCount >= 2, raw[next.keyStart] == UInt8(ascii: "e"),
+                            raw[next.keyStart + 1] == UInt8(ascii: ":")
+                        else { continue }
+                        names.append(
+                            UnsafeRawBufferPointer(rebasing: raw[next.keyStart + 2..<next.keyStart + next.keyCount]))
+                    }
+                    streams.index.positions(of: names, into: &slots)
+                }
+                nextName = 0
+            }
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
             do {
                 let format = try reader.u8()
@@ -64,9 +118,10 @@ struct EngineState {
                         description: "entry format \(format) is not one this library reads (1...\(newest))")
                 }
                 if kind == UInt8(ascii: "e") {
-                    let slot = bytes.withUnsafeBytes {
-                        streams.slot(bytes: UnsafeRawBufferPointer(rebasing: $0[nameBytes]))
-                    }
+                    if staged != nil { continue }
+                    var slot = slots[nextName]
+                    nextName += 1
+                    if slot < 0 { slot = streams.slot(String(decoding: bytes[nameBytes], as: UTF8.self)) }
                     while tallies.count <= slot {
                         tallies.append()
                         storedStreams.append(false)
@@ -110,6 +165,36 @@ struct EngineState {
             }
             scenarios[scenario]?.events = tallies[slot]
         }
+    }
+
+    /// Gives each stream of `stored` its slot (the table's, or a new one at the end), a batch
+    /// of names at a time (``NameTable/positions(of:into:)``), and moves its `staged` tally there.
+    private mutating func moveStaged(_ staged: StreamTallies, of stored: StoredEntries) {
+        var slotOfStaged: [Int] = []
+        slotOfStaged.reserveCapacity(staged.count)
+        let entries = stored.index.entries
+        var names: [UnsafeRawBufferPointer] = []
+        var slots: [Int] = []
+        var start = 0
+        stored.bytes.withUnsafeBytes { raw in
+            while start < entries.count {
+                names.removeAll(keepingCapacity: true)
+                while start < entries.count && names.count < 32 {
+                    let entry = entries[start]
+                    start += 1
+                    guard entry.valueCount >= 0 && EngineState.isStream(entry, in: stored.bytes) else { continue }
+                    names.append(
+                        UnsafeRawBufferPointer(rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
+                }
+                streams.index.positions(of: names, into: &slots)
+                for (name, slot) in zip(names, slots) {
+                    slotOfStaged.append(slot >= 0 ? slot : streams.slot(String(decoding: name, as: UTF8.self)))
+                }
+            }
+        }
+        tallies = staged.moved(to: slotOfStaged, count: streams.count)
+        storedStreams = Array(repeating: false, count: streams.count)
+        for slot in slotOfStaged { storedStreams[slot] = true }
     }
 
     /// Every stored stream's tally, by name.

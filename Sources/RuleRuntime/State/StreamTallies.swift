@@ -121,6 +121,16 @@ struct StreamTallies {
         heads[slot].count = UInt32(kept)
     }
 
+    /// These tallies in other slots: the one in slot `n` goes to `slots[n]`, of `count` slots
+    /// (blank where none goes). The recent times stay where they are in the shared buffer.
+    consuming func moved(to slots: [Int], count: Int) -> StreamTallies {
+        var result = self
+        var moved = Array(repeating: Head(), count: count)
+        for (n, slot) in slots.enumerated() { moved[slot] = result.heads[n] }
+        result.heads = moved
+        return result
+    }
+
     /// Makes every tally blank and frees every time.
     mutating func removeAll() {
         heads = Array(repeating: Head(), count: heads.count)

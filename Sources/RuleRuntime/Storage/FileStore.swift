@@ -203,6 +203,13 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return try withFileLock { try readAll() }
     }
 
+    /// True when the file is not open yet and large (from 256 KiB): worth reading on another
+    /// thread while an engine checks its rules (``loadEntries()`` then returns what was read).
+    var worthLoadingEarly: Bool {
+        var info = stat()
+        return lock.withLock { fd < 0 && loaded == nil } && stat(path, &info) == 0 && info.st_size >= 256 * 1024
+    }
+
     /// Repairs what `load` found (a torn tail, a salvaged file, an old format);
     /// the engine calls it once it has decoded every entry.
     public func didLoad() throws {

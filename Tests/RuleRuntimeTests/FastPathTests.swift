@@ -215,11 +215,14 @@ final class ColdStartPathTests: XCTestCase {
             // Looked up a batch at a time: every stored name, its other spellings, and absent ones.
             let asked = inserted + ["e\u{301}", "é", "K", "\u{212A}", "absent", "n", "n0xxxxxxxxxxxxxxxxxxxxxxx"]
             let bytes = asked.map { Array($0.utf8) }
-            var found: [Int] = []
-            for start in stride(from: 0, to: bytes.count, by: 32) {
-                let batch = bytes[start..<min(start + 32, bytes.count)]
-                withRawBuffers(Array(batch)) { table.positions(of: $0, into: &found) }
-                for (offset, position) in found.enumerated() {
+            var batch = NameTable.LookupBatch()
+            for start in stride(from: 0, to: bytes.count, by: NameTable.LookupBatch.size) {
+                withRawBuffers(Array(bytes[start..<min(start + NameTable.LookupBatch.size, bytes.count)])) {
+                    batch.keys = $0
+                    table.lookUp(&batch)
+                }
+                XCTAssertEqual(batch.positions.count, min(NameTable.LookupBatch.size, bytes.count - start))
+                for (offset, position) in batch.positions.enumerated() {
                     let name = asked[start + offset]
                     XCTAssertEqual(position, model[name] ?? -1, "round \(round): \(name)")
                 }
@@ -299,7 +302,7 @@ final class ColdStartPathTests: XCTestCase {
     /// one over the same history in memory.
     func testAnEngineOverALargeFileReadEarlyCountsEveryStream() throws {
         let url = scratchFolder("cold-start").appendingPathComponent("large.state")
-        let names = (0..<4_000).map { "stream_with_a_long_name_\($0)" }
+        let names = (0..<(CompiledRules.longList + 100)).map { "stream_with_a_long_name_\($0)" }
         let rules =
             "scenario Wide < on \(names.joined(separator: ", ")); min_events 6000 >\n"
             + "scenario One < on stream_with_a_long_name_7; min_events 2 >\n"
@@ -324,5 +327,23 @@ final class ColdStartPathTests: XCTestCase {
         }
         XCTAssertTrue(reopened.canExecute("Wide"))
         XCTAssertFalse(store.worthLoadingEarly, "open now")
+    }
+
+    /// Fingerprints left for later and computed on another thread are the ones computed at once.
+    func testFingerprintsComputedLaterAreTheSame() throws {
+        let long = (0..<(CompiledRules.longList + 10)).map { "n\($0)" }.shuffled(using: &SeededGenerator.fixed)
+        let rules = """
+            event "é"
+            scenario Long < on \(long.joined(separator: ", ")), n5, "e\u{301}" >
+            scenario Short < on n1, n2 >
+            scenario Own < min_events 1 >
+            """
+        let program = RuleCompiler.check(text: rules).program
+        let now = CompiledRules(program: program, recentLimit: 5)
+        let later = CompiledRules(program: program, recentLimit: 5, fingerprintsLater: true)
+        XCTAssertEqual(later.scenarios[0].fingerprint, 0, "left for later")
+        later.fingerprintInBackground()()
+        XCTAssertEqual(later.scenarios.map(\.fingerprint), now.scenarios.map(\.fingerprint))
+        XCTAssertNotEqual(now.scenarios[0].fingerprint, 0)
     }
 }

@@ -94,7 +94,8 @@ final class CompiledScenario: @unchecked Sendable {
     }
 
     /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
-    static func fingerprint(_ streams: [String]) -> UInt64 {
+    static func fingerprint<Names: RandomAccessCollection<String>>(_ streams: Names) -> UInt64
+    where Names.Index == Int {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for position in byteOrder(streams) {
             NameTable.withBytes(of: streams[position]) { bytes in
@@ -110,7 +111,7 @@ final class CompiledScenario: @unchecked Sendable {
     /// compared only on a tie. A long list is sorted by those numbers a byte at a time (a
     /// radix sort, skipping bytes every name shares), then each run of equal numbers by the
     /// whole names: a list of 100,000 names sorts without a comparison each.
-    static func byteOrder(_ names: [String]) -> [Int] {
+    static func byteOrder<Names: RandomAccessCollection<String>>(_ names: Names) -> [Int] where Names.Index == Int {
         var keys: [(prefix: UInt64, position: Int)] = names.enumerated().map { position, name in
             NameTable.withBytes(of: name) { bytes in
                 var prefix: UInt64 = 0
@@ -249,7 +250,15 @@ final class CompiledRules: @unchecked Sendable {
     /// clause counts. Each tally keeps only what its own clauses need.
     let recentLimit: Int
 
-    init(program: RuleProgram, recentLimit: Int) {
+    /// Scenarios whose fingerprints ``fingerprintInBackground()`` is still to compute.
+    private var pendingFingerprints: [Int] = []
+    /// An `on` list this long or longer may have its fingerprint computed later.
+    static let longList = 4_096
+
+    /// Lowers `program`. With `fingerprintsLater`, the fingerprints of scenarios counting at
+    /// least ``longList`` streams are left for ``fingerprintInBackground()``, whose call
+    /// must come before anything reads them.
+    init(program: RuleProgram, recentLimit: Int, fingerprintsLater: Bool = false) {
         self.program = program
         self.recentLimit = recentLimit
         var paramIndex = NameTable()
@@ -303,14 +312,16 @@ final class CompiledRules: @unchecked Sendable {
         var countedBy: [Int] = []
         countedBy.reserveCapacity(listedNames)
         for (index, info) in program.scenarios.enumerated() {
-            var listed = [info.name]
+            var listed: [Name]?
             for clause in info.decl.clauses {
-                if case .on(let list) = clause.kind { listed = list.map(\.text) }
+                if case .on(let list) = clause.kind { listed = list }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
             }
+            let listedSlots =
+                listed.map { streams.index.insert(contentsOf: $0.lazy.map(\.text)) } ?? [streams.slot(info.name)]
             var slots: [Int] = []
-            slots.reserveCapacity(listed.count)
-            for slot in streams.index.insert(contentsOf: listed) {
+            slots.reserveCapacity(listedSlots.count)
+            for slot in listedSlots {
                 while countedBy.count <= slot { countedBy.append(-1) }
                 guard countedBy[slot] != index else { continue }
                 countedBy[slot] = index
@@ -322,7 +333,12 @@ final class CompiledRules: @unchecked Sendable {
             scenarios[index].streams = slots
             scenarios[index].eventKeep = events
             scenarios[index].executionKeep = executions
-            scenarios[index].fingerprint = CompiledScenario.fingerprint(slots.map { streams.name($0) })
+            if fingerprintsLater && slots.count >= CompiledRules.longList {
+                pendingFingerprints.append(index)
+            } else {
+                let table = streams
+                scenarios[index].fingerprint = CompiledScenario.fingerprint(slots.lazy.map { table.name($0) })
+            }
             if let group = scenarios[index].group { groups[group].members.append(index) }
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
@@ -366,6 +382,23 @@ final class CompiledRules: @unchecked Sendable {
         }
         for condition in conditions { visit(condition) }
         dayCounted = counted.contains(true) ? counted : []
+    }
+
+    /// Starts computing the fingerprints left for later on another thread; the call it returns
+    /// waits for them and stores them (nothing to do when none were left).
+    func fingerprintInBackground() -> () -> Void {
+        guard !pendingFingerprints.isEmpty else { return {} }
+        let table = streams
+        let lists = pendingFingerprints.map { scenarios[$0].streams }
+        let work = BackgroundWork {
+            lists.map { slots in CompiledScenario.fingerprint(slots.lazy.map { table.name($0) }) }
+        }
+        return { [self] in
+            for (index, fingerprint) in zip(pendingFingerprints, work.wait()) {
+                scenarios[index].fingerprint = fingerprint
+            }
+            pendingFingerprints = []
+        }
     }
 
     /// The scenarios counting the stream in `slot`, in declaration order (none for a slot the

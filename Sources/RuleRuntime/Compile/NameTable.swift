@@ -53,35 +53,57 @@ struct NameTable: Sendable {
         }.entry
     }
 
-    /// Looks up several names at once: `positions[i]` becomes the position of the name whose
-    /// UTF-8 is `keys[i]` (as ``position(of:)`` finds it), or -1.
+    /// Names to look up at once (``lookUp(_:)``), and their positions; kept from batch to
+    /// batch, so that its arrays are allocated once.
+    struct LookupBatch {
+        /// How many names a batch holds at most.
+        static let size = 32
+        /// The UTF-8 of each name (valid until ``lookUp(_:)`` returns).
+        var keys: [UnsafeRawBufferPointer] = []
+        /// By key: its position, or -1.
+        fileprivate(set) var positions: [Int] = []
+        fileprivate var hashes: [UInt64] = []
+        fileprivate var ascii: [Bool] = []
+
+        init() {
+            keys.reserveCapacity(Self.size)
+            positions.reserveCapacity(Self.size)
+            hashes.reserveCapacity(Self.size)
+            ascii.reserveCapacity(Self.size)
+        }
+    }
+
+    /// Looks up the names of `batch` at once: `batch.positions[i]` becomes the position of the
+    /// name whose UTF-8 is `batch.keys[i]` (as ``position(of:)`` finds it), or -1.
     ///
     /// In a large table each lookup waits for two cache misses, its first slot and then the
-    /// name in it. Reading every key's first slot, then every name in them, lets the reads of
-    /// different keys overlap instead of following one another: loading 100,000 stored streams
-    /// (`rulebench cold`) spent 17% of an engine's start in lookups one at a time.
-    func positions(of keys: [UnsafeRawBufferPointer], into positions: inout [Int]) {
-        positions.removeAll(keepingCapacity: true)
+    /// name in it. Hashing every key, then reading every key's first slot, then comparing,
+    /// lets the reads of different keys overlap instead of following one another: loading
+    /// 100,000 stored streams (`rulebench cold`) spent 17% of an engine's start in lookups one
+    /// at a time.
+    func lookUp(_ batch: inout LookupBatch) {
+        batch.hashes.removeAll(keepingCapacity: true)
+        batch.ascii.removeAll(keepingCapacity: true)
+        batch.positions.removeAll(keepingCapacity: true)
+        for key in batch.keys {
+            let (hash, ascii) = Self.hashAndASCII(key)
+            batch.hashes.append(hash)
+            batch.ascii.append(ascii)
+        }
         let mask = slots.count - 1
         // Each key's first slot's entry (-1: empty, so the name is absent).
-        var hashes: [(hash: UInt64, ascii: Bool)] = []
-        hashes.reserveCapacity(keys.count)
         slots.withUnsafeBufferPointer { slots in
-            for key in keys {
-                let hashed = Self.hashAndASCII(key)
-                hashes.append(hashed)
-                positions.append(Int(slots[Int(truncatingIfNeeded: hashed.hash) & mask]) - 1)
-            }
+            for hash in batch.hashes { batch.positions.append(Int(slots[Int(truncatingIfNeeded: hash) & mask]) - 1) }
         }
         entries.withUnsafeBufferPointer { entries in
-            for (i, key) in keys.enumerated() {
-                let entry = positions[i]
-                if entry == -1 && hashes[i].ascii { continue }
+            for (i, key) in batch.keys.enumerated() {
+                let entry = batch.positions[i]
+                if entry == -1 && batch.ascii[i] { continue }
                 if entry >= 0 && Self.withBytes(of: entries[entry], { $0.count == key.count && Self.same($0, key) }) {
                     continue
                 }
                 // Further along the chain, or a name Swift considers equal to this one.
-                positions[i] = position(of: key, hash: hashes[i].hash, ascii: hashes[i].ascii) ?? -1
+                batch.positions[i] = position(of: key, hash: batch.hashes[i], ascii: batch.ascii[i]) ?? -1
             }
         }
     }

@@ -123,9 +123,9 @@ public final class RuleEngine: @unchecked Sendable {
         sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
         options: Options = Options()
     ) throws {
-        let early = EarlyLoad(store)
+        let early = BackgroundWork.earlyLoad(store)
         let result = RuleCompiler.check(sources)
-        try self.init(checked: result, store: store, clock: clock, options: options, staged: early?.wait())
+        try self.init(checked: result, store: store, clock: clock, options: options, staged: early?.wait() ?? nil)
     }
 
     /// An engine over rules already checked (a delivery checks them before it decides to run them),
@@ -135,13 +135,18 @@ public final class RuleEngine: @unchecked Sendable {
         origin: ActiveRules.Origin = .given, version: String? = nil, staged: StreamTallies? = nil
     ) throws {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
-        let rules = CompiledRules(program: result.program, recentLimit: options.recentLimit)
+        // With a large state read early, the fingerprints of long `on` lists are computed on
+        // another thread while the state is decoded, and stored before anything reads them.
+        let rules = CompiledRules(
+            program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil)
+        let fingerprinted = rules.fingerprintInBackground()
         var state: EngineState
         var moves: [StoreChange] = []
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
             state = try EngineState(stored, streams: rules.streams, staged: staged)
+            fingerprinted()
             try store.didLoad()
             moves = state.moveRenamed(rules)
         } catch let error as RuleStoreError {

@@ -69,46 +69,23 @@ struct EngineState {
         // streams are in the table already (reserving their count twice rehashed every name:
         // 7% of loading 100,000 streams).
         streams.index.reserveCapacity(max(table.count, stored.index.liveCount))
-        tallies = StreamTallies(count: table.count)
-        tallies.reserveCapacity(max(table.count, stored.index.liveCount))
-        storedStreams = Array(repeating: false, count: table.count)
+        if let staged {
+            tallies = StreamTallies()
+            storedStreams = []
+            moveStaged(staged, of: stored)
+        } else {
+            tallies = StreamTallies(count: table.count)
+            tallies.reserveCapacity(max(table.count, stored.index.liveCount))
+            storedStreams = Array(repeating: false, count: table.count)
+        }
         var byReference: [(scenario: String, stream: String)] = []
         let bytes = stored.bytes
-        let entries = stored.index.entries
-        if let staged { moveStaged(staged, of: stored) }
-        // Streams' names are looked up a batch at a time (``NameTable/positions(of:into:)``).
-        let batch = 32
-        var names: [UnsafeRawBufferPointer] = []
-        names.reserveCapacity(batch)
-        var slots: [Int] = []
-        slots.reserveCapacity(batch)
-        var batchStart = 0
-        var nextName = 0
-        for (number, entry) in entries.enumerated() where entry.valueCount >= 0 {
+        for entry in stored.index.live {
             let key = entry.key
             guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
             let kind = bytes[key.lowerBound]
             let nameBytes = key.lowerBound + 2..<key.upperBound
             let value = entry.value!
-            if kind == UInt8(ascii: "e") && staged == nil && number >= batchStart {
-                // The slots of the streams among this entry and the next ones (`names` is read
-                // only inside the closure that gives the bytes' address).
-                names.removeAll(keepingCapacity: true)
-                batchStart = number
-                bytes.withUnsafeBytes { raw in
-                    while batchStart < entries.count && names.count < batch {
-                        let next = entries[batchStart]
-                        batchStart += 1
-                        guard next.valueCount >= 0, next.keyCount >= 2, raw[next.keyStart] == UInt8(ascii: "e"),
-                            raw[next.keyStart + 1] == UInt8(ascii: ":")
-                        else { continue }
-                        names.append(
-                            UnsafeRawBufferPointer(rebasing: raw[next.keyStart + 2..<next.keyStart + next.keyCount]))
-                    }
-                    streams.index.positions(of: names, into: &slots)
-                }
-                nextName = 0
-            }
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
             do {
                 let format = try reader.u8()
@@ -119,9 +96,9 @@ struct EngineState {
                 }
                 if kind == UInt8(ascii: "e") {
                     if staged != nil { continue }
-                    var slot = slots[nextName]
-                    nextName += 1
-                    if slot < 0 { slot = streams.slot(String(decoding: bytes[nameBytes], as: UTF8.self)) }
+                    let slot = bytes.withUnsafeBytes {
+                        streams.slot(bytes: UnsafeRawBufferPointer(rebasing: $0[nameBytes]))
+                    }
                     while tallies.count <= slot {
                         tallies.append()
                         storedStreams.append(false)
@@ -168,33 +145,43 @@ struct EngineState {
     }
 
     /// Gives each stream of `stored` its slot (the table's, or a new one at the end), a batch
-    /// of names at a time (``NameTable/positions(of:into:)``), and moves its `staged` tally there.
+    /// of names at a time (``NameTable/lookUp(_:)``), and moves its `staged` tally there.
     private mutating func moveStaged(_ staged: StreamTallies, of stored: StoredEntries) {
         var slotOfStaged: [Int] = []
         slotOfStaged.reserveCapacity(staged.count)
         let entries = stored.index.entries
-        var names: [UnsafeRawBufferPointer] = []
-        var slots: [Int] = []
+        var batch = NameTable.LookupBatch()
         var start = 0
         stored.bytes.withUnsafeBytes { raw in
             while start < entries.count {
-                names.removeAll(keepingCapacity: true)
-                while start < entries.count && names.count < 32 {
+                batch.keys.removeAll(keepingCapacity: true)
+                while start < entries.count && batch.keys.count < NameTable.LookupBatch.size {
                     let entry = entries[start]
                     start += 1
                     guard entry.valueCount >= 0 && EngineState.isStream(entry, in: stored.bytes) else { continue }
-                    names.append(
+                    batch.keys.append(
                         UnsafeRawBufferPointer(rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
                 }
-                streams.index.positions(of: names, into: &slots)
-                for (name, slot) in zip(names, slots) {
+                streams.index.lookUp(&batch)
+                for (name, slot) in zip(batch.keys, batch.positions) {
                     slotOfStaged.append(slot >= 0 ? slot : streams.slot(String(decoding: name, as: UTF8.self)))
                 }
             }
         }
-        tallies = staged.moved(to: slotOfStaged, count: streams.count)
         storedStreams = Array(repeating: false, count: streams.count)
-        for slot in slotOfStaged { storedStreams[slot] = true }
+        var twice = false
+        for slot in slotOfStaged {
+            twice = twice || storedStreams[slot]
+            storedStreams[slot] = true
+        }
+        if twice {
+            // Names stored under spellings Swift considers equal: the last one read wins, as
+            // when each is decoded into its slot in turn.
+            var last: [Int: Int] = [:]
+            for (n, slot) in slotOfStaged.enumerated() { last[slot] = n }
+            for (n, slot) in slotOfStaged.enumerated() where last[slot] != n { slotOfStaged[n] = -1 }
+        }
+        tallies = staged.moved(to: slotOfStaged, count: streams.count)
     }
 
     /// Every stored stream's tally, by name.

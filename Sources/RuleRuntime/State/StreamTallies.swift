@@ -121,12 +121,13 @@ struct StreamTallies {
         heads[slot].count = UInt32(kept)
     }
 
-    /// These tallies in other slots: the one in slot `n` goes to `slots[n]`, of `count` slots
-    /// (blank where none goes). The recent times stay where they are in the shared buffer.
+    /// These tallies in other slots: the one in slot `n` goes to `slots[n]` (nowhere where
+    /// that is -1), of `count` slots, blank where none goes. The recent times stay where they
+    /// are in the shared buffer (a dropped tally's are not freed).
     consuming func moved(to slots: [Int], count: Int) -> StreamTallies {
         var result = self
         var moved = Array(repeating: Head(), count: count)
-        for (n, slot) in slots.enumerated() { moved[slot] = result.heads[n] }
+        for (n, slot) in slots.enumerated() where slot >= 0 { moved[slot] = result.heads[n] }
         result.heads = moved
         return result
     }

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Work that an engine's start runs on another thread while it goes on with what does not
+/// need its result, and then waits for (an app's launch waits for the longer of the two
+/// instead of their sum).
+///
+/// `@unchecked Sendable`: `result` is written by the working thread before it leaves `group`
+/// and read only after `wait()`, which orders the two. What the threads buy, `rulebench cold`
+/// (an engine over 100,000 stored streams): 71-73 ms to 38-44 ms, and
+/// cold_100k_vs_read_and_check from 2.25-2.36x to 1.5-1.7x.
+final class BackgroundWork<Result>: @unchecked Sendable {
+    private let group = DispatchGroup()
+    private var result: Result?
+
+    init(_ work: @escaping @Sendable () -> Result) {
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { self.result = work() }
+    }
+
+    /// Waits for the work to end, and hands over its result.
+    func wait() -> Result {
+        group.wait()
+        defer { result = nil }
+        return result!
+    }
+}
+
+extension BackgroundWork where Result == StreamTallies? {
+    /// A large state file read, and its streams' tallies decoded in the order it holds them,
+    /// while the rules are checked: neither needs the other.
+    ///
+    /// Only for a ``FileStore`` not yet open whose file is large
+    /// (``FileStore/worthLoadingEarly``): a small file costs less to read than a thread's start.
+    /// The store's own lock guards the reading; the engine's load then returns what was read.
+    /// A file that cannot be read or decoded here is read again by the engine, which reports why.
+    static func earlyLoad(_ store: RuleStore) -> BackgroundWork? {
+        guard let file = store as? FileStore, file.worthLoadingEarly else { return nil }
+        return BackgroundWork {
+            guard let entries = try? file.loadEntries() else { return nil }
+            return EngineState.stage(entries)
+        }
+    }
+}

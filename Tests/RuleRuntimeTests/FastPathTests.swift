@@ -301,32 +301,64 @@ final class ColdStartPathTests: XCTestCase {
     /// An engine over a file large enough to be read while its rules are checked answers as
     /// one over the same history in memory.
     func testAnEngineOverALargeFileReadEarlyCountsEveryStream() throws {
-        let url = scratchFolder("cold-start").appendingPathComponent("large.state")
         let names = (0..<(CompiledRules.longList + 100)).map { "stream_with_a_long_name_\($0)" }
         let rules =
             "scenario Wide < on \(names.joined(separator: ", ")); min_events 6000 >\n"
             + "scenario One < on stream_with_a_long_name_7; min_events 2 >\n"
-        let memory = InMemoryStore()
-        do {
-            let file = try RuleEngine(source: rules, store: FileStore(url: url))
-            let inMemory = try RuleEngine(source: rules, store: memory)
-            for (k, name) in names.enumerated() {
-                for engine in [file, inMemory] {
-                    engine.trigger(name)
-                    if k % 2 == 0 { engine.trigger(name) }
+        for shared in [false, true] {
+            let url = scratchFolder("cold-start").appendingPathComponent("large.state")
+            let options = FileStore.Options(shared: shared)
+            let memory = InMemoryStore()
+            do {
+                let file = try RuleEngine(source: rules, store: FileStore(url: url, options: options))
+                let inMemory = try RuleEngine(source: rules, store: memory)
+                for (k, name) in names.enumerated() {
+                    for engine in [file, inMemory] {
+                        engine.trigger(name)
+                        if k % 2 == 0 { engine.trigger(name) }
+                    }
                 }
             }
+            let store = FileStore(url: url, options: options)
+            XCTAssertTrue(store.worthLoadingEarly, "the file is large enough to be read early (shared: \(shared))")
+            let reopened = try RuleEngine(source: rules, store: store)
+            let fromMemory = try RuleEngine(source: rules, store: memory)
+            XCTAssertFalse(store.worthLoadingEarly, "open now")
+            // What was read early counts, and so does what comes after.
+            for round in 0..<2 {
+                for scenario in ["Wide", "One"] {
+                    XCTAssertEqual(reopened.canExecute(scenario), fromMemory.canExecute(scenario), scenario)
+                    XCTAssertEqual(reopened.explain(scenario).description, fromMemory.explain(scenario).description)
+                }
+                XCTAssertEqual(reopened.canExecute("One"), round == 1, "shared: \(shared)")
+                for engine in [reopened, fromMemory] { engine.trigger("stream_with_a_long_name_7") }
+            }
+            XCTAssertTrue(reopened.canExecute("Wide"))
         }
-        let store = FileStore(url: url)
-        XCTAssertTrue(store.worthLoadingEarly, "the file is large enough to be read early")
-        let reopened = try RuleEngine(source: rules, store: store)
-        let fromMemory = try RuleEngine(source: rules, store: memory)
-        for scenario in ["Wide", "One"] {
-            XCTAssertEqual(reopened.canExecute(scenario), fromMemory.canExecute(scenario), scenario)
-            XCTAssertEqual(reopened.explain(scenario).description, fromMemory.explain(scenario).description)
+    }
+
+    /// Rules with an error over a large file: the error as before, the file read early is let go
+    /// with the failed engine, and the next engine opens it (an exclusive store keeps its lock).
+    func testInvalidRulesOverALargeFileLeaveItFree() throws {
+        let url = scratchFolder("cold-start").appendingPathComponent("large.state")
+        let names = (0..<3_000).map { "stream_with_a_long_name_\($0)" }
+        let rules = "scenario Wide < on \(names.joined(separator: ", ")); min_events 2 >\n"
+        do {
+            let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+            for name in names + names { engine.trigger(name) }
         }
-        XCTAssertTrue(reopened.canExecute("Wide"))
-        XCTAssertFalse(store.worthLoadingEarly, "open now")
+        XCTAssertTrue(FileStore(url: url).worthLoadingEarly)
+        XCTAssertThrowsError(
+            try RuleEngine(source: rules + "scenario Broken < min_event 1 >\n", store: FileStore(url: url))
+        ) {
+            guard case RuleEngineError.invalidRules(let diagnostics)? = $0 as? RuleEngineError else {
+                return XCTFail("\($0)")
+            }
+            XCTAssertTrue(diagnostics.contains { $0.message.contains("min_event") }, "\(diagnostics)")
+        }
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+        XCTAssertTrue(engine.canExecute("Wide"))
+        XCTAssertNil(engine.lastStoreError)
     }
 
     /// Fingerprints left for later and computed on another thread are the ones computed at once.

@@ -230,6 +230,44 @@ final class ColdStartPathTests: XCTestCase {
         }
     }
 
+    /// The hash reads a name's last bytes in at most two loads: it equals the same hash taken a
+    /// byte at a time (written out here), for every length and random bytes, ASCII or not.
+    func testTheHashOfANameIsTheOneTakenAByteAtATime() {
+        func byteAtATime(_ bytes: [UInt8], seed: UInt64) -> (hash: UInt64, ascii: Bool) {
+            let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+            var hash = (UInt64(bytes.count) &* multiplier) ^ seed
+            var seen: UInt64 = 0
+            var index = 0
+            while bytes.count - index >= 8 {
+                var word: UInt64 = 0
+                for k in 0..<8 { word |= UInt64(bytes[index + k]) << UInt64(8 * k) }
+                seen |= word
+                hash = (hash ^ word) &* multiplier
+                hash ^= hash >> 32
+                index += 8
+            }
+            var tail: UInt64 = 0
+            for k in 0..<(bytes.count - index) { tail |= UInt64(bytes[index + k]) << UInt64(8 * k) }
+            seen |= tail
+            hash = (hash ^ tail) &* multiplier
+            hash ^= hash >> 29
+            hash = hash &* 0xBF58_476D_1CE4_E5B9
+            return (hash ^ (hash >> 32), seen & 0x8080_8080_8080_8080 == 0)
+        }
+        var random = SeededGenerator(seed: 0x4A54_0001)
+        for length in 0..<40 {
+            for round in 0..<50 {
+                let high: UInt64 = round % 2 == 0 ? 0x80 : 0x100
+                let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next() % high) }
+                let seed = random.next()
+                let expected = byteAtATime(bytes, seed: seed)
+                let actual = bytes.withUnsafeBytes { NameTable.hashAndASCII($0, seed: seed) }
+                XCTAssertEqual(actual.hash, expected.hash, "\(bytes)")
+                XCTAssertEqual(actual.ascii, expected.ascii, "\(bytes)")
+            }
+        }
+    }
+
     /// Calls `body` with a buffer over each array's bytes.
     private func withRawBuffers(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) -> Void) {
         var buffers: [UnsafeMutableRawBufferPointer] = []

@@ -240,12 +240,18 @@ struct NameTable: Sendable {
             hash ^= hash >> 32
             index += 8
         }
+        // The last 0-7 bytes as one little-endian word (zero above them), from at most two
+        // loads that may overlap (bytes read twice are the same bytes), not a byte at a time.
         var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < bytes.count {
-            tail |= UInt64(bytes[index]) << shift
-            shift += 8
-            index += 1
+        let left = bytes.count - index
+        if left >= 4 {
+            let low = UInt64(bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self).littleEndian)
+            let high = UInt64(bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self).littleEndian)
+            tail = low | high << UInt64(8 * (left - 4))
+        } else if left > 0 {
+            tail =
+                UInt64(bytes[index]) | UInt64(bytes[index + left / 2]) << UInt64(8 * (left / 2))
+                | UInt64(bytes[bytes.count - 1]) << UInt64(8 * (left - 1))
         }
         seen |= tail
         hash = (hash ^ tail) &* multiplier

@@ -54,6 +54,17 @@ extension RuleProgram {
     }
 }
 
+/// Files parsed and not yet checked (`RuleCompiler.parse(_:)`).
+public struct ParsedRules: Sendable {
+    /// The files, in the order given; a file with syntax errors holds what could be read.
+    public var files: [RuleFile] = []
+    /// The syntax errors and warnings found.
+    public var diagnostics: [Diagnostic] = []
+
+    /// Nothing parsed yet.
+    public init() {}
+}
+
 /// The result of parsing and checking sources together.
 public struct CheckResult: Sendable {
     /// The program, as far as it could be read; complete when there is no error.
@@ -70,14 +81,26 @@ public enum RuleCompiler {
     /// `language` is the oldest language version the file must load on (`rulec check --language`):
     /// a file declaring a newer one is an error.
     public static func check(_ sources: [SourceFile], language: LanguageVersion = .current) -> CheckResult {
-        var files: [RuleFile] = []
-        var diagnostics: [Diagnostic] = []
+        check(parse(sources), language: language)
+    }
+
+    /// Parses `sources` without checking them: `check(_:language:)` with the result checks
+    /// what this returns, and the declarations can be read meanwhile (an engine reads the
+    /// names its rules list on another thread while they are checked).
+    public static func parse(_ sources: [SourceFile]) -> ParsedRules {
+        var parsed = ParsedRules()
         for source in sources {
             let (file, parseDiagnostics) = Parser.parse(source)
-            files.append(file)
-            diagnostics += parseDiagnostics
+            parsed.files.append(file)
+            parsed.diagnostics += parseDiagnostics
         }
-        var checker = Checker(files: files)
+        return parsed
+    }
+
+    /// Checks parsed files together as one program, as checking the sources does.
+    public static func check(_ parsed: ParsedRules, language: LanguageVersion = .current) -> CheckResult {
+        var diagnostics = parsed.diagnostics
+        var checker = Checker(files: parsed.files)
         diagnostics += checker.run()
         diagnostics += VersionAndRenameChecks.run(checker.program, target: language)
         return CheckResult(program: checker.program, diagnostics: diagnostics.sortedByPosition().capped())

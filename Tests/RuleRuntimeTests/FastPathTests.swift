@@ -268,6 +268,41 @@ final class ColdStartPathTests: XCTestCase {
         }
     }
 
+    /// Rules compiled with their `on` lists' names stored beforehand (from the parse) count the
+    /// same streams, by name, as rules compiled alone: the slots differ, nothing else.
+    func testRulesCompiledFromListedStreamsCountTheSameStreams() throws {
+        let long = (0..<300).map { "n\($0)" }.joined(separator: ", ")
+        let sources = [
+            SourceFile(
+                path: "a.rules",
+                text: """
+                    scenario Long < on \(long), n5, "e\u{301}"; min_events 3 >
+                    scenario Own < min_events 1 >
+                    group G < max_exec 1 within 1d > {
+                        scenario InGroup < on b, "é", c; when count(w per session) >= 1 >
+                        scenario Alone < when since_first(n7) >= 1d >
+                    }
+                    """),
+            SourceFile(path: "b.rules", text: "scenario Other < on c, n299, z >\nscenario Same < on z >\n"),
+        ]
+        let parsed = RuleCompiler.parse(sources)
+        let result = RuleCompiler.check(parsed)
+        XCTAssertFalse(result.hasErrors, "\(result.diagnostics)")
+        let alone = CompiledRules(program: result.program, recentLimit: 5)
+        let listed = CompiledRules(program: result.program, recentLimit: 5, listed: ListedStreams(parsed.files))
+        XCTAssertEqual(listed.streams.count, alone.streams.count)
+        XCTAssertNotEqual(listed.streams.names, alone.streams.names, "another order")
+        for (a, b) in zip(alone.scenarios, listed.scenarios) {
+            XCTAssertEqual(a.streams.map { alone.streams.name($0) }, b.streams.map { listed.streams.name($0) }, a.name)
+            XCTAssertEqual(a.fingerprint, b.fingerprint, a.name)
+        }
+        for name in alone.streams.names {
+            let (x, y) = (alone.streams.index[name]!, try XCTUnwrap(listed.streams.index[name], name))
+            XCTAssertEqual(alone.listeners(x), listed.listeners(y), name)
+            XCTAssertEqual(alone.streamKeep[x], listed.streamKeep[y], name)
+        }
+    }
+
     /// Calls `body` with a buffer over each array's bytes.
     private func withRawBuffers(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) -> Void) {
         var buffers: [UnsafeMutableRawBufferPointer] = []

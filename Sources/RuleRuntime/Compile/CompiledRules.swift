@@ -212,6 +212,48 @@ struct StreamTable: Sendable {
     }
 }
 
+/// The names the `on` clauses of parsed files list, stored in a stream table before the files
+/// are checked: an engine does it on another thread while the checker runs, and
+/// ``CompiledRules`` then takes each list's slots from here instead of storing 100,000 names
+/// itself (`rulebench cold`). Slots are numbered in another order than the compiler's own (all
+/// listed names first); nothing depends on their order.
+struct ListedStreams: Sendable {
+    /// An `on` clause: its file and where it starts.
+    struct Key: Hashable {
+        let file: ObjectIdentifier
+        let offset: Int
+
+        init(_ file: SourceFile, _ offset: Int) {
+            self.file = ObjectIdentifier(file)
+            self.offset = offset
+        }
+    }
+
+    var table = StreamTable()
+    /// By `on` clause: the slots of its names, in order.
+    var slots: [Key: [Int]] = [:]
+
+    init(_ files: [RuleFile]) {
+        var lists: [(Key, [Name])] = []
+        for file in files {
+            for declaration in file.declarations {
+                var scenarios: [ScenarioDecl] = []
+                if case .scenario(let scenario) = declaration { scenarios = [scenario] }
+                if case .group(let group) = declaration { scenarios = group.members }
+                for scenario in scenarios {
+                    for clause in scenario.clauses {
+                        if case .on(let list) = clause.kind {
+                            lists.append((Key(file.source, clause.range.lowerBound), list))
+                        }
+                    }
+                }
+            }
+        }
+        table.index.reserveCapacity(lists.reduce(0) { $0 + $1.1.count })
+        for (key, list) in lists { slots[key] = table.index.insert(contentsOf: list.lazy.map(\.text)) }
+    }
+}
+
 /// A checked program lowered to tables indexed by number: the engine evaluates it
 /// without looking up a name. Built once and never changed after `init` (a class, so
 /// reading it copies nothing). Its tables are written only while `init` runs, so they skip the
@@ -257,8 +299,13 @@ final class CompiledRules: @unchecked Sendable {
 
     /// Lowers `program`. With `fingerprintsLater`, the fingerprints of scenarios counting at
     /// least ``longList`` streams are left for ``fingerprintInBackground()``, whose call
-    /// must come before anything reads them.
-    init(program: RuleProgram, recentLimit: Int, fingerprintsLater: Bool = false) {
+    /// must come before anything reads them. With `listed`, the program's `on` lists take
+    /// their slots from there (made from the same files) instead of storing their names again.
+    init(
+        program: RuleProgram, recentLimit: Int, fingerprintsLater: Bool = false,
+        listed listedStreams: ListedStreams? = nil
+    ) {
+        if let listedStreams { streams = listedStreams.table }
         self.program = program
         self.recentLimit = recentLimit
         var paramIndex = NameTable()
@@ -313,12 +360,15 @@ final class CompiledRules: @unchecked Sendable {
         countedBy.reserveCapacity(listedNames)
         for (index, info) in program.scenarios.enumerated() {
             var listed: [Name]?
+            var listedAt = 0
             for clause in info.decl.clauses {
-                if case .on(let list) = clause.kind { listed = list }
+                if case .on(let list) = clause.kind { (listed, listedAt) = (list, clause.range.lowerBound) }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
             }
+            let stored = listedStreams?.slots[ListedStreams.Key(info.file, listedAt)]
             let listedSlots =
-                listed.map { streams.index.insert(contentsOf: $0.lazy.map(\.text)) } ?? [streams.slot(info.name)]
+                stored ?? listed.map { streams.index.insert(contentsOf: $0.lazy.map(\.text)) }
+                ?? [streams.slot(info.name)]
             var slots: [Int] = []
             slots.reserveCapacity(listedSlots.count)
             for slot in listedSlots {

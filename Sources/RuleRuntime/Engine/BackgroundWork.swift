@@ -12,8 +12,9 @@ final class BackgroundWork<Result>: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: Result?
 
-    init(_ work: @escaping @Sendable () -> Result) {
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { self.result = work() }
+    /// Starts `work` on `queue` (a serial queue runs works one after the other on one thread).
+    init(on queue: DispatchQueue = .global(qos: .userInitiated), _ work: @escaping @Sendable () -> Result) {
+        queue.async(group: group) { self.result = work() }
     }
 
     /// Waits for the work to end, and hands over its result.
@@ -32,9 +33,9 @@ extension BackgroundWork where Result == StreamTallies? {
     /// (``FileStore/worthLoadingEarly``): a small file costs less to read than a thread's start.
     /// The store's own lock guards the reading; the engine's load then returns what was read.
     /// A file that cannot be read or decoded here is read again by the engine, which reports why.
-    static func earlyLoad(_ store: RuleStore) -> BackgroundWork? {
+    static func earlyLoad(_ store: RuleStore, on queue: DispatchQueue) -> BackgroundWork? {
         guard let file = store as? FileStore, file.worthLoadingEarly else { return nil }
-        return BackgroundWork {
+        return BackgroundWork(on: queue) {
             guard let entries = try? file.loadEntries() else { return nil }
             return EngineState.stage(entries)
         }

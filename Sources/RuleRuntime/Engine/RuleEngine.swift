@@ -123,22 +123,34 @@ public final class RuleEngine: @unchecked Sendable {
         sources: [SourceFile], store: RuleStore = InMemoryStore(), clock: RuleClock = SystemClock(),
         options: Options = Options()
     ) throws {
-        let early = BackgroundWork.earlyLoad(store)
-        let result = RuleCompiler.check(sources)
-        try self.init(checked: result, store: store, clock: clock, options: options, staged: early?.wait() ?? nil)
+        // Over a large state file, one other thread reads it, then stores the names the rules'
+        // `on` clauses list, while the rules are checked (`rulebench cold`).
+        let queue = DispatchQueue(label: "rules.engine-start", qos: .userInitiated)
+        guard let early = BackgroundWork.earlyLoad(store, on: queue) else {
+            try self.init(checked: RuleCompiler.check(sources), store: store, clock: clock, options: options)
+            return
+        }
+        let parsed = RuleCompiler.parse(sources)
+        let listing = BackgroundWork(on: queue) { ListedStreams(parsed.files) }
+        let result = RuleCompiler.check(parsed)
+        try self.init(
+            checked: result, store: store, clock: clock, options: options, staged: early.wait(),
+            listed: listing.wait())
     }
 
     /// An engine over rules already checked (a delivery checks them before it decides to run them),
     /// from `origin`.
     init(
         checked result: CheckResult, store: RuleStore, clock: RuleClock, options: Options,
-        origin: ActiveRules.Origin = .given, version: String? = nil, staged: StreamTallies? = nil
+        origin: ActiveRules.Origin = .given, version: String? = nil, staged: StreamTallies? = nil,
+        listed: ListedStreams? = nil
     ) throws {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         // With a large state read early, the fingerprints of long `on` lists are computed on
         // another thread while the state is decoded, and stored before anything reads them.
         let rules = CompiledRules(
-            program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil)
+            program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil,
+            listed: listed)
         let fingerprinted = rules.fingerprintInBackground()
         var state: EngineState
         var moves: [StoreChange] = []

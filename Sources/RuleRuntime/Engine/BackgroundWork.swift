@@ -6,8 +6,8 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `result` is written by the working thread before it leaves `group`
 /// and read only after `wait()`, which orders the two. What the threads buy, `rulebench cold`
-/// (an engine over 100,000 stored streams, with the batched lookups): 71-73 ms to 37-47 ms, and
-/// cold_100k_vs_read_and_check from 2.25-2.36x to 1.57-1.75x (1.47-1.89x in four full runs).
+/// (an engine over 100,000 stored streams, with the batched lookups): 71-73 ms to 33-37 ms, and
+/// cold_100k_vs_read_and_check from 2.25-2.36x to 1.55-1.63x (1.43-1.59x in three full runs).
 final class BackgroundWork<Result>: @unchecked Sendable {
     private let group = DispatchGroup()
     private var result: Result?

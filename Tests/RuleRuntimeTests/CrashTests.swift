@@ -272,8 +272,6 @@ final class CrashTests: XCTestCase {
 
 /// A small deterministic generator (SplitMix64), so random tests print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {
-    /// One for a shuffle that needs to be the same at every run.
-    nonisolated(unsafe) static var fixed = SeededGenerator(seed: 1)
     let seed: UInt64
     private var state: UInt64
 

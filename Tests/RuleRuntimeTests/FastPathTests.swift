@@ -184,7 +184,7 @@ final class FingerprintTests: XCTestCase {
     }
 }
 
-/// Cold start's batched paths: names looked up or stored a batch at a time, and stored
+/// Cold start's batched paths: names looked up a batch at a time, and stored
 /// streams decoded before the rules give them slots, held to a plain dictionary.
 final class ColdStartPathTests: XCTestCase {
     /// Names: ASCII ones of every length around a word, one byte apart, and spellings that
@@ -196,21 +196,16 @@ final class ColdStartPathTests: XCTestCase {
         }
     }
 
-    func testBatchedLookupsAndInsertsAgreeWithADictionary() {
+    func testBatchedLookupsAgreeWithADictionary() {
         var random = SeededGenerator(seed: 0x51A7_E001)
         for round in 0..<20 {
             var table = NameTable()
             var model: [String: Int] = [:]
-            // Stored a batch at a time, with names repeated inside a batch and across batches.
+            // Names repeated, and spellings Swift considers equal (one name in the model too).
             var inserted = names(Int(random.next() % 300), "n", random: &random)
             inserted += inserted.prefix(Int(random.next() % 40)) + ["é", "e\u{301}", "\u{212A}", "K", ""]
             inserted.shuffle(using: &random)
-            let positions = table.insert(contentsOf: inserted)
-            for (name, position) in zip(inserted, positions) {
-                let expected = model[name] ?? model.count
-                if model[name] == nil { model[name] = expected }
-                XCTAssertEqual(position, expected, "round \(round): \(name)")
-            }
+            for name in inserted where model[name] == nil { model[name] = table.insert(name) }
             XCTAssertEqual(table.count, model.count)
             // Looked up a batch at a time: every stored name, its other spellings, and absent ones.
             let asked = inserted + ["e\u{301}", "é", "K", "\u{212A}", "absent", "n", "n0xxxxxxxxxxxxxxxxxxxxxxx"]
@@ -436,7 +431,8 @@ final class ColdStartPathTests: XCTestCase {
 
     /// Fingerprints left for later and computed on another thread are the ones computed at once.
     func testFingerprintsComputedLaterAreTheSame() throws {
-        let long = (0..<(CompiledRules.longList + 10)).map { "n\($0)" }.shuffled(using: &SeededGenerator.fixed)
+        var random = SeededGenerator(seed: 1)
+        let long = (0..<(CompiledRules.longList + 10)).map { "n\($0)" }.shuffled(using: &random)
         let rules = """
             event "é"
             scenario Long < on \(long.joined(separator: ", ")), n5, "e\u{301}" >

@@ -236,21 +236,19 @@ struct ListedStreams: Sendable {
     init(_ files: [RuleFile]) {
         var lists: [(Key, [Name])] = []
         for file in files {
-            for declaration in file.declarations {
-                var scenarios: [ScenarioDecl] = []
-                if case .scenario(let scenario) = declaration { scenarios = [scenario] }
-                if case .group(let group) = declaration { scenarios = group.members }
-                for scenario in scenarios {
-                    for clause in scenario.clauses {
-                        if case .on(let list) = clause.kind {
-                            lists.append((Key(file.source, clause.range.lowerBound), list))
-                        }
-                    }
+            let scenarios = file.declarations.flatMap { declaration -> [ScenarioDecl] in
+                switch declaration {
+                case .scenario(let scenario): [scenario]
+                case .group(let group): group.members
+                case .param, .event: []
                 }
+            }
+            for clause in scenarios.flatMap(\.clauses) {
+                if case .on(let list) = clause.kind { lists.append((Key(file.source, clause.range.lowerBound), list)) }
             }
         }
         table.index.reserveCapacity(lists.reduce(0) { $0 + $1.1.count })
-        for (key, list) in lists { slots[key] = table.index.insert(contentsOf: list.lazy.map(\.text)) }
+        for (key, list) in lists { slots[key] = list.map { table.slot($0.text) } }
     }
 }
 
@@ -365,10 +363,14 @@ final class CompiledRules: @unchecked Sendable {
                 if case .on(let list) = clause.kind { (listed, listedAt) = (list, clause.range.lowerBound) }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
             }
-            let stored = listedStreams?.slots[ListedStreams.Key(info.file, listedAt)]
-            let listedSlots =
-                stored ?? listed.map { streams.index.insert(contentsOf: $0.lazy.map(\.text)) }
-                ?? [streams.slot(info.name)]
+            let listedSlots: [Int]
+            if let listed {
+                listedSlots =
+                    listedStreams?.slots[ListedStreams.Key(info.file, listedAt)]
+                    ?? listed.map { streams.slot($0.text) }
+            } else {
+                listedSlots = [streams.slot(info.name)]
+            }
             var slots: [Int] = []
             slots.reserveCapacity(listedSlots.count)
             for slot in listedSlots {

@@ -119,46 +119,6 @@ struct NameTable: Sendable {
         return entries.count - 1
     }
 
-    /// The positions of `names`, each stored at the end if it is new (as ``insert(_:)``), a
-    /// batch at a time: a batch's first slots are all read before any of its names is probed,
-    /// so that their cache misses overlap (compiling rules that list 100,000 streams:
-    /// `rulebench cold`).
-    mutating func insert<Names: Collection>(contentsOf names: Names) -> [Int] where Names.Element == String {
-        var positions: [Int] = []
-        positions.reserveCapacity(names.count)
-        var hashes: [UInt64] = []
-        var firsts: [Int32] = []
-        var start = names.startIndex
-        while start != names.endIndex {
-            let end = names.index(start, offsetBy: 32, limitedBy: names.endIndex) ?? names.endIndex
-            let batch = names[start..<end]
-            hashes.removeAll(keepingCapacity: true)
-            firsts.removeAll(keepingCapacity: true)
-            slots.withUnsafeBufferPointer { slots in
-                for name in batch {
-                    let hash = Self.hash(name)
-                    hashes.append(hash)
-                    firsts.append(slots[Int(truncatingIfNeeded: hash) & (slots.count - 1)])
-                }
-            }
-            for (i, name) in batch.enumerated() {
-                let home = Int(truncatingIfNeeded: hashes[i]) & (slots.count - 1)
-                // A home slot empty then and now: the name is new, and goes there.
-                let (entry, slot) = firsts[i] == 0 && slots[home] == 0 ? (nil, home) : probe(hashes[i]) { $0 == name }
-                if let entry {
-                    positions.append(entry)
-                    continue
-                }
-                entries.append(name)
-                slots[slot] = Int32(entries.count)
-                if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
-                positions.append(entries.count - 1)
-            }
-            start = end
-        }
-        return positions
-    }
-
     /// The entry that `matches` along the chain of `hash`, and the slot it is in or would go in.
     /// `String`'s equality decides, so names Swift considers equal (canonically equivalent)
     /// are one name; ``hash(_:)-swift.type.method`` gives them one chain.

@@ -125,11 +125,12 @@ public final class RuleEngine: @unchecked Sendable {
     ) throws {
         // Over a large state file, one other thread reads it, then stores the names the rules'
         // `on` clauses list, while the rules are checked (`rulebench cold`).
-        let queue = DispatchQueue(label: "rules.engine-start", qos: .userInitiated)
-        guard let early = BackgroundWork.earlyLoad(store, on: queue) else {
+        guard let file = store as? FileStore, file.worthLoadingEarly else {
             try self.init(checked: RuleCompiler.check(sources), store: store, clock: clock, options: options)
             return
         }
+        let queue = DispatchQueue(label: "rules.engine-start", qos: .userInitiated)
+        let early = BackgroundWork.earlyLoad(file, on: queue)
         let parsed = RuleCompiler.parse(sources)
         let listing = BackgroundWork(on: queue) { ListedStreams(parsed.files) }
         let result = RuleCompiler.check(parsed)

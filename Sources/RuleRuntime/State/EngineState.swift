@@ -43,7 +43,7 @@ struct EngineState {
         var tallies = StreamTallies()
         tallies.reserveCapacity(stored.index.liveCount)
         let bytes = stored.bytes
-        for entry in stored.index.entries where entry.valueCount >= 0 && isStream(entry, in: bytes) {
+        for entry in stored.index.live where isStream(entry, in: bytes) {
             var reader = ByteReader(bytes, from: entry.valueStart, to: entry.valueStart + entry.valueCount)
             guard let format = try? reader.u8(), format >= 1 && format <= EngineState.format else { return nil }
             tallies.append()
@@ -84,6 +84,8 @@ struct EngineState {
             let key = entry.key
             guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
             let kind = bytes[key.lowerBound]
+            // Staged streams are decoded and in their slots already.
+            if kind == UInt8(ascii: "e") && staged != nil { continue }
             let nameBytes = key.lowerBound + 2..<key.upperBound
             let value = entry.value!
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
@@ -95,7 +97,6 @@ struct EngineState {
                         description: "entry format \(format) is not one this library reads (1...\(newest))")
                 }
                 if kind == UInt8(ascii: "e") {
-                    if staged != nil { continue }
                     let slot = bytes.withUnsafeBytes {
                         streams.slot(bytes: UnsafeRawBufferPointer(rebasing: $0[nameBytes]))
                     }
@@ -149,24 +150,21 @@ struct EngineState {
     private mutating func moveStaged(_ staged: StreamTallies, of stored: StoredEntries) {
         var slotOfStaged: [Int] = []
         slotOfStaged.reserveCapacity(staged.count)
-        let entries = stored.index.entries
         var batch = NameTable.LookupBatch()
-        var start = 0
-        stored.bytes.withUnsafeBytes { raw in
-            while start < entries.count {
-                batch.keys.removeAll(keepingCapacity: true)
-                while start < entries.count && batch.keys.count < NameTable.LookupBatch.size {
-                    let entry = entries[start]
-                    start += 1
-                    guard entry.valueCount >= 0 && EngineState.isStream(entry, in: stored.bytes) else { continue }
-                    batch.keys.append(
-                        UnsafeRawBufferPointer(rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
-                }
-                streams.index.lookUp(&batch)
-                for (name, slot) in zip(batch.keys, batch.positions) {
-                    slotOfStaged.append(slot >= 0 ? slot : streams.slot(String(decoding: name, as: UTF8.self)))
-                }
+        func lookUpBatch() {
+            streams.index.lookUp(&batch)
+            for (name, slot) in zip(batch.keys, batch.positions) {
+                slotOfStaged.append(slot >= 0 ? slot : streams.slot(String(decoding: name, as: UTF8.self)))
             }
+            batch.keys.removeAll(keepingCapacity: true)
+        }
+        stored.bytes.withUnsafeBytes { raw in
+            for entry in stored.index.live where EngineState.isStream(entry, in: stored.bytes) {
+                batch.keys.append(
+                    UnsafeRawBufferPointer(rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
+                if batch.keys.count == NameTable.LookupBatch.size { lookUpBatch() }
+            }
+            lookUpBatch()
         }
         storedStreams = Array(repeating: false, count: streams.count)
         var twice = false

@@ -107,6 +107,30 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(rules.triggerInfo.map(\.countsOneStream), [false, true, true, false])
     }
 
+    func testTheClauseTablesHoldEachScenariosAndGroupsClausesInOrder() throws {
+        let source = """
+            event x
+            group G < max_exec 2 within 1d; between 1h > {
+              scenario A < on x; min_events 2; since_first 1h >
+              scenario B < >
+            }
+            scenario C < max_exec 1; when (count(x) >= 1) >
+            group H < between 2h > { scenario D < min_events 1 > }
+            """
+        let checked = RuleCompiler.check(text: source)
+        XCTAssertFalse(checked.hasErrors, "\(checked.diagnostics)")
+        let rules = CompiledRules(program: checked.program, recentLimit: 16)
+        let tables = rules.clauseTables()
+        func slice(_ k: Int) -> String {
+            "\(Array(tables.clauses[Int(tables.clauseStart[k])..<Int(tables.clauseStart[k + 1])]))"
+        }
+        let owners = rules.scenarios.map(\.clauses) + rules.groups.map(\.clauses)
+        XCTAssertEqual(tables.clauseStart.count, owners.count + 1)
+        for (k, clauses) in owners.enumerated() { XCTAssertEqual(slice(k), "\(clauses)", "owner \(k)") }
+        XCTAssertEqual(tables.groupOf, rules.scenarios.map { Int32($0.group ?? -1) })
+        XCTAssertEqual(tables.groupOf.filter { $0 < 0 }.count, 1, "C alone has no group")
+    }
+
     func testNameTableReservesWithoutLosingEntries() {
         var table = NameTable()
         table.insert("x")

@@ -198,6 +198,38 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(engine.count("AskToSubscribe"), 2_000)
     }
 
+    func testTheDefaultCompactionThresholdIsFourMiBExclusiveAndOneMiBShared() throws {
+        XCTAssertEqual(FileStore.Options().compactionThreshold, 4 << 20)
+        XCTAssertEqual(FileStore.Options(shared: true).compactionThreshold, 1 << 20)
+        var options = FileStore.Options()
+        options.shared = true
+        XCTAssertEqual(options.compactionThreshold, 1 << 20, "the default follows the mode set later")
+        options.compactionThreshold = 300
+        options.shared = false
+        XCTAssertEqual(options.compactionThreshold, 300, "a threshold set stays")
+        XCTAssertEqual(FileStore.Options(compactionThreshold: 5_000, shared: true).compactionThreshold, 5_000)
+
+        // An exclusive file of 2 MiB, all but a few hundred bytes superseded, is not compacted
+        // yet; a shared one is.
+        for shared in [false, true] {
+            let url = temporaryURL(shared ? "default-shared.state" : "default.state")
+            let store = FileStore(url: url, options: .init(shared: shared))
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            var size = 0
+            while size < 2 << 20 {
+                for _ in 0..<1_000 { engine.trigger("AskToSubscribe") }
+                size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as! Int
+                if shared && store.compactions > 0 { break }
+            }
+            store.waitForCompaction()
+            if shared {
+                XCTAssertGreaterThan(store.compactions, 0, "shared: compacted past 1 MiB")
+            } else {
+                XCTAssertEqual(store.compactions, 0, "exclusive: not compacted below 4 MiB")
+            }
+        }
+    }
+
     /// A state file holding three triggers, closed.
     private func fileWithThreeTriggers() throws -> (URL, ManualClock) {
         let url = temporaryURL("state")

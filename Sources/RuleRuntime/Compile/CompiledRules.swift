@@ -252,6 +252,13 @@ struct ListedStreams: Sendable {
     }
 }
 
+/// ``CompiledRules/clauseTables()``.
+struct ClauseTables {
+    var clauses: [CompiledClause] = []
+    var clauseStart: [Int32] = [0]
+    var groupOf: [Int32] = []
+}
+
 /// A checked program lowered to tables indexed by number: the engine evaluates it
 /// without looking up a name. Built once and never changed after `init` (a class, so
 /// reading it copies nothing). Its tables are written only while `init` runs, so they skip the
@@ -269,6 +276,20 @@ final class CompiledRules: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var dayCounted: [Bool] = []
     /// The gaps of each `between` with several, in seconds.
     @exclusivity(unchecked) private(set) var gapLists: [[Double]] = []
+
+    /// Every scenario's clauses in one array (scenario `i`'s are
+    /// `clauses[clauseStart[i]..<clauseStart[i + 1]]`), then every group's (group `g`'s from
+    /// `clauseStart[scenarios.count + g]`), and each scenario's group (-1: none): what an answer
+    /// reads on every call, in arrays holding no references.
+    func clauseTables() -> ClauseTables {
+        var tables = ClauseTables()
+        for clauses in scenarios.map(\.clauses) + groups.map(\.clauses) {
+            tables.clauses += clauses
+            tables.clauseStart.append(Int32(tables.clauses.count))
+        }
+        tables.groupOf = scenarios.map { Int32($0.group ?? -1) }
+        return tables
+    }
 
     /// The gap that applies after `executions` executions (none before the first): the list's
     /// entry for that execution, or its last entry after as many or more.

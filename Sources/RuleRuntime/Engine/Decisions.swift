@@ -49,38 +49,54 @@ extension RuleEngine {
         _ call: Decision.Call, function: StaticString = #function, resolve: (inout EngineCore) -> Int?,
         answer body: (inout EngineCore, Int) -> Bool
     ) -> Bool {
-        var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
+        // A reference, made only when decisions are logged: a `Decision` (it holds a `Date`, whose
+        // layout is known only at run time) kept on this path cost ~100 instructions a call.
+        var log: PendingDecision?
         let answer = locked(function: function) { core -> Bool in
             guard let index = resolve(&core) else { return false }
             let answer = body(&core, index)
-            if core.logsDecisions { log = (core.decision(call, index, answer), core.decisionHandler, core.logger) }
+            if core.logsDecisions {
+                log = PendingDecision(core.decision(call, index, answer), core.decisionHandler, core.logger)
+            }
             return answer
         }
-        if let log { deliver(log.0, to: log.1, log.2) }
+        log?.deliver()
         return answer
     }
 
     /// `executeNext` among the candidates `resolve` gives under the lock, with its decision; the
     /// name of the scenario executed.
     func next(function: StaticString = #function, among resolve: (inout EngineCore) -> [Int]) -> String? {
-        var log: (Decision?, (@Sendable (Decision) -> Void)?, DecisionLogger?)?
+        var log: PendingDecision?
         let chosen = locked(function: function) { core -> String? in
             let candidates = resolve(&core)
             let chosen = core.executeNext(among: candidates)
             if core.logsDecisions {
-                log = (
+                log = PendingDecision(
                     core.decision(.executeNext, chosen, chosen != nil, candidates: candidates), core.decisionHandler,
-                    core.logger
-                )
+                    core.logger)
             }
             return chosen.map { core.rules.scenarios[$0].name }
         }
-        if let log { deliver(log.0, to: log.1, log.2) }
+        log?.deliver()
         return chosen
     }
+}
 
-    /// Delivers `decision` (made under the lock) to the handler and the log, outside the lock.
-    func deliver(_ decision: Decision?, to handler: (@Sendable (Decision) -> Void)?, _ logger: DecisionLogger?) {
+/// A decision made under the engine's lock, delivered to the handler and the log once the lock
+/// is released, on the caller's thread.
+final class PendingDecision {
+    let decision: Decision?
+    let handler: (@Sendable (Decision) -> Void)?
+    let logger: DecisionLogger?
+
+    init(_ decision: Decision?, _ handler: (@Sendable (Decision) -> Void)?, _ logger: DecisionLogger?) {
+        self.decision = decision
+        self.handler = handler
+        self.logger = logger
+    }
+
+    func deliver() {
         guard let decision else { return }
         handler?(decision)
         logger?.log(decision)

@@ -27,6 +27,13 @@ struct EngineCore {
     let listenerList: [Int32]
     let streamKeep: [Int]
     let triggerInfo: [TriggerInfo]
+    /// ``CompiledRules/clauseTables()``, read by every answer: held here, reading a scenario's
+    /// clauses retains nothing (through the rules object it took two atomic retains and two
+    /// releases a call, a third of a refused `tryToExecute` on a CPU where atomics are slow).
+    let clauses: ClauseTables
+    /// ``CompiledRules/scenarioIndex``, held here for the same reason (read through the rules
+    /// object, its arrays were retained and released on every call by name).
+    let scenarioIndex: NameTable
     /// ``CompiledRules/dayCounted``, read by every trigger.
     let dayCounted: [Bool]
 
@@ -119,6 +126,8 @@ struct EngineCore {
         listenerList = rules.listenerList
         streamKeep = rules.streamKeep
         triggerInfo = rules.triggerInfo
+        clauses = rules.clauseTables()
+        scenarioIndex = rules.scenarioIndex
         dayCounted = rules.dayCounted
         streams = state.streams
         tallies = state.tallies

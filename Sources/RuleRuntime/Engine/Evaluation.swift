@@ -122,19 +122,22 @@ extension EngineCore {
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
         buildView(index)
-        let scenario = rules.scenarios[index]
         let epoch = meta.epoch
-        // The view is read through a pointer: a call on `views[index]` copies it out
+        let group = Int(clauses.groupOf[index])
+        // Views and budgets are read through a pointer: a call on `views[index]` copies it out
         // (two tallies, a memcpy and four retains) before calling.
         let ahead = views.withUnsafeBufferPointer { $0[index].isAhead(of: time) }
-        if ahead || scenario.group.map({ budgets[$0].isAhead(of: time) }) == true {
+        if ahead || (group >= 0 && budgets.withUnsafeBufferPointer { $0[group].isAhead(of: time) }) {
             rebase(index, to: time)
         }
-        for clause in scenario.clauses {
+        for k in Int(clauses.clauseStart[index])..<Int(clauses.clauseStart[index + 1]) {
+            let clause = clauses.clauses[k]
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
             } else if case .minDays(let n, let window) = clause {
-                guard activeDays(of: scenario.streams, window: window, now: time) >= n else { return false }
+                guard activeDays(of: rules.scenarios[index].streams, window: window, now: time) >= n else {
+                    return false
+                }
             } else if case .growingBetween(let list) = clause {
                 guard holdsGrowing(list, views[index].executions, now: time) else { return false }
             } else {
@@ -143,17 +146,19 @@ extension EngineCore {
                 }
             }
         }
-        guard let group = scenario.group else { return true }
-        for clause in rules.groups[group].clauses {
+        guard group >= 0 else { return true }
+        let first = rules.scenarios.count + group
+        for k in Int(clauses.clauseStart[first])..<Int(clauses.clauseStart[first + 1]) {
+            let clause = clauses.clauses[k]
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
             } else if case .growingBetween(let list) = clause {
                 guard holdsGrowing(list, budgets[group], now: time) else { return false }
             } else {
-                guard ScenarioState.holds(clause, events: .empty, executions: budgets[group], now: time, in: epoch)
-                else {
-                    return false
+                let holds = budgets.withUnsafeBufferPointer {
+                    ScenarioState.holds(clause, events: .empty, executions: $0[group], now: time, in: epoch)
                 }
+                guard holds else { return false }
             }
         }
         return true

@@ -112,7 +112,7 @@ extension EngineCore {
     /// Scenario `name`'s index; an unknown name is remembered for ``RuleEngine/unknownNames``.
     @inline(__always)
     mutating func scenario(named name: String) -> Int? {
-        if let index = rules.scenarioIndex[name] { return index }
+        if let index = scenarioIndex[name] { return index }
         noteUnknownScenario(name)
         return nil
     }

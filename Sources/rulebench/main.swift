@@ -1,6 +1,6 @@
 import Foundation
 import RuleLang
-import RuleRuntime
+@_spi(Benchmarks) import RuleRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -20,7 +20,8 @@ import RuleRuntime
 //   rulebench swap                             only the rule-swap figures (issue 20)
 //   rulebench cold                             only the cold-start figures
 //   rulebench lsp                              only the language server's figures (issue 22)
-//   rulebench profile try|handle|trigger|file  one call in a loop, for a profiler
+//   rulebench profile try|handle|trigger|file|shared|shared-try
+//                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 
 let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
@@ -253,7 +254,7 @@ func profileLoop(_ what: String) throws -> Never {
     }
     var store: RuleStore = InMemoryStore()
     if what == "file" { store = FileStore(url: temporaryPath("profile.state")) }
-    if what == "shared-try" {
+    if what == "shared-try" || what == "shared" {
         store = FileStore(url: temporaryPath("profile-shared.state"), options: .init(shared: true))
     }
     let engine = try RuleEngine(source: card, store: store)
@@ -341,14 +342,26 @@ func fileBenchmarks(_ goals: inout [Goal]) throws {
     let rawPath = temporaryPath("raw")
     let raw = open(rawPath.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
     let record = [UInt8](repeating: 7, count: recordSize)
-    let rawWrite = measure(batch: 20_000) { _ = record.withUnsafeBytes { write(raw, $0.baseAddress, recordSize) } }
-    line("limit: one write(2) of \(recordSize) B", rawWrite.summary)
-    let fileTrigger = measure(batch: 20_000) { fileEngine.trigger("AskToSubscribe") }
-    line("trigger, file store", fileTrigger.summary)
-    goals.append(
-        Goal(
-            key: "trigger_file_vs_write", value: fileTrigger.median / rawWrite.median, unit: "x", limit: 2,
-            atMost: true))
+    // A record's checksum, each way, in the same rounds.
+    let sums = interleaved(
+        batch: 20_000,
+        [true, false].map { zlib in
+            { _ = record.withUnsafeBytes { FileStore.checksum($0, zlib: zlib) } }
+        })
+    line("checksum of \(recordSize) B: zlib's crc32", sums.samples[0].summary)
+    line("  the same, the tables records use", sums.samples[1].summary + String(format: "; %.2fx zlib", sums.ratio(1, to: 0).median))
+    // The trigger and its limit in the same rounds, so that a burst of load falls on both.
+    let writes = interleaved(
+        batch: 20_000,
+        [
+            { _ = record.withUnsafeBytes { write(raw, $0.baseAddress, recordSize) } },
+            { fileEngine.trigger("AskToSubscribe") },
+        ])
+    line("limit: one write(2) of \(recordSize) B", writes.samples[0].summary)
+    line("trigger, file store", writes.samples[1].summary)
+    let fileRatio = writes.ratio(1, to: 0)
+    line("  file trigger / write, per round", fileRatio.ratioSummary)
+    goals.append(Goal(key: "trigger_file_vs_write", value: fileRatio.median, unit: "x", limit: 2, atMost: true))
 
     // The tail: 1,000,000 triggers, each timed, against 1,000,000 raw writes, in alternating
     // rounds of 10,000 so that a burst of load on this shared machine falls on both (measured

@@ -472,3 +472,38 @@ final class ColdStartPathTests: XCTestCase {
         XCTAssertNotEqual(now.scenarios[0].fingerprint, 0)
     }
 }
+
+/// The table-driven CRC-32 records use below ``CRC32/shortLimit`` bytes gives zlib's `crc32`,
+/// and both give the CRC-32 computed a bit at a time.
+final class ChecksumTests: XCTestCase {
+    /// The reflected CRC-32 (polynomial 0xEDB88320), one bit at a time: obviously right.
+    private func bitwise(_ bytes: [UInt8], continuing start: UInt32 = 0) -> UInt32 {
+        var crc = ~start
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    func testTheTablesGiveZlibsCRCForEveryLengthAndOffset() {
+        var generator = SeededGenerator(seed: 0xC3C3)
+        let bytes = (0..<2_100).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        XCTAssertEqual(bitwise(Array("123456789".utf8)), 0xCBF4_3926, "the standard check value")
+        // Every length up to past the limit, at offsets 0-7 (unaligned 8-byte loads), some
+        // continuing from an earlier CRC.
+        for length in 0...(CRC32.shortLimit + 40) {
+            let offset = length % 8
+            let start: UInt32 = length % 3 == 0 ? UInt32.random(in: 0...UInt32.max, using: &generator) : 0
+            let part = Array(bytes[offset..<offset + length])
+            let expected = bitwise(part, continuing: start)
+            part.withUnsafeBytes { raw in
+                XCTAssertEqual(CRC32.sliced(raw, continuing: start), expected, "length \(length)")
+                XCTAssertEqual(CRC32.zlib(raw, continuing: start), expected, "length \(length)")
+                XCTAssertEqual(CRC32.checksum(raw, continuing: start), expected, "length \(length)")
+            }
+        }
+        bytes.withUnsafeBytes { XCTAssertEqual(CRC32.checksum($0), bitwise(bytes), "zlib's, long") }
+        XCTAssertEqual(CRC32.hex(of: [bytes[0..<5], bytes[5..<2_100]]), String(format: "%08x", bitwise(bytes)))
+    }
+}

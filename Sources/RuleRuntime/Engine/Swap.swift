@@ -1,4 +1,3 @@
-internal import CZlib
 import Foundation
 import RuleLang
 
@@ -47,19 +46,6 @@ public struct ActiveRules: Sendable, Equatable, CustomStringConvertible {
 
     /// `delivered rules.rules (language 1.1, crc32:1a2b3c4d, version 7) since 2026-11-25T10:00:00Z`.
     public var description: String { identity + " since " + activated.formatted(.iso8601) }
-}
-
-/// zlib's CRC-32, as eight hex digits: the rules' digest and a delivered file's seal.
-enum CRC32 {
-    /// The CRC-32 of `parts` one after the other.
-    static func hex(of parts: [ArraySlice<UInt8>]) -> String {
-        var crc: UInt = 0
-        for part in parts {
-            crc = part.withUnsafeBufferPointer { CZlib.crc32(crc, $0.baseAddress, UInt32($0.count)) }
-        }
-        let text = String(crc & 0xFFFF_FFFF, radix: 16)
-        return String(repeating: "0", count: 8 - text.count) + text
-    }
 }
 
 extension RuleEngine {

@@ -76,7 +76,10 @@ extension FileStore {
             region.advance(replaced: true)
         }
         guard system.rename(temporary, realPath) == 0 else { throw fail("rename", errno) }
-        close(fd)
+        // The old file's last close frees its blocks (0.3 ms for 1 MiB here, a fifth of a
+        // shared compaction): done on the compaction queue, off the caller's path and the lock.
+        let replaced = fd
+        compactionQueue.async { close(replaced) }
         fd = out
         generation += 1
         compactionCount += 1

@@ -1,4 +1,3 @@
-internal import CZlib
 import Foundation
 
 /// The record format of state files, and of the records every record store takes: framing,
@@ -9,7 +8,7 @@ import Foundation
 /// `[u32 length][u32 checksum of payload][u32 checksum of the 8 bytes before][payload]`.
 /// A payload is a varint count of changes, each a varint-length key, a flag (1 = value,
 /// 0 = deleted) and, for a value, its varint length and bytes. Replaying the records in
-/// order gives the entries. Checksums: CRC-32 (zlib's `crc32`) in versions 1, 2 and 4,
+/// order gives the entries. Checksums: CRC-32 (zlib's, ``CRC32``) in versions 1, 2 and 4,
 /// ``WordChecksum`` in version 3; version 1 has no header checksum (8-byte frames).
 enum RecordFormat {
     /// The format version this library writes.
@@ -32,9 +31,7 @@ enum RecordFormat {
     /// The checksum of `raw` as records of format `version` have it.
     @inline(__always)
     static func checksum(_ raw: UnsafeRawBufferPointer, version: UInt32) -> UInt32 {
-        if version == 3 { return WordChecksum.checksum(raw) }
-        guard let base = raw.baseAddress, raw.count > 0 else { return 0 }
-        return UInt32(truncatingIfNeeded: crc32(0, base.assumingMemoryBound(to: Bytef.self), uInt(raw.count)))
+        version == 3 ? WordChecksum.checksum(raw) : CRC32.checksum(raw)
     }
 
     static func checksum(_ bytes: ArraySlice<UInt8>, version: UInt32) -> UInt32 {

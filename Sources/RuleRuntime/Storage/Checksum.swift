@@ -4,9 +4,10 @@ internal import CZlib
 /// a step through sixteen tables ("slicing by 16") for the short buffers every record has (its
 /// 8-byte header, a payload of a few hundred bytes), zlib's `crc32` for longer ones.
 ///
-/// zlib spends about 100 ns setting up each call: its `crc32` of a 237-byte record took 163 ns
-/// here, against 32 ns for 16 bytes and 683 ns for 4 KiB. That was a tenth of a file trigger
-/// and most of a compaction's replay (`rulebench file`, `rulebench shared`: see docs/speed.md).
+/// zlib spends about 100 ns setting up each call: its `crc32` of a 186-byte record takes 131 ns
+/// here against 56 ns by table (`rulebench file`, "checksum"), and 32 ns for 16 bytes, 683 ns
+/// for 4 KiB. That was a tenth of a file trigger and most of a compaction's replay, and
+/// `trigger_shared_vs_write` failed because of it (docs/speed.md).
 enum CRC32 {
     /// Below this many bytes the tables are faster than zlib here (about 0.3 ns a byte; zlib
     /// 193 ns for 512 bytes, 683 ns for 4 KiB); above, zlib's wider steps.

@@ -349,7 +349,9 @@ func fileBenchmarks(_ goals: inout [Goal]) throws {
             { _ = record.withUnsafeBytes { FileStore.checksum($0, zlib: zlib) } }
         })
     line("checksum of \(recordSize) B: zlib's crc32", sums.samples[0].summary)
-    line("  the same, the tables records use", sums.samples[1].summary + String(format: "; %.2fx zlib", sums.ratio(1, to: 0).median))
+    line(
+        "  the same, the tables records use",
+        sums.samples[1].summary + String(format: "; %.2fx zlib", sums.ratio(1, to: 0).median))
     // The trigger and its limit in the same rounds, so that a burst of load falls on both.
     let writes = interleaved(
         batch: 20_000,

@@ -43,11 +43,32 @@ struct StoredEntries {
 /// costs little time and leaves little memory behind. Open addressing, at most half full.
 struct RecordIndex {
     /// A key and its latest value, as byte offsets; `valueCount` is -1 once the key is deleted.
+    /// Stored in 32 bits each (16 bytes an entry, not 32): a state file is at most 256 MiB, and
+    /// a compaction of 100,000 entries holds an index of them and a sorted copy.
     struct Entry {
-        var keyStart: Int
-        var keyCount: Int
-        var valueStart: Int
-        var valueCount: Int
+        private var keyAt: UInt32
+        private var keyLength: UInt32
+        private var valueAt: UInt32
+        private var valueLength: Int32
+
+        /// Offsets and lengths within 4 GiB of bytes (a file's are within 256 MiB).
+        init(keyStart: Int, keyCount: Int, valueStart: Int, valueCount: Int) {
+            keyAt = UInt32(keyStart)
+            keyLength = UInt32(keyCount)
+            valueAt = UInt32(valueStart)
+            valueLength = Int32(valueCount)
+        }
+
+        var keyStart: Int { Int(keyAt) }
+        var keyCount: Int { Int(keyLength) }
+        var valueStart: Int {
+            get { Int(valueAt) }
+            set { valueAt = UInt32(newValue) }
+        }
+        var valueCount: Int {
+            get { Int(valueLength) }
+            set { valueLength = Int32(newValue) }
+        }
 
         var key: Range<Int> { keyStart..<keyStart + keyCount }
         var value: Range<Int>? { valueCount < 0 ? nil : valueStart..<valueStart + valueCount }

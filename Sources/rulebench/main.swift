@@ -224,7 +224,7 @@ func frontEndSources() -> [SourceFile] {
     return texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
 }
 
-/// `rulebench profile try|shared-try|handle|trigger|file|cold|check|build`: one operation in a loop, for a profiler.
+/// `rulebench profile try|shared-try|handle|trigger|file|shared|cold|check|build`: one operation in a loop, for a profiler.
 func profileLoop(_ what: String) throws -> Never {
     if what == "check" || what == "build" {
         let sources = frontEndSources()

@@ -121,12 +121,14 @@ final class FastPathTests: XCTestCase {
         XCTAssertFalse(checked.hasErrors, "\(checked.diagnostics)")
         let rules = CompiledRules(program: checked.program, recentLimit: 16)
         let tables = rules.clauseTables()
-        func slice(_ k: Int) -> String {
-            "\(Array(tables.clauses[Int(tables.clauseStart[k])..<Int(tables.clauseStart[k + 1])]))"
+        func text(_ range: Range<Int>) -> String { "\(Array(tables.clauses[range]))" }
+        XCTAssertEqual(tables.clauseStart.count, rules.scenarios.count + rules.groups.count + 1)
+        for (k, scenario) in rules.scenarios.enumerated() {
+            XCTAssertEqual(text(tables.range(ofScenario: k)), "\(scenario.clauses)", scenario.name)
         }
-        let owners = rules.scenarios.map(\.clauses) + rules.groups.map(\.clauses)
-        XCTAssertEqual(tables.clauseStart.count, owners.count + 1)
-        for (k, clauses) in owners.enumerated() { XCTAssertEqual(slice(k), "\(clauses)", "owner \(k)") }
+        for (k, group) in rules.groups.enumerated() {
+            XCTAssertEqual(text(tables.range(ofGroup: k)), "\(group.clauses)", group.name)
+        }
         XCTAssertEqual(tables.groupOf, rules.scenarios.map { Int32($0.group ?? -1) })
         XCTAssertEqual(tables.groupOf.filter { $0 < 0 }.count, 1, "C alone has no group")
     }
@@ -211,8 +213,9 @@ final class FingerprintTests: XCTestCase {
 /// Cold start's batched paths: names looked up a batch at a time, and stored
 /// streams decoded before the rules give them slots, held to a plain dictionary.
 final class ColdStartPathTests: XCTestCase {
-    /// Names: ASCII ones of every length around a word, one byte apart, and spellings that
-    /// Swift considers equal to another (é composed and not, K and KELVIN SIGN).
+    /// `count` ASCII names, `prefix` and a number padded with 0-19 bytes: lengths on either
+    /// side of a word. The tests add spellings Swift considers equal (é composed and not, K and
+    /// KELVIN SIGN) themselves.
     private func names(_ count: Int, _ prefix: String, random: inout SeededGenerator) -> [String] {
         (0..<count).map { k in
             let padding = String(repeating: "x", count: Int(random.next() % 20))
@@ -495,9 +498,10 @@ final class ChecksumTests: XCTestCase {
         for length in 0...(CRC32.shortLimit + 40) {
             let offset = length % 8
             let start: UInt32 = length % 3 == 0 ? UInt32.random(in: 0...UInt32.max, using: &generator) : 0
-            let part = Array(bytes[offset..<offset + length])
-            let expected = bitwise(part, continuing: start)
-            part.withUnsafeBytes { raw in
+            let expected = bitwise(Array(bytes[offset..<offset + length]), continuing: start)
+            // A view into the one buffer: its start is `offset` bytes past an aligned address.
+            bytes.withUnsafeBytes { whole in
+                let raw = UnsafeRawBufferPointer(rebasing: whole[offset..<offset + length])
                 XCTAssertEqual(CRC32.sliced(raw, continuing: start), expected, "length \(length)")
                 XCTAssertEqual(CRC32.zlib(raw, continuing: start), expected, "length \(length)")
                 XCTAssertEqual(CRC32.checksum(raw, continuing: start), expected, "length \(length)")

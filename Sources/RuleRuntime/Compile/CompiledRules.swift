@@ -257,6 +257,12 @@ struct ClauseTables {
     var clauses: [CompiledClause] = []
     var clauseStart: [Int32] = [0]
     var groupOf: [Int32] = []
+
+    /// Where scenario `index`'s clauses are in ``clauses``.
+    func range(ofScenario index: Int) -> Range<Int> { Int(clauseStart[index])..<Int(clauseStart[index + 1]) }
+
+    /// Where group `index`'s clauses are (after every scenario's).
+    func range(ofGroup index: Int) -> Range<Int> { range(ofScenario: groupOf.count + index) }
 }
 
 /// A checked program lowered to tables indexed by number: the engine evaluates it

@@ -130,7 +130,7 @@ extension EngineCore {
         if ahead || (group >= 0 && budgets.withUnsafeBufferPointer { $0[group].isAhead(of: time) }) {
             rebase(index, to: time)
         }
-        for k in Int(clauses.clauseStart[index])..<Int(clauses.clauseStart[index + 1]) {
+        for k in clauses.range(ofScenario: index) {
             let clause = clauses.clauses[k]
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
@@ -147,8 +147,7 @@ extension EngineCore {
             }
         }
         guard group >= 0 else { return true }
-        let first = rules.scenarios.count + group
-        for k in Int(clauses.clauseStart[first])..<Int(clauses.clauseStart[first + 1]) {
+        for k in clauses.range(ofGroup: group) {
             let clause = clauses.clauses[k]
             if case .when(let condition) = clause {
                 guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }

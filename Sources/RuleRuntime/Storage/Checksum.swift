@@ -5,7 +5,7 @@ internal import CZlib
 /// 8-byte header, a payload of a few hundred bytes), zlib's `crc32` for longer ones.
 ///
 /// zlib spends about 100 ns setting up each call: its `crc32` of a 186-byte record takes 131 ns
-/// here against 56 ns by table (`rulebench file`, "checksum"), and 32 ns for 16 bytes, 683 ns
+/// here against 56-58 ns by table (`rulebench file`, "checksum"), and 32 ns for 16 bytes, 683 ns
 /// for 4 KiB. That was a tenth of a file trigger and most of a compaction's replay, and
 /// `trigger_shared_vs_write` failed because of it (docs/speed.md).
 enum CRC32 {
@@ -41,31 +41,31 @@ enum CRC32 {
         return UInt32(truncatingIfNeeded: crc32(uLong(crc), base.assumingMemoryBound(to: Bytef.self), uInt(raw.count)))
     }
 
-    /// The tables, sixteen bytes at a step, then eight, then one (bounds-checked reads: 63 ns
+    /// The tables, sixteen bytes at a step, then eight, then one (bounds-checked reads: 58 ns
     /// for a 186-byte record, against zlib's 131 ns; `rulebench file`, "checksum").
     static func sliced(_ raw: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         let t = tables
-        @inline(__always) func lookup(_ k: Int, _ word: UInt64, _ shift: UInt64) -> UInt32 {
-            t[k &* 256 &+ Int(truncatingIfNeeded: (word &>> shift) & 0xFF)]
+        /// The CRC of the 8 bytes of `word` followed by `zeros` zero bytes (tables
+        /// `zeros` to `zeros + 7`).
+        @inline(__always) func fold(_ word: UInt64, _ zeros: Int) -> UInt32 {
+            var crc: UInt32 = 0
+            for k in 0..<8 {
+                crc ^= t[(zeros &+ 7 &- k) &* 256 &+ Int(truncatingIfNeeded: (word &>> UInt64(8 * k)) & 0xFF)]
+            }
+            return crc
+        }
+        func word(_ offset: Int) -> UInt64 {
+            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         }
         var crc = ~crc
         var offset = 0
         let count = raw.count
         while offset + 16 <= count {
-            let a = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ UInt64(crc)
-            let b = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
-            crc =
-                lookup(15, a, 0) ^ lookup(14, a, 8) ^ lookup(13, a, 16) ^ lookup(12, a, 24)
-                ^ lookup(11, a, 32) ^ lookup(10, a, 40) ^ lookup(9, a, 48) ^ lookup(8, a, 56)
-                ^ lookup(7, b, 0) ^ lookup(6, b, 8) ^ lookup(5, b, 16) ^ lookup(4, b, 24)
-                ^ lookup(3, b, 32) ^ lookup(2, b, 40) ^ lookup(1, b, 48) ^ lookup(0, b, 56)
+            crc = fold(word(offset) ^ UInt64(crc), 8) ^ fold(word(offset + 8), 0)
             offset += 16
         }
         if offset + 8 <= count {
-            let a = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) ^ UInt64(crc)
-            crc =
-                lookup(7, a, 0) ^ lookup(6, a, 8) ^ lookup(5, a, 16) ^ lookup(4, a, 24)
-                ^ lookup(3, a, 32) ^ lookup(2, a, 40) ^ lookup(1, a, 48) ^ lookup(0, a, 56)
+            crc = fold(word(offset) ^ UInt64(crc), 0)
             offset += 8
         }
         while offset < count {

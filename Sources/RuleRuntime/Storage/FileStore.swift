@@ -65,7 +65,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         /// An exclusive file compacts in the background, but each compaction's `fsync` and
         /// rename still slow the appends of the moment (a few calls each): 4 MiB keeps them
         /// out of the 99.9th percentile of a trigger (rulebench `trigger_file_p999_vs_write`:
-        /// 3.0-3.5x one `write(2)` at 1 MiB, 1.26-1.33x at 4 MiB), for at most 4 MiB replayed
+        /// 3.0-3.5x one `write(2)` at 1 MiB, 1.18-1.57x at 4 MiB), for at most 4 MiB replayed
         /// at an engine's start (3.4 ms here, against 0.9 ms for 1 MiB). A shared file compacts
         /// under its lock, on the caller's path, so it keeps the smaller step.
         public var compactionThreshold: Int {

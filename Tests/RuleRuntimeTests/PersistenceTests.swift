@@ -198,8 +198,8 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(engine.count("AskToSubscribe"), 2_000)
     }
 
-    func testTheDefaultCompactionThresholdIsFourMiBExclusiveAndOneMiBShared() throws {
-        XCTAssertEqual(FileStore.Options().compactionThreshold, 4 << 20)
+    func testTheDefaultCompactionThresholdIsSixMiBExclusiveAndOneMiBShared() throws {
+        XCTAssertEqual(FileStore.Options().compactionThreshold, 6 << 20)
         XCTAssertEqual(FileStore.Options(shared: true).compactionThreshold, 1 << 20)
         var options = FileStore.Options()
         options.shared = true
@@ -225,7 +225,7 @@ final class PersistenceTests: XCTestCase {
             if shared {
                 XCTAssertGreaterThan(store.compactions, 0, "shared: compacted past 1 MiB")
             } else {
-                XCTAssertEqual(store.compactions, 0, "exclusive: not compacted below 4 MiB")
+                XCTAssertEqual(store.compactions, 0, "exclusive: not compacted below 6 MiB")
             }
         }
     }

@@ -60,16 +60,16 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         /// Throw on damage (default), or keep the valid prefix.
         public var recovery = Recovery.strict
         /// Compact when the file is larger than this many bytes and twice its live data. Unless
-        /// set, 4 MiB for an exclusive file and 1 MiB for a shared one.
+        /// set, 6 MiB for an exclusive file and 1 MiB for a shared one.
         ///
         /// An exclusive file compacts in the background, but each compaction's `fsync` and
-        /// rename still slow the appends of the moment (a few calls each): 4 MiB keeps them
-        /// out of the 99.9th percentile of a trigger (rulebench `trigger_file_p999_vs_write`:
-        /// 3.0-3.5x one `write(2)` at 1 MiB, 1.18-1.57x at 4 MiB), for at most 4 MiB replayed
-        /// at an engine's start (3.4 ms here, against 0.9 ms for 1 MiB). A shared file compacts
-        /// under its lock, on the caller's path, so it keeps the smaller step.
+        /// rename still slow the appends of the moment (about twenty calls each): 6 MiB keeps
+        /// them out of the 99.9th percentile of a trigger (rulebench `trigger_file_p999_vs_write`,
+        /// one `write(2)` = 1x: 3.0-3.5x at 1 MiB, 1.18-2.20x at 4 MiB, 1.13-1.15x at 6 MiB), for
+        /// at most 6 MiB replayed at an engine's start (about 3 ms here, 0.55 ms for 1 MiB). A
+        /// shared file compacts under its lock, on the caller's path, so it keeps the smaller step.
         public var compactionThreshold: Int {
-            get { chosenThreshold ?? (shared ? 1 << 20 : 4 << 20) }
+            get { chosenThreshold ?? (shared ? 1 << 20 : 6 << 20) }
             set { chosenThreshold = newValue }
         }
         private var chosenThreshold: Int?

@@ -224,7 +224,7 @@ func frontEndSources() -> [SourceFile] {
     return texts.enumerated().map { SourceFile(path: "bench\($0.offset).rules", text: $0.element) }
 }
 
-/// `rulebench profile try|shared-try|handle|trigger|file|shared|cold|check|build`: one operation in a loop, for a profiler.
+/// `rulebench profile try|shared-try|handle|trigger|file|shared|cold|cold-rules|check|build`: one operation in a loop, for a profiler.
 func profileLoop(_ what: String) throws -> Never {
     if what == "check" || what == "build" {
         let sources = frontEndSources()
@@ -234,13 +234,17 @@ func profileLoop(_ what: String) throws -> Never {
         }
         exit(0)
     }
-    if what == "cold" {
+    if what == "cold" || what == "cold-rules" {
         var rules = ""
         for k in 0..<50 {
             rules +=
                 "scenario S\(k) < on launch, e\(k); min_events \(k % 7); since_first \(k)d; max_exec 4 within 7d; between 2d; when count(e\(k + 1) per session) >= 1 >\n"
         }
         rules += "scenario Wide < on \((0..<100_000).map { "c\($0)" }.joined(separator: ", ")) >\n"
+        if what == "cold-rules" {
+            for _ in 0..<10 { _ = try RuleEngine(source: rules) }
+            exit(0)
+        }
         let path = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("rulebench-cold.state")
         if !FileManager.default.fileExists(atPath: path.path) {
             do {

@@ -363,7 +363,19 @@ final class ColdStartPathTests: XCTestCase {
             entries["g:G"] = EngineState.change(key: "g:G", Tally()).value
             entries["m:"] = EngineState.change(meta: SessionMeta()).value
             let stored = StoredEntries(entries)
-            let staged = try XCTUnwrap(EngineState.stage(stored), "round \(round)")
+            var staged = try XCTUnwrap(EngineState.stage(stored), "round \(round)")
+            // The slots found on the other thread, in the names the rules list: the table the
+            // rules' table starts with (a prefix of it), or, from other bytes, not used.
+            var listed = StreamTable()
+            for name in ruleNames.prefix(Int(random.next() % UInt64(ruleNames.count + 1))) { _ = listed.slot(name) }
+            switch round % 3 {
+            case 0: break
+            case 1: staged.findSlots(in: listed)
+            default:
+                staged = try XCTUnwrap(EngineState.stage(StoredEntries(entries)))
+                staged.findSlots(in: listed)
+                XCTAssertFalse(staged.isFrom(stored))
+            }
             let state = try EngineState(stored, streams: rules, staged: staged)
             let oneByOne = try EngineState(stored, streams: rules)
             // Names Swift considers equal are one stream, as in a Set.

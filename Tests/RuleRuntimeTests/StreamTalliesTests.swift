@@ -67,6 +67,39 @@ final class StreamTalliesTests: XCTestCase {
         }
     }
 
+    /// Moving tallies to their slots (an engine's start over a large file); the model is an
+    /// array of plain tallies with each put where it goes.
+    func testMovingToSlotsMatchesPlainTallies() {
+        var random = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5107)
+        for round in 0..<300 {
+            let staged = Int(random.next() % 40)
+            // Some of the tallies are dropped (-1); the rest go to distinct slots of `count`,
+            // which may be fewer than the tallies when many are dropped.
+            let kept = (0..<staged).map { _ in random.next() % 5 != 0 }
+            let count = kept.filter { $0 }.count + Int(random.next() % 6)
+            var free = Array(0..<count)
+            for i in free.indices.reversed() { free.swapAt(i, Int(random.next() % UInt64(i + 1))) }
+            let slots = kept.map { $0 ? free.removeLast() : -1 }
+            var tallies = StreamTallies(count: staged)
+            var plain: [Tally] = []
+            for n in 0..<staged {
+                var tally = Tally()
+                for k in 0...(n % 4) {
+                    tally.record(at: Double(n * 10 + k), in: Epoch(sessionID: 1, versionID: 1), keep: 3)
+                }
+                tallies[n] = tally
+                plain.append(tally)
+            }
+            var expected = Array(repeating: Tally(), count: count)
+            for (n, slot) in slots.enumerated() where slot >= 0 { expected[slot] = plain[n] }
+            tallies = tallies.moved(to: slots, count: count)
+            XCTAssertEqual(tallies.count, count, "round \(round)")
+            for slot in 0..<count {
+                XCTAssertEqual(tallies[slot], expected[slot], "round \(round), slot \(slot), slots \(slots)")
+            }
+        }
+    }
+
     func testEqualsSeesEveryField() {
         var pooled = StreamTallies(count: 1)
         var tally = Tally()

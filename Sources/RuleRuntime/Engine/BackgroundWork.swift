@@ -25,7 +25,7 @@ final class BackgroundWork<Result>: @unchecked Sendable {
     }
 }
 
-extension BackgroundWork where Result == StreamTallies? {
+extension BackgroundWork where Result == StagedStreams? {
     /// A large state file read, and its streams' tallies decoded in the order it holds them,
     /// while the rules are checked: neither needs the other.
     ///

@@ -132,18 +132,25 @@ public final class RuleEngine: @unchecked Sendable {
         let queue = DispatchQueue(label: "rules.engine-start", qos: .userInitiated)
         let early = BackgroundWork.earlyLoad(file, on: queue)
         let parsed = RuleCompiler.parse(sources)
-        let listing = BackgroundWork(on: queue) { ListedStreams(parsed.files) }
+        // Then the names the rules list, and the slots the stored streams have among them (the
+        // compiler keeps those slots): on the same thread, after the load, off the checker's.
+        let listing = BackgroundWork(on: queue) { () -> (ListedStreams, StagedStreams?) in
+            let listed = ListedStreams(parsed.files)
+            var staged = early.wait()
+            staged?.findSlots(in: listed.table)
+            return (listed, staged)
+        }
         let result = RuleCompiler.check(parsed)
+        let (listed, staged) = listing.wait()
         try self.init(
-            checked: result, store: store, clock: clock, options: options, staged: early.wait(),
-            listed: listing.wait())
+            checked: result, store: store, clock: clock, options: options, staged: staged, listed: listed)
     }
 
     /// An engine over rules already checked (a delivery checks them before it decides to run them),
     /// from `origin`.
     init(
         checked result: CheckResult, store: RuleStore, clock: RuleClock, options: Options,
-        origin: ActiveRules.Origin = .given, version: String? = nil, staged: StreamTallies? = nil,
+        origin: ActiveRules.Origin = .given, version: String? = nil, staged: StagedStreams? = nil,
         listed: ListedStreams? = nil
     ) throws {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }

@@ -39,7 +39,7 @@ struct EngineState {
     /// (before any rules give them slots: an engine does this on another thread while it checks
     /// its rules), or nil when one of them cannot be decoded (left for ``init(_:streams:staged:)``
     /// to report).
-    static func stage(_ stored: StoredEntries) -> StreamTallies? {
+    static func stage(_ stored: StoredEntries) -> StagedStreams? {
         var tallies = StreamTallies()
         tallies.reserveCapacity(stored.index.liveCount)
         let bytes = stored.bytes
@@ -49,7 +49,35 @@ struct EngineState {
             tallies.append()
             do { try tallies.decode(tallies.count - 1, from: &reader) } catch { return nil }
         }
-        return tallies
+        return StagedStreams(entries: stored, tallies: tallies)
+    }
+
+    /// By stream of `stored`, in the order the store holds them: its slot in `table`, or -1
+    /// where the table does not have it. A batch of names at a time (``NameTable/lookUp(_:)``),
+    /// in plain loops (a nested function that captured the batch and the slots boxed them, and
+    /// every access paid a dynamic exclusivity check: a fifth of the lookups' time).
+    static func slots(of stored: StoredEntries, in table: NameTable) -> [Int] {
+        var slots: [Int] = []
+        var batch = NameTable.LookupBatch()
+        stored.bytes.withUnsafeBytes { raw in
+            var live = stored.index.live.makeIterator()
+            var more = true
+            while more {
+                while batch.keys.count < NameTable.LookupBatch.size {
+                    guard let entry = live.next() else {
+                        more = false
+                        break
+                    }
+                    guard isStream(entry, in: stored.bytes) else { continue }
+                    batch.keys.append(
+                        UnsafeRawBufferPointer(rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
+                }
+                table.lookUp(&batch)
+                slots += batch.positions
+                batch.keys.removeAll(keepingCapacity: true)
+            }
+        }
+        return slots
     }
 
     /// True for an `e:` entry, a stream's.
@@ -63,7 +91,7 @@ struct EngineState {
     /// rules' table, extended with the streams stored only). Keys of an unknown kind are
     /// ignored (written by a newer version). `staged`: the streams' tallies as ``stage(_:)``
     /// decoded them from these entries, moved to their slots instead of decoded again.
-    init(_ stored: StoredEntries, streams table: StreamTable, staged: StreamTallies? = nil) throws {
+    init(_ stored: StoredEntries, streams table: StreamTable, staged: StagedStreams? = nil) throws {
         streams = table
         // Room for every stored entry being a stream the rules do not know, at most: the rules'
         // streams are in the table already (reserving their count twice rehashed every name:
@@ -145,26 +173,26 @@ struct EngineState {
         }
     }
 
-    /// Gives each stream of `stored` its slot (the table's, or a new one at the end), a batch
-    /// of names at a time (``NameTable/lookUp(_:)``), and moves its `staged` tally there.
-    private mutating func moveStaged(_ staged: StreamTallies, of stored: StoredEntries) {
-        var slotOfStaged: [Int] = []
-        slotOfStaged.reserveCapacity(staged.count)
-        var batch = NameTable.LookupBatch()
-        func lookUpBatch() {
-            streams.index.lookUp(&batch)
-            for (name, slot) in zip(batch.keys, batch.positions) {
-                slotOfStaged.append(slot >= 0 ? slot : streams.slot(String(decoding: name, as: UTF8.self)))
+    /// Gives each stream of `stored` its slot (the table's, or a new one at the end), and moves
+    /// its `staged` tally there. The slots the other thread found in the names the rules list
+    /// hold here (this table starts with those names, in those slots); the names it did not
+    /// find are looked up, or stored, here.
+    private mutating func moveStaged(_ staged: StagedStreams, of stored: StoredEntries) {
+        var slotOfStaged =
+            staged.slots.count == staged.tallies.count && staged.isFrom(stored)
+            ? staged.slots : EngineState.slots(of: stored, in: streams.index)
+        if slotOfStaged.contains(-1) {
+            stored.bytes.withUnsafeBytes { raw in
+                var n = 0
+                for entry in stored.index.live where EngineState.isStream(entry, in: stored.bytes) {
+                    if slotOfStaged[n] < 0 {
+                        slotOfStaged[n] = streams.slot(
+                            bytes: UnsafeRawBufferPointer(
+                                rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
+                    }
+                    n += 1
+                }
             }
-            batch.keys.removeAll(keepingCapacity: true)
-        }
-        stored.bytes.withUnsafeBytes { raw in
-            for entry in stored.index.live where EngineState.isStream(entry, in: stored.bytes) {
-                batch.keys.append(
-                    UnsafeRawBufferPointer(rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
-                if batch.keys.count == NameTable.LookupBatch.size { lookUpBatch() }
-            }
-            lookUpBatch()
         }
         storedStreams = Array(repeating: false, count: streams.count)
         var twice = false
@@ -179,7 +207,7 @@ struct EngineState {
             for (n, slot) in slotOfStaged.enumerated() { last[slot] = n }
             for (n, slot) in slotOfStaged.enumerated() where last[slot] != n { slotOfStaged[n] = -1 }
         }
-        tallies = staged.moved(to: slotOfStaged, count: streams.count)
+        tallies = staged.tallies.moved(to: slotOfStaged, count: streams.count)
     }
 
     /// Every stored stream's tally, by name.
@@ -423,5 +451,30 @@ extension SessionMeta {
         meta.versionStart = try r.optionalTime()
         if !r.isAtEnd, try r.u8() == 1 { meta.firstVersion = try r.string() }
         return meta
+    }
+}
+
+/// The streams of a stored state, decoded on another thread while an engine checks its rules
+/// (``EngineState/stage(_:)``), and then the slots their names have among the names the rules'
+/// `on` clauses list (``ListedStreams``), found on that thread too.
+struct StagedStreams {
+    /// What they were decoded from.
+    let entries: StoredEntries
+    /// In the order the store holds them.
+    var tallies: StreamTallies
+    /// By stream: its slot in the listed names, or -1; empty until found.
+    var slots: [Int] = []
+
+    /// Finds ``slots`` in the table of the names the rules list (``ListedStreams/table``), which
+    /// the rules' stream table starts with.
+    mutating func findSlots(in listed: StreamTable) {
+        slots = EngineState.slots(of: entries, in: listed.index)
+    }
+
+    /// True when `stored` is what these were decoded from (the same bytes, not a copy).
+    func isFrom(_ stored: StoredEntries) -> Bool {
+        entries.bytes.withUnsafeBufferPointer { a in
+            stored.bytes.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count }
+        }
     }
 }

@@ -46,6 +46,9 @@ func coldBenchmarks(_ goals: inout [Goal]) throws {
                     { _ = RuleCompiler.check(text: coldRules) },
                 ])
             let ratio = Samples(rounds.perRound.map { $0[0] / ($0[1] + $0[2]) })
+            line(
+                "  the same rounds: cold start, read, check",
+                (0..<3).map { format(rounds.samples[$0].median) }.joined(separator: ", ") + " (medians)")
             line("  cold / (read + parse and check), per round", ratio.ratioSummary)
             goals.append(
                 Goal(key: "cold_100k_vs_read_and_check", value: ratio.median, unit: "x", limit: 2, atMost: true))

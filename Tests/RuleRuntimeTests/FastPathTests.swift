@@ -363,19 +363,14 @@ final class ColdStartPathTests: XCTestCase {
             entries["g:G"] = EngineState.change(key: "g:G", Tally()).value
             entries["m:"] = EngineState.change(meta: SessionMeta()).value
             let stored = StoredEntries(entries)
-            var staged = try XCTUnwrap(EngineState.stage(stored), "round \(round)")
-            // The slots found on the other thread, in the names the rules list: the table the
-            // rules' table starts with (a prefix of it), or, from other bytes, not used.
+            // Decoded on the other thread: the streams among the names the rules list (the table
+            // the rules' table starts with: a prefix of it); from other bytes, not used.
             var listed = StreamTable()
             for name in ruleNames.prefix(Int(random.next() % UInt64(ruleNames.count + 1))) { _ = listed.slot(name) }
-            switch round % 3 {
-            case 0: break
-            case 1: staged.findSlots(in: listed)
-            default:
-                staged = try XCTUnwrap(EngineState.stage(StoredEntries(entries)))
-                staged.findSlots(in: listed)
-                XCTAssertFalse(staged.isFrom(stored))
-            }
+            var staged = try XCTUnwrap(
+                EngineState.stage(round % 3 == 2 ? StoredEntries(entries) : stored), "round \(round)")
+            staged.place(in: listed)
+            XCTAssertEqual(staged.isFrom(stored), round % 3 != 2)
             let state = try EngineState(stored, streams: rules, staged: staged)
             let oneByOne = try EngineState(stored, streams: rules)
             // Names Swift considers equal are one stream, as in a Set.
@@ -396,12 +391,29 @@ final class ColdStartPathTests: XCTestCase {
 
     func testAnUndecodableStreamIsLeftForTheEngineToReport() throws {
         let stored = StoredEntries(["e:a": EngineState.change(key: "e:a", Tally()).value!, "e:b": [9, 1, 2]])
+        var first = StreamTable()
+        _ = first.slot("a")
         XCTAssertNil(EngineState.stage(stored))
-        XCTAssertThrowsError(try EngineState(stored, streams: StreamTable())) { error in
-            guard case RuleStoreError.undecodableEntry(let key, _)? = error as? RuleStoreError else {
-                return XCTFail("\(error)")
+        // Staged without it (its tally as a valid one), and not listed: the engine decodes it
+        // from the entries, and reports it.
+        var staged = try XCTUnwrap(
+            EngineState.stage(
+                StoredEntries([
+                    "e:a": EngineState.change(key: "e:a", Tally()).value!,
+                    "e:b": EngineState.change(key: "e:b", Tally()).value!,
+                ])))
+        staged.place(in: first)
+        XCTAssertFalse(staged.isFrom(stored), "other bytes: not used")
+        for attempt in [
+            { try EngineState(stored, streams: StreamTable()) },
+            { try EngineState(stored, streams: first, staged: staged) },
+        ] {
+            XCTAssertThrowsError(try attempt()) { error in
+                guard case RuleStoreError.undecodableEntry(let key, _)? = error as? RuleStoreError else {
+                    return XCTFail("\(error)")
+                }
+                XCTAssertEqual(key, "e:b")
             }
-            XCTAssertEqual(key, "e:b")
         }
     }
 

@@ -27,7 +27,7 @@ final class BackgroundWork<Result>: @unchecked Sendable {
 
 extension BackgroundWork where Result == StagedStreams? {
     /// A large state file read, and its streams' tallies decoded in the order it holds them,
-    /// while the rules are checked: neither needs the other.
+    /// while the rules are parsed: neither needs the other.
     ///
     /// For a store not yet open whose file is large (``FileStore/worthLoadingEarly``): a small
     /// file costs less to read than a thread's start. The store's own lock guards the reading;

@@ -132,12 +132,12 @@ public final class RuleEngine: @unchecked Sendable {
         let queue = DispatchQueue(label: "rules.engine-start", qos: .userInitiated)
         let early = BackgroundWork.earlyLoad(file, on: queue)
         let parsed = RuleCompiler.parse(sources)
-        // Then the names the rules list, and the slots the stored streams have among them (the
-        // compiler keeps those slots): on the same thread, after the load, off the checker's.
+        // Then, on the same thread after the load, while the rules are checked: the names they
+        // list, and the stored streams among them moved to the slots the compiler keeps for them.
         let listing = BackgroundWork(on: queue) { () -> (ListedStreams, StagedStreams?) in
             let listed = ListedStreams(parsed.files)
             var staged = early.wait()
-            staged?.findSlots(in: listed.table)
+            staged?.place(in: listed.table)
             return (listed, staged)
         }
         let result = RuleCompiler.check(parsed)

@@ -36,9 +36,9 @@ struct EngineState {
     }
 
     /// The tallies of the streams in `stored`, decoded in the order the store holds them
-    /// (before any rules give them slots: an engine does this on another thread while it checks
+    /// (before any rules give them slots: an engine does this on another thread while it parses
     /// its rules), or nil when one of them cannot be decoded (left for ``init(_:streams:staged:)``
-    /// to report).
+    /// to report). ``StagedStreams/place(in:)`` then moves them to their slots.
     static func stage(_ stored: StoredEntries) -> StagedStreams? {
         var tallies = StreamTallies()
         tallies.reserveCapacity(stored.index.liveCount)
@@ -97,10 +97,14 @@ struct EngineState {
         // streams are in the table already (reserving their count twice rehashed every name:
         // 7% of loading 100,000 streams).
         streams.index.reserveCapacity(max(table.count, stored.index.liveCount))
-        if let staged {
-            tallies = StreamTallies()
-            storedStreams = []
-            moveStaged(staged, of: stored)
+        let placed = staged.flatMap {
+            !$0.slots.isEmpty && $0.isFrom(stored) && $0.tallies.count <= table.count ? $0 : nil
+        }
+        if let placed {
+            tallies = placed.tallies
+            while tallies.count < table.count { tallies.append() }
+            storedStreams = Array(repeating: false, count: table.count)
+            for slot in placed.slots where slot >= 0 { storedStreams[slot] = true }
         } else {
             tallies = StreamTallies(count: table.count)
             tallies.reserveCapacity(max(table.count, stored.index.liveCount))
@@ -108,12 +112,18 @@ struct EngineState {
         }
         var byReference: [(scenario: String, stream: String)] = []
         let bytes = stored.bytes
+        // By stream entry: its slot when placed by ``StagedStreams/place(in:)``, or -1.
+        let placedSlots = placed?.slots ?? []
+        var streamNumber = 0
         for entry in stored.index.live {
             let key = entry.key
             guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
             let kind = bytes[key.lowerBound]
-            // Staged streams are decoded and in their slots already.
-            if kind == UInt8(ascii: "e") && staged != nil { continue }
+            if kind == UInt8(ascii: "e") && !placedSlots.isEmpty {
+                // Staged streams are decoded and in their slots already.
+                defer { streamNumber += 1 }
+                if placedSlots[streamNumber] >= 0 { continue }
+            }
             let nameBytes = key.lowerBound + 2..<key.upperBound
             let value = entry.value!
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
@@ -171,43 +181,6 @@ struct EngineState {
             }
             scenarios[scenario]?.events = tallies[slot]
         }
-    }
-
-    /// Gives each stream of `stored` its slot (the table's, or a new one at the end), and moves
-    /// its `staged` tally there. The slots the other thread found in the names the rules list
-    /// hold here (this table starts with those names, in those slots); the names it did not
-    /// find are looked up, or stored, here.
-    private mutating func moveStaged(_ staged: StagedStreams, of stored: StoredEntries) {
-        var slotOfStaged =
-            staged.slots.count == staged.tallies.count && staged.isFrom(stored)
-            ? staged.slots : EngineState.slots(of: stored, in: streams.index)
-        if slotOfStaged.contains(-1) {
-            stored.bytes.withUnsafeBytes { raw in
-                var n = 0
-                for entry in stored.index.live where EngineState.isStream(entry, in: stored.bytes) {
-                    if slotOfStaged[n] < 0 {
-                        slotOfStaged[n] = streams.slot(
-                            bytes: UnsafeRawBufferPointer(
-                                rebasing: raw[entry.keyStart + 2..<entry.keyStart + entry.keyCount]))
-                    }
-                    n += 1
-                }
-            }
-        }
-        storedStreams = Array(repeating: false, count: streams.count)
-        var twice = false
-        for slot in slotOfStaged {
-            twice = twice || storedStreams[slot]
-            storedStreams[slot] = true
-        }
-        if twice {
-            // Names stored under spellings Swift considers equal: the last one read wins, as
-            // when each is decoded into its slot in turn.
-            var last: [Int: Int] = [:]
-            for (n, slot) in slotOfStaged.enumerated() { last[slot] = n }
-            for (n, slot) in slotOfStaged.enumerated() where last[slot] != n { slotOfStaged[n] = -1 }
-        }
-        tallies = staged.tallies.moved(to: slotOfStaged, count: streams.count)
     }
 
     /// Every stored stream's tally, by name.
@@ -454,21 +427,33 @@ extension SessionMeta {
     }
 }
 
-/// The streams of a stored state, decoded on another thread while an engine checks its rules
-/// (``EngineState/stage(_:)``), and then the slots their names have among the names the rules'
-/// `on` clauses list (``ListedStreams``), found on that thread too.
+/// The streams of a stored state, decoded on another thread while an engine parses its rules
+/// (``EngineState/stage(_:)``), then moved there to the slots of the names the rules' `on`
+/// clauses list (``place(in:)``) while the rules are checked.
 struct StagedStreams {
     /// What they were decoded from.
     let entries: StoredEntries
-    /// In the order the store holds them.
+    /// In the order the store holds them; once placed, by slot of the listed names.
     var tallies: StreamTallies
-    /// By stream: its slot in the listed names, or -1; empty until found.
-    var slots: [Int] = []
+    /// Once placed: by stream entry of ``entries``, in the order the store holds them, its slot,
+    /// or -1 for a name not listed (left for the engine to decode).
+    private(set) var slots: [Int] = []
 
-    /// Finds ``slots`` in the table of the names the rules list (``ListedStreams/table``), which
-    /// the rules' stream table starts with.
-    mutating func findSlots(in listed: StreamTable) {
+    init(entries: StoredEntries, tallies: StreamTallies) {
+        self.entries = entries
+        self.tallies = tallies
+    }
+
+    /// Moves each stream whose name `listed` holds (the names the rules' `on` clauses list, which
+    /// the rules' stream table starts with, in the same slots) to its slot; the others are
+    /// dropped, for the engine to decode. Of names stored twice (spellings Swift considers
+    /// equal) the last one read wins, as when each is decoded into its slot in turn.
+    mutating func place(in listed: StreamTable) {
         slots = EngineState.slots(of: entries, in: listed.index)
+        // Room for the streams the engine decodes and for the names the compiler adds after the
+        // listed ones, so that the heads are not copied again.
+        let capacity = listed.count + slots.lazy.filter { $0 < 0 }.count + 1_024
+        tallies = tallies.moved(to: slots, count: listed.count, capacity: capacity)
     }
 
     /// True when `stored` is what these were decoded from (the same bytes, not a copy).

@@ -122,17 +122,19 @@ struct StreamTallies {
     }
 
     /// These tallies in other slots: the one in slot `n` goes to `slots[n]` (nowhere where
-    /// that is -1; no two go to one slot, each below `count`), of `count` slots, blank where
-    /// none goes. The recent times stay where they are in the shared buffer (a dropped
-    /// tally's are not freed).
+    /// that is -1; of several going to one slot, the last), of `count` slots (each below it),
+    /// blank where none goes, with room for `capacity`. The recent times stay where they are in
+    /// the shared buffer (a dropped tally's are not freed).
     ///
-    /// Into a new array of heads: moving them in place, following each chain of moves, read
-    /// the heads out of order and took four times as long at 100,000 streams (`rulebench cold`,
+    /// Into a new array of heads: moving them in place, following each chain of moves, read the
+    /// heads out of order and took four times as long at 100,000 streams (`rulebench cold`,
     /// stored streams sorted by name against the rules' order).
-    consuming func moved(to slots: [Int], count: Int) -> StreamTallies {
+    consuming func moved(to slots: [Int], count: Int, capacity: Int = 0) -> StreamTallies {
         precondition(slots.count == heads.count, "a move covers every tally")
         var result = self
-        var moved = Array(repeating: Head(), count: count)
+        var moved: [Head] = []
+        moved.reserveCapacity(max(count, capacity))
+        for _ in 0..<count { moved.append(Head()) }
         for (n, slot) in slots.enumerated() where slot >= 0 { moved[slot] = result.heads[n] }
         result.heads = moved
         return result

@@ -535,10 +535,6 @@ if let name = arguments.first, let part = parts[name] {
     try? FileManager.default.removeItem(at: benchDirectory)
     exit(0)
 }
-if arguments.first == "exp" {
-    contentionExperiment()
-    exit(0)
-}
 if arguments.first == "profile", arguments.count == 2 {
     try profileLoop(arguments[1])
 }

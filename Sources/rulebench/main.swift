@@ -20,7 +20,7 @@ import RuleLang
 //   rulebench swap                             only the rule-swap figures (issue 20)
 //   rulebench cold                             only the cold-start figures
 //   rulebench lsp                              only the language server's figures (issue 22)
-//   rulebench profile try|handle|trigger|file|shared|shared-try
+//   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 

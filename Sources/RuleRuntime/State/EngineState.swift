@@ -90,7 +90,8 @@ struct EngineState {
     /// Decodes stored entries, each stream's tally straight into its slot of `streams` (the
     /// rules' table, extended with the streams stored only). Keys of an unknown kind are
     /// ignored (written by a newer version). `staged`: the streams' tallies as ``stage(_:)``
-    /// decoded them from these entries, moved to their slots instead of decoded again.
+    /// decoded them from these entries and ``StagedStreams/place(in:)`` moved them to the slots
+    /// of `table`'s first names, taken as they are; the streams it left out are decoded here.
     init(_ stored: StoredEntries, streams table: StreamTable, staged: StagedStreams? = nil) throws {
         streams = table
         // Room for every stored entry being a stream the rules do not know, at most: the rules'

@@ -127,7 +127,7 @@ struct StreamTallies {
     /// the shared buffer (a dropped tally's are not freed).
     ///
     /// Into a new array of heads: moving them in place, following each chain of moves, read the
-    /// heads out of order and took four times as long at 100,000 streams (`rulebench cold`,
+    /// heads out of order and took three to four times as long at 100,000 streams (`rulebench cold`,
     /// stored streams sorted by name against the rules' order).
     consuming func moved(to slots: [Int], count: Int, capacity: Int = 0) -> StreamTallies {
         precondition(slots.count == heads.count, "a move covers every tally")

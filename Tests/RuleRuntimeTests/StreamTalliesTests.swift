@@ -67,8 +67,9 @@ final class StreamTalliesTests: XCTestCase {
         }
     }
 
-    /// Moving tallies to their slots (an engine's start over a large file); the model is an
-    /// array of plain tallies with each put where it goes, the last one where several go.
+    /// Moving tallies to their slots (an engine's start over a large file), then taking out the
+    /// ones that had none and putting them in slots of their own; the model is an array of plain
+    /// tallies with each put where it goes, the last one where several go.
     func testMovingToSlotsMatchesPlainTallies() {
         var random = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5107)
         for round in 0..<300 {
@@ -88,10 +89,28 @@ final class StreamTalliesTests: XCTestCase {
             }
             var expected = Array(repeating: Tally(), count: count)
             for (n, slot) in slots.enumerated() where slot >= 0 { expected[slot] = plain[n] }
+            let unplaced = slots.indices.filter { slots[$0] < 0 }
             tallies = tallies.moved(to: slots, count: count, capacity: Int(random.next() % 100))
-            XCTAssertEqual(tallies.count, count, "round \(round)")
-            for slot in 0..<count {
+            XCTAssertEqual(tallies.count, count + unplaced.count, "round \(round)")
+            for (k, n) in unplaced.enumerated() { XCTAssertEqual(tallies[count + k], plain[n], "round \(round)") }
+            // The unplaced ones, each to a slot past the end or over a placed one (which it
+            // replaces).
+            let heads = tallies.removeTail(from: count)
+            for (k, n) in unplaced.enumerated() {
+                let slot = Int(random.next() % UInt64(count + 5))
+                tallies.put(heads[k], at: slot)
+                while expected.count <= slot { expected.append(Tally()) }
+                expected[slot] = plain[n]
+            }
+            XCTAssertEqual(tallies.count, expected.count, "round \(round)")
+            for slot in expected.indices {
                 XCTAssertEqual(tallies[slot], expected[slot], "round \(round), slot \(slot), slots \(slots)")
+            }
+            // A tally replaced by `put` gave its block back: recording into every slot reuses it.
+            for slot in expected.indices {
+                tallies.record(slot, at: 1_000, in: Epoch(sessionID: 1, versionID: 1), keep: 3)
+                expected[slot].record(at: 1_000, in: Epoch(sessionID: 1, versionID: 1), keep: 3)
+                XCTAssertEqual(tallies[slot], expected[slot], "round \(round), slot \(slot) after a record")
             }
         }
     }

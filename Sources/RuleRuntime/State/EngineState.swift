@@ -99,10 +99,14 @@ struct EngineState {
         // 7% of loading 100,000 streams).
         streams.index.reserveCapacity(max(table.count, stored.index.liveCount))
         let placed = staged.flatMap {
-            !$0.slots.isEmpty && $0.isFrom(stored) && $0.tallies.count <= table.count ? $0 : nil
+            !$0.slots.isEmpty && $0.isFrom(stored) && $0.listedCount <= table.count ? $0 : nil
         }
+        // The staged streams whose names the rules do not list: decoded already, given their
+        // slots here, in the order the store holds them.
+        var unlisted: [StreamTallies.Head] = []
         if let placed {
             tallies = placed.tallies
+            unlisted = tallies.removeTail(from: placed.listedCount)
             while tallies.count < table.count { tallies.append() }
             storedStreams = Array(repeating: false, count: table.count)
             for slot in placed.slots where slot >= 0 { storedStreams[slot] = true }
@@ -116,16 +120,25 @@ struct EngineState {
         // By stream entry: its slot when placed by ``StagedStreams/place(in:)``, or -1.
         let placedSlots = placed?.slots ?? []
         var streamNumber = 0
+        var unlistedNumber = 0
         for entry in stored.index.live {
             let key = entry.key
             guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
             let kind = bytes[key.lowerBound]
+            let nameBytes = key.lowerBound + 2..<key.upperBound
             if kind == UInt8(ascii: "e") && !placedSlots.isEmpty {
-                // Staged streams are decoded and in their slots already.
+                // Staged streams are decoded already: in their slots, or given one now.
                 defer { streamNumber += 1 }
                 if placedSlots[streamNumber] >= 0 { continue }
+                let slot = bytes.withUnsafeBytes {
+                    streams.slot(bytes: UnsafeRawBufferPointer(rebasing: $0[nameBytes]))
+                }
+                tallies.put(unlisted[unlistedNumber], at: slot)
+                unlistedNumber += 1
+                while storedStreams.count <= slot { storedStreams.append(false) }
+                storedStreams[slot] = true
+                continue
             }
-            let nameBytes = key.lowerBound + 2..<key.upperBound
             let value = entry.value!
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
             do {
@@ -437,8 +450,10 @@ struct StagedStreams {
     /// In the order the store holds them; once placed, by slot of the listed names.
     var tallies: StreamTallies
     /// Once placed: by stream entry of ``entries``, in the order the store holds them, its slot,
-    /// or -1 for a name not listed (left for the engine to decode).
+    /// or -1 for a name not listed (its tally follows the listed ones, for the engine to place).
     private(set) var slots: [Int] = []
+    /// Once placed: how many names were listed (the unlisted streams' tallies follow).
+    private(set) var listedCount = 0
 
     init(entries: StoredEntries, tallies: StreamTallies) {
         self.entries = entries
@@ -446,15 +461,17 @@ struct StagedStreams {
     }
 
     /// Moves each stream whose name `listed` holds (the names the rules' `on` clauses list, which
-    /// the rules' stream table starts with, in the same slots) to its slot; the others are
-    /// dropped, for the engine to decode. Of names stored twice (spellings Swift considers
-    /// equal) the last one read wins, as when each is decoded into its slot in turn.
+    /// the rules' stream table starts with, in the same slots) to its slot; the others follow,
+    /// in order, for the engine to place once its table is whole. Of names stored twice
+    /// (spellings Swift considers equal) the last one read wins, as when each is decoded into
+    /// its slot in turn.
     mutating func place(in listed: StreamTable) {
         slots = EngineState.slots(of: entries, in: listed.index)
-        // Room for the streams the engine decodes and for the names the compiler adds after the
-        // listed ones, so that the heads are not copied again.
-        let capacity = listed.count + slots.lazy.filter { $0 < 0 }.count + 1_024
-        tallies = tallies.moved(to: slots, count: listed.count, capacity: capacity)
+        listedCount = listed.count
+        // Room for the unlisted streams and the names the compiler adds after the listed ones,
+        // so that the heads are not copied again.
+        let unlisted = slots.lazy.filter { $0 < 0 }.count
+        tallies = tallies.moved(to: slots, count: listed.count, capacity: listed.count + unlisted + 1_024)
     }
 
     /// True when `stored` is what these were decoded from (the same bytes, not a copy).

@@ -8,8 +8,10 @@
 /// Reading a stream as a ``Tally`` copies its times out; the calls made on every event
 /// (record, count, compare, encode) work in place.
 struct StreamTallies {
-    /// A stream's counts, and where its recent times are: `count` of them from `offset`.
-    private struct Head {
+    /// A stream's counts, and where its recent times are: `count` of them from `offset` (in
+    /// these tallies' buffer: a head taken out with ``removeTail(from:)`` goes back in with
+    /// ``put(_:at:)`` only).
+    struct Head {
         var counts = TallyCounts()
         var offset: UInt32 = 0
         var count: UInt32 = 0
@@ -121,10 +123,11 @@ struct StreamTallies {
         heads[slot].count = UInt32(kept)
     }
 
-    /// These tallies in other slots: the one in slot `n` goes to `slots[n]` (nowhere where
-    /// that is -1; of several going to one slot, the last), of `count` slots (each below it),
-    /// blank where none goes, with room for `capacity`. The recent times stay where they are in
-    /// the shared buffer (a dropped tally's are not freed).
+    /// These tallies in other slots: the one in slot `n` goes to `slots[n]` (of several going
+    /// to one slot, the last), of `count` slots (each below it), blank where none goes; then,
+    /// from slot `count` on and in their order, the ones whose slot is -1 (for
+    /// ``removeTail(from:)``). With room for `capacity`. The recent times stay where they are in
+    /// the shared buffer (a tally overwritten by another's keeps its block, unused).
     ///
     /// Into a new array of heads: moving them in place, following each chain of moves, read the
     /// heads out of order and took three to four times as long at 100,000 streams (`rulebench cold`,
@@ -136,8 +139,23 @@ struct StreamTallies {
         moved.reserveCapacity(max(count, capacity))
         for _ in 0..<count { moved.append(Head()) }
         for (n, slot) in slots.enumerated() where slot >= 0 { moved[slot] = result.heads[n] }
+        for (n, slot) in slots.enumerated() where slot < 0 { moved.append(result.heads[n]) }
         result.heads = moved
         return result
+    }
+
+    /// Takes out the heads from slot `start` on, in order (their times stay in the buffer).
+    mutating func removeTail(from start: Int) -> [Head] {
+        defer { heads.removeLast(heads.count - start) }
+        return Array(heads[start...])
+    }
+
+    /// Puts `head` (taken out of these tallies) in `slot`, adding blank slots up to it; the
+    /// tally there before is released.
+    mutating func put(_ head: Head, at slot: Int) {
+        while heads.count <= slot { heads.append(Head()) }
+        release(slot)
+        heads[slot] = head
     }
 
     /// Makes every tally blank and frees every time.

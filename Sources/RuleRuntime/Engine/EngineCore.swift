@@ -196,6 +196,11 @@ struct EngineCore {
         return lastTime
     }
 
+    /// Asks the store to check that its file is in place and whole, writing it from memory if not.
+    mutating func verifyStore() {
+        do { try store.verify() } catch let needed as StoreNeedsRestore { restore(needed) } catch { report(error) }
+    }
+
     /// Persists one call's changes (with any already in ``record``).
     mutating func save(_ changes: [StoreChange]) {
         // Changes made elsewhere may include views: none is known to be stored as a stream.
@@ -230,6 +235,9 @@ struct EngineCore {
             }
         } catch is StoreConflict {
             conflicted = true
+        } catch let needed as StoreNeedsRestore {
+            // The state in memory, this call's change included, is written whole.
+            restore(needed)
         } catch {
             report(error)
             forgetViewsStoredAsStreams()
@@ -321,7 +329,7 @@ struct EngineCore {
     // MARK: - Sessions
 
     mutating func startSession(version: String) {
-        do { try store.verify() } catch { report(error) }
+        verifyStore()
         let time = now()
         meta.sessionID.saturatingIncrement()
         meta.sessionStart = time

@@ -12,6 +12,8 @@ extension EngineCore {
             case .changes(let bytes, let changes): try apply(written: bytes, changes)
             case .all(let entries): try reload(entries)
             }
+        } catch let needed as StoreNeedsRestore {
+            restore(needed)
         } catch {
             report(error)
         }
@@ -21,6 +23,8 @@ extension EngineCore {
     mutating func reloadAfterConflict(with store: FileStore) {
         do {
             try reload(try store.reloadAll())
+        } catch let needed as StoreNeedsRestore {
+            restore(needed)
         } catch {
             report(error)
         }
@@ -106,6 +110,45 @@ extension EngineCore {
     private mutating func dropStoredParamsOfAnotherType() {
         for index in stored.indices where stored[index] != nil && stored[index]!.type != rules.params[index].type {
             stored[index] = nil
+        }
+    }
+}
+
+/// Writing the file again from memory, after something else cut it short.
+extension EngineCore {
+    /// Every entry the engine holds, as a store would hold them: what a file written from
+    /// memory contains (entries of names these rules do not know are not held: a restore keeps
+    /// those that survive in the file).
+    func image() -> [StoreChange] {
+        var changes: [StoreChange] = []
+        for slot in 0..<streams.count where slot < tallies.count && !tallies[slot].isEmpty {
+            changes.append(EngineState.change(key: streamKey(slot), tallies[slot]))
+        }
+        for (index, scenario) in rules.scenarios.enumerated() where built[index] {
+            changes.append(EngineState.change(key: scenario.key, views[index]))
+        }
+        for (index, group) in rules.groups.enumerated() where !budgets[index].isEmpty {
+            changes.append(EngineState.change(key: group.key, budgets[index]))
+        }
+        for (index, param) in rules.params.enumerated() {
+            if let value = stored[index] { changes.append(EngineState.change(key: param.key, value)) }
+        }
+        for (name, item) in todos { changes.append(EngineState.change(todo: name, item)) }
+        for (slot, bits) in days { changes.append(EngineState.change(daysOf: streams.name(slot), bits)) }
+        if let storedActive { changes.append(EngineState.change(activeRules: storedActive)) }
+        for (peer, report) in imports { changes.append(EngineState.change(importMarker: peer, report: report)) }
+        changes.append(EngineState.change(meta: meta))
+        return changes
+    }
+
+    /// After ``StoreNeedsRestore``: writes the whole state to a new file and reports the fault.
+    mutating func restore(_ needed: StoreNeedsRestore) {
+        guard let file = store as? FileStore else { return report(needed.fault) }
+        do {
+            try file.restore(from: image())
+            report(needed.fault)
+        } catch {
+            report(error)
         }
     }
 }

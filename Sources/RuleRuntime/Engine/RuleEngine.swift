@@ -331,9 +331,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// The store also checks at most once a second while appending, at `startSession`, and when
     /// it is released.
     public func prepareForSuspension() {
-        locked { core in
-            do { try core.store.verify() } catch { core.report(error) }
-        }
+        locked { $0.verifyStore() }
     }
 
     /// The device's time zone for local days (`min_days`, `active_days`): a day runs from local

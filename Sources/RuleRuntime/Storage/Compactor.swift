@@ -93,6 +93,8 @@ extension FileStore {
             // The open file is the new one either way; an engine that had not seen everything in
             // it reads it whole at its next call.
             if behind { engineBehind = true }
+            region.recordedFile = newIdentity
+            region.durableLength = size
             seenGeneration = region.generation
             if !engineBehind { seenSequence = region.sequence }
             appendedInCall = true

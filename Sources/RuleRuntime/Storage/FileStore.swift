@@ -141,6 +141,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     // MARK: Shared mode
 
+    /// How often, at most, an append checks that the path still names the open file and that
+    /// the file is as long as its acknowledged records (100 ms, in uptime nanoseconds).
+    static let checkInterval: UInt64 = 100_000_000
+
     /// The lock and counters shared with other processes (shared mode only).
     var region: SharedRegion?
     /// The region's counters as of the state the engine holds.
@@ -278,7 +282,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         // A cheap look, at most once a second, for the file deleted or replaced under us.
         var replaced: RuleStoreError?
         let clock = DispatchTime.now().uptimeNanoseconds
-        if clock &- lastIdentityCheck > 1_000_000_000 {
+        if clock &- lastIdentityCheck > FileStore.checkInterval {
             replaced = try recreateIfReplaced()
         }
         if contentsUnknown { try compactLocked() }
@@ -301,6 +305,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             throw failure
         }
         fileLength += record.count
+        if let region, region.recordedFile == identity { region.durableLength = fileLength }
         // What load returned is stale now; a later load replays the file.
         loaded = nil
         if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
@@ -332,6 +337,15 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// the file is rewritten before the next append.
     func cutBack() {
         if system.truncate(fd, off_t(fileLength)) != 0 { contentsUnknown = true }
+    }
+
+    /// Writes the engine's whole state (`image`) to a new file at the path, over what survives
+    /// in the open one, after ``StoreNeedsRestore``; the lock an append took is still held.
+    func restore(from image: [StoreChange]) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try openIfNeeded()
+        try withFileLock { try restore(image: image) }
     }
 
     /// Checks that the path still names the open file; when it does not (deleted or
@@ -384,7 +398,21 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         defer { lock.unlock() }
         try openIfNeeded()
         return try withFileLock {
-            if region != nil, fileWasReplaced { try reopen() }
+            if region != nil {
+                switch checkFile() {
+                case .sound: break
+                case .movedOn: try reopen()
+                case .deleted:
+                    let fault = try restoreFromOpenFile(.deleted)
+                    backgroundError = backgroundError ?? fault
+                    loaded = nil
+                case .replaced:
+                    let fault = try restoreFromOpenFile(.replaced)
+                    backgroundError = backgroundError ?? fault
+                    loaded = nil
+                case .truncated: try truncationNoticed()
+                }
+            }
             return try readAll()
         }
     }
@@ -427,6 +455,13 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 /// An append that found the shared file changed since the engine last read it: nothing was
 /// written, the lock is held, and the engine reads the file and runs the call again.
 struct StoreConflict: Error {}
+
+/// The open file was cut short by something else (or deleted or replaced and cut short): the
+/// engine, which holds every acknowledged record, writes its whole state through
+/// ``FileStore/restore(image:)`` and reports `fault`. Nothing was written.
+struct StoreNeedsRestore: Error {
+    let fault: RuleStoreError
+}
 
 /// What other processes wrote, as ``FileStore/changesElsewhere()`` returns it.
 enum ExternalChanges {

@@ -109,6 +109,40 @@ final class SharedRegion {
     /// Grows whenever the state file is replaced.
     var generation: UInt64 { base.load(fromByteOffset: 16, as: UInt64.self) }
 
+    /// The file every process should use (device and inode; nil until a process recorded it, as
+    /// in a region made by an earlier release): written by whoever creates, compacts or restores
+    /// the state file, under the lock. A path naming any other file (or none) was replaced or
+    /// deleted by something else, never by a process of this library.
+    var recordedFile: FileIdentity? {
+        get {
+            let device = base.load(fromByteOffset: 24, as: UInt64.self)
+            let inode = base.load(fromByteOffset: 32, as: UInt64.self)
+            return device == 0 && inode == 0 ? nil : FileIdentity(device: device, inode: inode)
+        }
+        set {
+            base.storeBytes(of: newValue?.device ?? 0, toByteOffset: 24, as: UInt64.self)
+            base.storeBytes(of: newValue?.inode ?? 0, toByteOffset: 32, as: UInt64.self)
+        }
+    }
+
+    /// The recorded file's durable length (every acknowledged record), as of the last append or
+    /// compaction of any process: a file found shorter was truncated by something else.
+    var durableLength: Int {
+        get { Int(base.load(fromByteOffset: 40, as: UInt64.self)) }
+        set { base.storeBytes(of: UInt64(newValue), toByteOffset: 40, as: UInt64.self) }
+    }
+
+    /// A truncation noticed by a process that had not read every record: the sequence as of
+    /// the notice (whoever read up to it holds every acknowledged record in memory and writes
+    /// the file again from it) and when, in uptime nanoseconds. Zero: none pending.
+    var truncationNotice: (sequence: UInt64, since: UInt64) {
+        get { (base.load(fromByteOffset: 48, as: UInt64.self), base.load(fromByteOffset: 56, as: UInt64.self)) }
+        set {
+            base.storeBytes(of: newValue.sequence, toByteOffset: 48, as: UInt64.self)
+            base.storeBytes(of: newValue.since, toByteOffset: 56, as: UInt64.self)
+        }
+    }
+
     /// Under the lock: one more append (or, with `replaced`, a new file).
     func advance(replaced: Bool = false) {
         if replaced { base.storeBytes(of: generation &+ 1, toByteOffset: 16, as: UInt64.self) }

@@ -38,12 +38,17 @@ extension FileStore {
         defer { region.unlock() }
         self.region = region
         do {
+            try waitForRestore(region)
             let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
             fd = descriptor
             try loadOpenFile()
             seenSequence = region.sequence
             seenGeneration = region.generation
+            if region.recordedFile != identity {
+                region.recordedFile = identity
+                region.durableLength = fileLength
+            }
         } catch {
             if fd >= 0 { close(fd) }
             fd = -1
@@ -85,9 +90,10 @@ extension FileStore {
     }
 
     /// Shared, under the region's lock: the file at the path replaced the open one (another
-    /// process compacted it); open and read it (into `loaded`).
+    /// process compacted or restored it: it is the recorded file); open and read it (into
+    /// `loaded`). Never creates one: a file no process recorded is not adopted.
     func reopen() throws {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let descriptor = open(realPath, O_RDWR | O_APPEND | O_CLOEXEC)
         guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
         let old = fd
         fd = descriptor
@@ -102,9 +108,167 @@ extension FileStore {
         generation += 1
     }
 
-    /// Shared: true when the path no longer names the open file (another process replaced it).
-    var fileWasReplaced: Bool {
-        region?.generation != seenGeneration || FileIdentity(path: realPath) != identity
+    /// Shared, opening, under the region's lock: when the path does not name the file the
+    /// processes recorded (it was deleted or replaced while they held it), asks them to write it
+    /// again (every process looks at the file at its next call) and waits up to 200 ms for one
+    /// to; a file at the path is then opened as it is (a region left from a file nobody holds).
+    func waitForRestore(_ region: SharedRegion) throws {
+        guard let recorded = region.recordedFile, region.sequence > 0 else { return }
+        var at = FileIdentity(path: path)
+        if at == recorded { return }
+        region.advance()
+        for _ in 0..<100 {
+            region.unlock()
+            usleep(2000)
+            try region.lock()
+            at = FileIdentity(path: path)
+            if at == region.recordedFile { return }
+        }
+    }
+
+    /// What became of the open file, as its path and its size tell.
+    enum FileCheck: Equatable {
+        /// It is at the path, as long as every acknowledged record.
+        case sound
+        /// Shared: another process compacted or restored it (the path names the recorded file).
+        case movedOn
+        /// Something else deleted it, replaced it, or cut it shorter than its acknowledged records.
+        case deleted, replaced, truncated
+    }
+
+    /// Under the lock(s): an `fstat` and a `stat`, so called at most every 100 ms on the append
+    /// path (rulebench `trigger_file_vs_write`: the pair costs about a `write(2)`), and whenever
+    /// a shared store reads what other processes wrote.
+    func checkFile() -> FileCheck {
+        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        let atPath = FileIdentity(path: realPath)
+        if atPath == identity {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return .sound }
+            var expected = fileLength
+            if let region, region.recordedFile == identity { expected = max(expected, region.durableLength) }
+            return Int(info.st_size) < expected ? .truncated : .sound
+        }
+        if let region, let atPath {
+            // A region of an earlier release records no file: a new generation is a compaction.
+            if let recorded = region.recordedFile {
+                if atPath == recorded { return .movedOn }
+            } else if region.generation != seenGeneration {
+                return .movedOn
+            }
+        }
+        return atPath == nil ? .deleted : .replaced
+    }
+
+    /// Under the lock(s), after ``checkFile()`` found the open file deleted or replaced by
+    /// something else: the open file still holds every record (this process's and, shared,
+    /// those other processes appended to it), so it is written to a new file at the path.
+    /// When it was cut short too, the engine writes its state from memory instead
+    /// (``StoreNeedsRestore``).
+    func restoreFromOpenFile(_ check: FileCheck) throws -> RuleStoreError {
+        var info = stat()
+        if fstat(fd, &info) == 0, Int(info.st_size) < fileLength {
+            throw StoreNeedsRestore(fault: .truncated(path: path))
+        }
+        // Shared: records other processes appended to the open file since this one last read it.
+        if region != nil, try changedSinceSeen() {
+            _ = try readTail()
+            engineBehind = true
+        }
+        try compactLocked()
+        return .replaced(path: path)
+    }
+
+    /// Under the lock(s), after ``checkFile()`` found the open file cut short: whether this
+    /// process holds every acknowledged record in memory (then the engine writes the file from
+    /// it). Shared, a process that has not read every record leaves the writing to the one that
+    /// has: it notes the truncation (every process looks at the file at its next call) and fails
+    /// the call; after a second with no one writing, it writes what it holds.
+    func truncationNoticed() throws -> Never {
+        let fault = RuleStoreError.truncated(path: path)
+        let waiting = RuleStoreError.unusable(
+            path: path,
+            reason: "it was truncated by something else, and another process holds its last records: "
+                + "this call is not saved; that process writes the file again at its next call")
+        guard let region else { throw StoreNeedsRestore(fault: fault) }
+        let now = DispatchTime.now().uptimeNanoseconds
+        var notice = region.truncationNotice
+        let complete = !engineBehind && seenGeneration == region.generation
+            && (seenSequence == region.sequence || (notice.sequence != 0 && seenSequence == notice.sequence))
+        if complete { throw StoreNeedsRestore(fault: fault) }
+        if notice.sequence == 0 {
+            notice = (region.sequence, now)
+            region.truncationNotice = notice
+            region.advance()
+        } else if now &- notice.since > 1_000_000_000 {
+            throw StoreNeedsRestore(fault: fault)
+        }
+        throw waiting
+    }
+
+    /// Under the lock(s): writes a new file at the path from what survives in the open one with
+    /// `image` (the engine's whole state) over it, and records it. Returns what was found.
+    func restore(image: [StoreChange]) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
+        var merged: [String: [UInt8]] = [:]
+        let bytes = try read(from: 0, count: min(Int(info.st_size), RecordFormat.maximumFileSize))
+        if bytes.count >= RecordFormat.headerSize, Array(bytes[0..<8]) == RecordFormat.magic {
+            var header = ByteReader(bytes, from: 8, to: 12)
+            if let version = try? header.u32(), (1...RecordFormat.version).contains(version) {
+                let (index, _, _) = RecordFormat.replayRecords(bytes, version: version)
+                merged = StoredEntries(bytes: bytes, index: index).values
+            }
+        }
+        for change in image { merged[change.key] = change.value }
+        let temporary = realPath + ".tmp"
+        let out = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+        guard out >= 0 else { throw RuleStoreError.io(path: temporary, operation: "open", errno: errno) }
+        var record = RecordFormat.record(merged.sorted { $0.key < $1.key }.map { StoreChange(key: $0.key, value: $0.value) })
+        record.withUnsafeMutableBytes { RecordFormat.frame($0) }
+        let header = RecordFormat.header()
+        do {
+            if region == nil { guard flock(out, LOCK_EX | LOCK_NB) == 0 else { throw RuleStoreError.io(path: temporary, operation: "lock", errno: errno) } }
+            try FileStore.writeFully(out, header, path: temporary, system: system)
+            try FileStore.writeFully(out, record, path: temporary, system: system)
+            try sync(out)
+        } catch {
+            close(out)
+            unlink(temporary)
+            throw error
+        }
+        guard let newIdentity = FileIdentity(descriptor: out) else {
+            close(out)
+            unlink(temporary)
+            throw RuleStoreError.io(path: temporary, operation: "stat", errno: errno)
+        }
+        region?.advance(replaced: true)
+        guard system.rename(temporary, realPath) == 0 else {
+            let code = errno
+            close(out)
+            unlink(temporary)
+            throw RuleStoreError.io(path: path, operation: "rename a restored file to", errno: code)
+        }
+        close(fd)
+        fd = out
+        generation += 1
+        identity = newIdentity
+        fileLength = header.count + record.count
+        liveBytes = fileLength
+        loadedVersion = RecordFormat.version
+        contentsUnknown = false
+        pending = nil
+        loaded = nil
+        if let region {
+            region.recordedFile = newIdentity
+            region.durableLength = fileLength
+            region.truncationNotice = (0, 0)
+            seenGeneration = region.generation
+            seenSequence = region.sequence
+            engineBehind = false
+            appendedInCall = true
+        }
+        try syncDirectory()
     }
 
     func loadOpenFile() throws {
@@ -232,13 +396,31 @@ extension FileStore {
     func readChanges() throws -> ExternalChanges {
         guard let region, try changedSinceSeen() else { return .none }
         let sequence = region.sequence
-        if fileWasReplaced || engineBehind {
-            if fileWasReplaced { try reopen() }
+        switch checkFile() {
+        case .sound: break
+        case .movedOn:
+            try reopen()
             return .all(try readAll())
+        case .deleted:
+            let fault = try restoreFromOpenFile(.deleted)
+                    backgroundError = backgroundError ?? fault
+            return .all(try readAllOfOpenFile())
+        case .replaced:
+            let fault = try restoreFromOpenFile(.replaced)
+                    backgroundError = backgroundError ?? fault
+            return .all(try readAllOfOpenFile())
+        case .truncated: try truncationNoticed()
         }
+        if engineBehind { return .all(try readAllOfOpenFile()) }
         let (tail, changes) = try readTail()
         seenSequence = sequence
         return .changes(bytes: tail, changes)
+    }
+
+    /// Shared, under the region's lock: every entry of the open file, as of the counters now.
+    func readAllOfOpenFile() throws -> StoredEntries {
+        loaded = nil
+        return try readAll()
     }
 
     /// Under the region's lock: the records appended after `fileLength` (whose end it becomes)
@@ -272,7 +454,12 @@ extension FileStore {
     /// The counters stay as the engine saw them, and the engine reads the whole file at its
     /// next call (it has not taken these records in).
     func catchUp() throws {
-        if fileWasReplaced { try reopen() } else { _ = try readTail() }
+        switch checkFile() {
+        case .movedOn: try reopen()
+        case .sound: _ = try readTail()
+        case .deleted, .replaced: break
+        case .truncated: try truncationNoticed()
+        }
         loaded = nil
         engineBehind = true
     }
@@ -333,12 +520,12 @@ extension FileStore {
     /// writes the state to a new file there and returns the report. Shared: a file replaced
     /// by another process's compaction is not this (the engine reads it at its next call).
     func recreateIfReplaced() throws -> RuleStoreError? {
-        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
-        let current = FileIdentity(path: realPath)
-        if current == identity { return nil }
-        if let region, current != nil, region.generation != seenGeneration { return nil }
-        try compactLocked()
-        return .replaced(path: path)
+        let check = checkFile()
+        switch check {
+        case .sound, .movedOn: return nil
+        case .deleted, .replaced: return try restoreFromOpenFile(check)
+        case .truncated: try truncationNoticed()
+        }
     }
 
     // MARK: - POSIX helpers

@@ -43,6 +43,9 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
     /// The state file was deleted or replaced while in use; it was written again from
     /// memory, so nothing was lost. Reported so the app can find out who did it.
     case replaced(path: String)
+    /// The state file was cut shorter than its acknowledged records while in use; it was
+    /// written again from memory. Reported so the app can find out who did it.
+    case truncated(path: String)
     /// An error thrown by a custom store, kept as it was thrown.
     case other(any Error)
     /// The file is damaged; `keptAt` is where the damaged file was kept aside, if it was moved.
@@ -70,6 +73,8 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
             return "state file '\(path)' cannot be used: \(reason)"
         case .replaced(let path):
             return "state file '\(path)' was deleted or replaced while in use; it was written again from memory"
+        case .truncated(let path):
+            return "state file '\(path)' was truncated while in use; it was written again from memory"
         case .other(let error):
             return String(describing: error)
         }
@@ -84,6 +89,7 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
         case (.io(let p, let o, let e), .io(let q, let o2, let e2)): return p == q && o == o2 && e == e2
         case (.unusable(let p, let r), .unusable(let q, let r2)): return p == q && r == r2
         case (.replaced(let p), .replaced(let q)): return p == q
+        case (.truncated(let p), .truncated(let q)): return p == q
         case (.other(let x), .other(let y)):
             return type(of: x) == type(of: y) && String(describing: x) == String(describing: y)
         default: return false

@@ -1,0 +1,143 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+/// The state file deleted, replaced or cut short by something else while engines hold it:
+/// nothing acknowledged is lost, each fault is reported once, and a file no process wrote is
+/// never adopted.
+final class FileFaultTests: XCTestCase {
+    let rules = "scenario S < min_events 1 >\nscenario Cap < max_exec 3 >"
+
+    private func engine(_ url: URL, shared: Bool, clock: ManualClock? = nil) throws -> RuleEngine {
+        let store = FileStore(url: url, options: .init(shared: shared))
+        if let clock { return try RuleEngine(source: rules, store: store, clock: clock) }
+        return try RuleEngine(source: rules, store: store)
+    }
+
+    /// Two engines on one shared file; `fault` done to it between their calls. Returns what a
+    /// fresh engine counts, how many triggers were acknowledged (their call reported no error
+    /// other than a fault written over), and the faults reported.
+    private func sharedPair(fault: (URL) throws -> Void) throws -> (count: Int, acknowledged: Int, [RuleStoreError]) {
+        let url = temporaryURL("pair.state")
+        defer { removeFolder(of: url) }
+        let a = try engine(url, shared: true)
+        let b = try engine(url, shared: true)
+        let log = ErrorLog()
+        a.storeErrorHandler = { log.add($0) }
+        b.storeErrorHandler = { log.add($0) }
+        var acknowledged = 0
+        func trigger(_ engine: RuleEngine) {
+            let before = log.failures
+            engine.trigger("x")
+            if log.failures == before { acknowledged += 1 }
+        }
+        for _ in 0..<5 {
+            trigger(a)
+            trigger(b)
+        }
+        XCTAssertTrue(a.tryToExecute("Cap"))
+        try fault(url)
+        for _ in 0..<5 {
+            trigger(a)
+            trigger(b)
+        }
+        XCTAssertTrue(b.tryToExecute("Cap"))
+        XCTAssertEqual(a.count("x"), b.count("x"))
+        let fresh = try engine(url, shared: true)
+        // Two executions of three: one more is allowed, then none.
+        XCTAssertTrue(fresh.tryToExecute("Cap"))
+        XCTAssertFalse(fresh.tryToExecute("Cap"))
+        return (fresh.count("x"), acknowledged, log.faults)
+    }
+
+    func testASharedFileDeletedUnderTwoEnginesLosesNothing() throws {
+        let (count, acknowledged, errors) = try sharedPair { try FileManager.default.removeItem(at: $0) }
+        XCTAssertEqual(acknowledged, 20)
+        XCTAssertEqual(count, 20)
+        XCTAssertTrue(errors.contains { if case .replaced = $0 { return true } else { return false } })
+    }
+
+    func testASharedFileReplacedByAnOlderCopyLosesNothing() throws {
+        var copy: URL?
+        let (count, acknowledged, errors) = try sharedPair { url in
+            // An older copy: the file as it was after one trigger.
+            let older = url.deletingLastPathComponent().appendingPathComponent("older.state")
+            let engine = try RuleEngine(source: rules, store: FileStore(url: older))
+            engine.trigger("x")
+            copy = older
+            _ = engine
+            try FileManager.default.removeItem(at: url)
+            try FileManager.default.moveItem(at: older, to: url)
+        }
+        XCTAssertEqual(acknowledged, 20)
+        XCTAssertEqual(count, 20)
+        XCTAssertNotNil(copy)
+        XCTAssertTrue(errors.contains { if case .replaced = $0 { return true } else { return false } })
+    }
+
+    func testASharedFileTruncatedToZeroLosesNothing() throws {
+        let (count, acknowledged, errors) = try sharedPair { url in
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: 0)
+            try handle.close()
+        }
+        XCTAssertEqual(count, acknowledged)
+        XCTAssertGreaterThanOrEqual(acknowledged, 19)
+        XCTAssertTrue(errors.contains { if case .truncated = $0 { return true } else { return false } })
+    }
+
+    func testASharedFileTruncatedMidRecordLosesNothing() throws {
+        let (count, acknowledged, _) = try sharedPair { url in
+            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as! Int
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: UInt64(size - 7))
+            try handle.close()
+        }
+        XCTAssertEqual(count, acknowledged)
+        XCTAssertGreaterThanOrEqual(acknowledged, 19)
+    }
+
+    func testAnExclusiveFileTruncatedIsWrittenAgainFromMemory() throws {
+        let url = temporaryURL("alone.state")
+        defer { removeFolder(of: url) }
+        do {
+            let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+            for _ in 0..<7 { engine.trigger("x") }
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: 3)
+            try handle.close()
+            engine.prepareForSuspension()
+            XCTAssertEqual(engine.lastStoreError, .truncated(path: url.path))
+            engine.trigger("x")
+            XCTAssertEqual(engine.count("x"), 8)
+        }
+        let fresh = try RuleEngine(source: rules, store: FileStore(url: url))
+        XCTAssertEqual(fresh.count("x"), 8)
+    }
+
+}
+
+/// The errors engines reported: the faults written over (``RuleStoreError/replaced(path:)``,
+/// ``RuleStoreError/truncated(path:)``), and how many others (calls not saved).
+final class ErrorLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reported: [RuleStoreError] = []
+
+    func add(_ error: RuleStoreError) { lock.withLock { reported.append(error) } }
+
+    var faults: [RuleStoreError] {
+        lock.withLock { reported.filter(ErrorLog.isFault) }
+    }
+
+    var failures: Int {
+        lock.withLock { reported.filter { !ErrorLog.isFault($0) }.count }
+    }
+
+    static func isFault(_ error: RuleStoreError) -> Bool {
+        switch error {
+        case .replaced, .truncated: return true
+        default: return false
+        }
+    }
+}

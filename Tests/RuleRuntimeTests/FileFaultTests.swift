@@ -141,3 +141,67 @@ final class ErrorLog: @unchecked Sendable {
         }
     }
 }
+
+/// An exclusive and a shared store on one file: whichever opens second fails, naming the file
+/// and the mode that holds it, and writes nothing.
+final class OpenModeTests: XCTestCase {
+    let rules = "scenario S < min_events 1 >"
+
+    private func reason(_ error: Error) -> String {
+        guard case .unusable(_, let reason) = error as? RuleStoreError else { return "\(error)" }
+        return reason
+    }
+
+    func testASharedOpenBesideAnExclusiveStoreFails() throws {
+        let url = temporaryURL("mix.state")
+        defer { removeFolder(of: url) }
+        let exclusive = FileStore(url: url)
+        let engine = try RuleEngine(source: rules, store: exclusive)
+        engine.trigger("x")
+        let shared = FileStore(url: url, options: .init(shared: true))
+        XCTAssertThrowsError(try shared.load()) {
+            XCTAssertEqual(self.reason($0), FileStore.heldExclusively)
+        }
+        engine.trigger("x")
+        XCTAssertNil(engine.lastStoreError)
+        XCTAssertEqual(engine.count("x"), 2)
+    }
+
+    func testAnExclusiveOpenBesideASharedStoreFailsAndASecondSharedOneOpens() throws {
+        let url = temporaryURL("mix.state")
+        defer { removeFolder(of: url) }
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+        engine.trigger("x")
+        XCTAssertThrowsError(try FileStore(url: url).load()) {
+            XCTAssertTrue(self.reason($0).contains("process \(getpid()) holds it open shared"), self.reason($0))
+        }
+        let second = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+        second.trigger("x")
+        engine.trigger("x")
+        XCTAssertEqual(engine.count("x"), 3)
+        XCTAssertNil(engine.lastStoreError)
+    }
+
+    func testAnExclusiveStoreOpensOnceTheSharedOnesAreReleased() throws {
+        let url = temporaryURL("mix.state")
+        defer { removeFolder(of: url) }
+        do {
+            let engine = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+            engine.trigger("x")
+        }
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+        XCTAssertEqual(engine.count("x"), 1)
+    }
+
+    /// A process killed holding the file shared leaves its slot behind: it does not count.
+    func testASharedHolderKilledDoesNotBlockAnExclusiveOpen() throws {
+        let url = temporaryURL("mix.state")
+        defer { removeFolder(of: url) }
+        let child = try FixtureProcess(["shared-loop", url.path])
+        _ = child.readCounts(until: 3)
+        child.kill()
+        _ = child.readToEnd()
+        let engine = try RuleEngine(source: rules, store: FileStore(url: url))
+        XCTAssertGreaterThanOrEqual(engine.count("x"), 3)
+    }
+}

@@ -201,7 +201,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             _ = try? withFileLock { try recreateIfReplaced() }
             lock.unlock()
         }
-        if holdsLock { region?.unlock() }
+        if let region, holdsLock || (try? region.lock()) != nil {
+            region.unregister()
+            region.unlock()
+        }
         if fd >= 0 { close(fd) }
     }
 

@@ -48,10 +48,12 @@ final class SharedRegion {
     /// ~880 ns `write(2)`: rulebench `trigger_shared_vs_write`).
     private let base: UnsafeMutableRawPointer
 
-    /// Opens (creating when missing) and maps the region beside the state file at `statePath`.
-    init(statePath: String) throws {
+    /// Opens (creating when missing, unless `create` is false: then nil when missing) and maps
+    /// the region beside the state file at `statePath`.
+    init?(statePath: String, create: Bool = true) throws {
         path = statePath + ".shm"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
+        if descriptor < 0 && !create && errno == ENOENT { return nil }
         guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
         var failure: RuleStoreError?
         // Sized and stamped under the file's lock, once, by whichever process comes first.
@@ -141,6 +143,47 @@ final class SharedRegion {
             base.storeBytes(of: newValue.sequence, toByteOffset: 48, as: UInt64.self)
             base.storeBytes(of: newValue.since, toByteOffset: 56, as: UInt64.self)
         }
+    }
+
+    /// Where the table of the processes that hold the state file open shared begins: one
+    /// 8-byte slot per open store, its process id (0: free), to the end of the page.
+    static let holdersOffset = 512
+
+    /// Under the lock: takes a slot for a store of this process (one whose process is gone is
+    /// taken over). False when every slot is held by a live process.
+    func register() -> Bool {
+        let own = UInt64(getpid())
+        for offset in stride(from: SharedRegion.holdersOffset, to: SharedRegion.size, by: 8) {
+            let holder = base.load(fromByteOffset: offset, as: UInt64.self)
+            if holder == 0 || !SharedRegion.isAlive(holder) {
+                base.storeBytes(of: own, toByteOffset: offset, as: UInt64.self)
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Under the lock: gives back one slot of this process.
+    func unregister() {
+        let own = UInt64(getpid())
+        for offset in stride(from: SharedRegion.holdersOffset, to: SharedRegion.size, by: 8)
+        where base.load(fromByteOffset: offset, as: UInt64.self) == own {
+            base.storeBytes(of: 0, toByteOffset: offset, as: UInt64.self)
+            return
+        }
+    }
+
+    /// Under the lock: the live processes holding the file open shared (this one included).
+    var holders: [Int32] {
+        stride(from: SharedRegion.holdersOffset, to: SharedRegion.size, by: 8).compactMap {
+            let holder = base.load(fromByteOffset: $0, as: UInt64.self)
+            return holder != 0 && SharedRegion.isAlive(holder) ? Int32(truncatingIfNeeded: holder) : nil
+        }
+    }
+
+    private static func isAlive(_ pid: UInt64) -> Bool {
+        guard pid <= UInt64(Int32.max) else { return false }
+        return kill(Int32(pid), 0) == 0 || errno == EPERM
     }
 
     /// Under the lock: one more append (or, with `replaced`, a new file).

@@ -33,15 +33,26 @@ extension FileStore {
 
     /// Shared: opens the file under the region's lock, held only while it is read.
     private func openShared() throws {
-        let region = try SharedRegion(statePath: path)
+        guard let region = try SharedRegion(statePath: path) else { return }
         try region.lock()
         defer { region.unlock() }
+        guard region.register() else {
+            throw RuleStoreError.unusable(
+                path: path, reason: "\(region.holders.count) stores hold it open shared, the most there is room for")
+        }
         self.region = region
         do {
             try waitForRestore(region)
             let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
             fd = descriptor
+            // An exclusive store holds the file's lock for as long as it is open; a shared one
+            // takes it only here, to find one (and is listed in the region for the exclusive
+            // opener to find: whichever opens second fails).
+            if flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
+                throw RuleStoreError.unusable(path: path, reason: FileStore.heldExclusively)
+            }
+            flock(descriptor, LOCK_UN)
             try loadOpenFile()
             seenSequence = region.sequence
             seenGeneration = region.generation
@@ -53,9 +64,30 @@ extension FileStore {
             if fd >= 0 { close(fd) }
             fd = -1
             loaded = nil
+            region.unregister()
             self.region = nil
             throw error
         }
+    }
+
+    /// Why a shared open failed beside an exclusive store.
+    static let heldExclusively =
+        "another store holds it open exclusively (FileStore.Options.shared is false there); "
+        + "every process must open it shared"
+
+    /// Exclusive, holding the file's lock: fails when stores hold it open shared.
+    private func refuseIfOpenShared(_ descriptor: Int32) throws {
+        guard let region = try? SharedRegion(statePath: path, create: false) else { return }
+        try region.lock()
+        let holders = region.holders
+        region.unlock()
+        guard !holders.isEmpty else { return }
+        close(descriptor)
+        let who = holders.count == 1 ? "process \(holders[0])" : "processes " + holders.map(String.init).joined(separator: ", ")
+        throw RuleStoreError.unusable(
+            path: path,
+            reason: "\(who) hold\(holders.count == 1 ? "s" : "") it open shared (FileStore.Options.shared); "
+                + "every process must open it shared")
     }
 
     /// Exclusive: opens the file and holds its lock until the store is released.
@@ -78,6 +110,7 @@ extension FileStore {
         guard descriptor >= 0 else {
             throw RuleStoreError.io(path: path, operation: "lock (it keeps being replaced)", errno: EAGAIN)
         }
+        try refuseIfOpenShared(descriptor)
         fd = descriptor
         do {
             try loadOpenFile()
@@ -242,9 +275,12 @@ extension FileStore {
             unlink(temporary)
             throw RuleStoreError.io(path: temporary, operation: "stat", errno: errno)
         }
+        let recorded = region?.recordedFile
         region?.advance(replaced: true)
+        region?.recordedFile = newIdentity
         guard system.rename(temporary, realPath) == 0 else {
             let code = errno
+            region?.recordedFile = recorded
             close(out)
             unlink(temporary)
             throw RuleStoreError.io(path: path, operation: "rename a restored file to", errno: code)
@@ -260,7 +296,6 @@ extension FileStore {
         pending = nil
         loaded = nil
         if let region {
-            region.recordedFile = newIdentity
             region.durableLength = fileLength
             region.truncationNotice = (0, 0)
             seenGeneration = region.generation

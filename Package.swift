@@ -34,6 +34,6 @@ let package = Package(
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
         .testTarget(
             name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture", "readme-app", "TestSupport"]),
-        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleTimeline", "RuleLSP", "TestSupport"]),
+        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import RuleRuntime
 import TestSupport
 import XCTest
 
@@ -26,6 +27,27 @@ final class TriggerCommandTests: XCTestCase {
         result = try RulecBinary.run(["trigger", "--state", state, rules, "lanch"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stderr, "warning: no scenario counts event 'lanch'; did you mean 'launch'?\n")
+    }
+
+    /// Beside an app that holds the file exclusively, `rulec trigger` (which opens it shared)
+    /// fails with exit 1 naming the file and the mode, and writes nothing.
+    func testFailsBesideAnExclusiveHolderAndWritesNothing() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("r.rules").path
+        try "scenario Ask < min_events 3 >\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("app.state")
+        let app = try RuleEngine(source: "scenario Ask < min_events 3 >", store: FileStore(url: state))
+        for _ in 0..<10 { app.trigger("x") }
+        let before = try Data(contentsOf: state)
+        let result = try RulecBinary.run(["trigger", "--state", state.path, "--count", "50", rules, "x"])
+        XCTAssertEqual(result.status, 1, result.stdout)
+        XCTAssertTrue(
+            result.stderr.contains("'\(state.path)'") && result.stderr.contains("open exclusively"), result.stderr)
+        XCTAssertEqual(result.stdout, "")
+        XCTAssertEqual(try Data(contentsOf: state), before)
+        app.trigger("x")
+        XCTAssertEqual(app.count("x"), 11)
+        XCTAssertNil(app.lastStoreError)
     }
 
     func testMisuseAndBadStateFiles() throws {

@@ -52,6 +52,7 @@ extension RuleEngine {
     /// Removes `tag`'s to-do.
     public func clearToDo(_ tag: String) {
         locked { core in
+            if core.shared { _ = core.lockFileForWriting() }
             if core.todos.removeValue(forKey: tag) != nil { core.save([EngineState.change(todo: tag, nil)]) }
         }
     }
@@ -72,6 +73,7 @@ extension EngineCore {
     }
 
     mutating func toDo(_ tag: String, scope: ToDoScope?, info: [String: String]?) -> Bool {
+        if shared { _ = lockFileForWriting() }
         let time = now()
         if pendingToDo(tag, now: time) != nil { return false }
         var expires: Double?
@@ -91,6 +93,7 @@ extension EngineCore {
     /// Deletes the to-dos that expired by `time`, and stores it: expired once is expired for
     /// good, so a clock set back later does not bring one back.
     mutating func expireToDos(at time: Double) {
+        if shared { _ = lockFileForWriting() }
         var changes: [StoreChange] = []
         var next = Double.infinity
         for (tag, item) in todos {
@@ -113,6 +116,7 @@ extension EngineCore {
     }
 
     mutating func clearDone(_ tag: String) {
+        if shared { _ = lockFileForWriting() }
         guard let slot = streams.index[tag], !tallies.isBlank(slot) else { return }
         var changes: [StoreChange] = []
         // Scenarios counting this stream keep what they saw: store their views first
@@ -126,6 +130,7 @@ extension EngineCore {
     }
 
     mutating func clearAll() {
+        if shared { _ = lockFileForWriting() }
         var changes: [StoreChange] = []
         for slot in tallies.indices where !tallies.isBlank(slot) {
             changes.append(EngineState.change(key: streamKey(slot), nil as Tally?))

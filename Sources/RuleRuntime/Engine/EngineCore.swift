@@ -330,6 +330,7 @@ struct EngineCore {
 
     mutating func startSession(version: String) {
         verifyStore()
+        if shared { _ = lockFileForWriting() }
         let time = now()
         meta.sessionID.saturatingIncrement()
         meta.sessionStart = time
@@ -349,6 +350,8 @@ struct EngineCore {
     /// Records one event on the stream in `slot`, in every scenario counting it, and the
     /// changes in ``record``.
     mutating func recordEvent(_ slot: Int, at time: Double) {
+        // Shared: the file's lock first, and what other processes wrote (slots are kept).
+        if shared { _ = lockFileForWriting() }
         // The scenarios counting the stream, read from tables of plain values.
         let listeners =
             slot + 1 < listenerStart.count ? Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) : 0..<0
@@ -451,6 +454,7 @@ struct EngineCore {
     mutating func tryToExecute(_ index: Int) -> Bool {
         let time = now()
         guard passes(index, now: time) else { return false }
+        if shared && lockFileForWriting() && !passes(index, now: time) { return false }
         recordExecution(index, at: time)
         commit()
         return true
@@ -458,6 +462,7 @@ struct EngineCore {
 
     /// An execution recorded by the app after it showed the scenario (the two-phase form).
     mutating func recordExecution(_ index: Int) {
+        if shared { _ = lockFileForWriting() }
         let time = now()
         rebase(index, to: time)
         recordExecution(index, at: time)
@@ -470,6 +475,7 @@ struct EngineCore {
             let (a, b) = (rules.scenarios[$0].priority, rules.scenarios[$1].priority)
             return a != b ? a > b : $0 < $1
         }
+        if shared && ordered.contains(where: { passes($0, now: time) }) { _ = lockFileForWriting() }
         for index in ordered where passes(index, now: time) {
             recordExecution(index, at: time)
             commit()
@@ -492,6 +498,7 @@ struct EngineCore {
     }
 
     mutating func reset(_ name: String) -> Bool {
+        if shared { _ = lockFileForWriting() }
         if let index = rules.scenarioIndex[name] {
             let empty = ScenarioState(streams: rules.scenarios[index].fingerprint)
             views[index] = empty
@@ -518,6 +525,7 @@ struct EngineCore {
 
     mutating func set(_ name: String, to value: ParamValue) throws {
         let index = try param(name, value.type)
+        if shared { _ = lockFileForWriting() }
         stored[index] = value
         save([EngineState.change(key: rules.params[index].key, value)])
     }

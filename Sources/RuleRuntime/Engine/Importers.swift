@@ -71,6 +71,7 @@ extension RuleEngine {
 extension EngineCore {
     /// Runs `body` unless an import for `peer` already ran on this store; stores its report as the marker.
     mutating func runImport(_ peer: String, _ body: (inout EngineCore, inout ImportReport) -> Void) -> ImportReport {
+        if shared { _ = lockFileForWriting() }
         if let json = imports[peer], var earlier = try? JSONDecoder().decode(ImportReport.self, from: Data(json.utf8)) {
             earlier.fromEarlierRun = true
             return earlier

@@ -19,6 +19,22 @@ extension EngineCore {
         }
     }
 
+    /// Shared file: takes the file's lock before this call changes anything, and takes in what
+    /// other processes wrote since this engine last read it, so that the call's append cannot
+    /// conflict (a conflict reads the file whole). True when it took something in: the caller
+    /// decides again on the state now held. The lock is let go when the call ends.
+    mutating func lockFileForWriting() -> Bool {
+        guard shared, let file = store as? FileStore else { return false }
+        do {
+            guard try file.lockForAppend() else { return false }
+        } catch {
+            report(error)
+            return false
+        }
+        catchUp(with: file)
+        return true
+    }
+
     /// After a conflicting append (the file's lock held): reads every entry again.
     mutating func reloadAfterConflict(with store: FileStore) {
         do {

@@ -420,6 +420,20 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         }
     }
 
+    /// Shared: takes the region's lock for the rest of the engine call (``endCall()`` lets it
+    /// go); true when another process wrote since the engine last read the file.
+    func lockForAppend() throws -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        try openIfNeeded()
+        guard let region else { return false }
+        if !holdsLock {
+            try region.lock()
+            holdsLock = true
+        }
+        return try changedSinceSeen()
+    }
+
     /// Ends an engine call: lets go of the lock an append took, and tells other processes.
     func endCall() {
         // Both are set only by the thread of the call now ending (which the engine's lock

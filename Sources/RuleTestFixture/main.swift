@@ -22,6 +22,8 @@ import RuleRuntime
 //   rule-test-fixture shared-trigger STATE N
 //       opens STATE shared; N times: trigger 'x', tryToExecute 'Budget'; prints "done E"
 //       (E: executions granted here), waits for a line on standard input, prints count('x')
+//   rule-test-fixture shared-count STATE N
+//       opens STATE shared; triggers 'x' N times and exits (rulebench contended times it)
 //   rule-test-fixture shared-loop STATE
 //       opens STATE shared (small compaction threshold); triggers 'x' forever, printing how
 //       many of its own triggers have returned
@@ -119,6 +121,18 @@ func sharedTrigger(_ path: String, _ count: Int) -> Never {
         say("done \(executions)")
         _ = readLine()
         say("\(engine.count("x"))")
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+
+/// Triggers `x` `count` times on the shared file at `path` (default compaction), then exits.
+func sharedCount(_ path: String, _ count: Int) -> Never {
+    do {
+        let engine = try RuleEngine(source: sharedRules, store: sharedStore(path))
+        for _ in 0..<count { engine.trigger("x") }
+        if let error = engine.lastStoreError { fail("store error: \(error)") }
         exit(0)
     } catch {
         fail("\(error)")
@@ -340,6 +354,8 @@ case ("shared-trigger", 3):
     sharedTrigger(arguments[1], Int(arguments[2]) ?? 0)
 case ("shared-loop", 2):
     sharedLoop(arguments[1])
+case ("shared-count", 3):
+    sharedCount(arguments[1], Int(arguments[2]) ?? 0)
 case ("serve", 2):
     serve(arguments[1])
 case ("shared-rules", 1):

@@ -17,6 +17,8 @@ import RuleLang
 //   rulebench calls                            only the per-call figures (tryToExecute, trigger)
 //   rulebench file                             only the file store's trigger and its tail
 //   rulebench shared                           only the shared-file figures (issue 21)
+//   rulebench contended                        a shared file's triggers under contention, and
+//                                              debug-built processes (issue 32)
 //   rulebench swap                             only the rule-swap figures (issue 20)
 //   rulebench cold                             only the cold-start figures
 //   rulebench lsp                              only the language server's figures (issue 22)
@@ -430,6 +432,7 @@ func runBenchmarks() throws {
 
     try fileBenchmarks(&goals)
     try sharedBenchmarks(&goals)
+    try contentionBenchmarks(&goals)
     try swapBenchmarks(&goals)
     let syncedPath = temporaryPath("synced.state")
     let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
@@ -529,9 +532,12 @@ if arguments.first == "memory", arguments.count == 2, let streams = Int(argument
 if arguments.first == "shared-child", arguments.count == 2 {
     try sharedChild(arguments[1])
 }
+if arguments.first == "contend", arguments.count == 2 {
+    try contendChild(arguments[1])
+}
 // One part of the benchmarks alone, with its goal lines.
 let parts: [String: (inout [Goal]) throws -> Void] = [
-    "shared": sharedBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks, "cold": coldBenchmarks,
+    "shared": sharedBenchmarks, "contended": contentionBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks, "cold": coldBenchmarks,
     "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {

@@ -101,6 +101,8 @@ struct EngineCore {
     /// nil until first needed, then the current one (reading it loads the zone data: an engine
     /// that counts no days never pays for it; 2.2 MB resident here).
     var timeZone: TimeZone?
+    /// The app, which begins sessions, or an extension, which joins the app's.
+    var role = ProcessRole.app
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
@@ -330,7 +332,10 @@ struct EngineCore {
 
     mutating func startSession(version: String) {
         verifyStore()
+        // An extension joins the app's session and version (read from the shared file).
+        if role == .appExtension { return }
         if shared { _ = lockFileForWriting() }
+        rebaseEpochsIfNeeded()
         let time = now()
         meta.sessionID.saturatingIncrement()
         meta.sessionStart = time
@@ -343,6 +348,39 @@ struct EngineCore {
             meta.versionStart = time
         }
         save([EngineState.change(meta: meta)])
+    }
+
+    /// Session or version ids that cannot grow any more (saturated at `Int64.max`, or negative:
+    /// damaged, or written by hand) are re-based before a session begins: the current session
+    /// and version become 1 and every other 0, in every tally; the whole state is written again.
+    mutating func rebaseEpochsIfNeeded() {
+        let ceiling = Int64.max - 1
+        guard meta.sessionID < 0 || meta.sessionID >= ceiling || meta.versionID < 0 || meta.versionID >= ceiling
+        else { return }
+        let old = meta.epoch
+        func rebase(_ counts: inout TallyCounts) {
+            if counts.sessionID == old.sessionID {
+                counts.sessionID = 1
+            } else {
+                counts.sessionID = 0
+                counts.sessionCount = 0
+            }
+            if counts.versionID == old.versionID {
+                counts.versionID = 1
+            } else {
+                counts.versionID = 0
+                counts.versionCount = 0
+            }
+        }
+        for slot in 0..<tallies.count { tallies.updateCounts(slot, rebase) }
+        for index in views.indices {
+            rebase(&views[index].events.counts)
+            rebase(&views[index].executions.counts)
+        }
+        for index in budgets.indices { rebase(&budgets[index].counts) }
+        meta.sessionID = 1
+        meta.versionID = 1
+        save(image())
     }
 
     // MARK: - Events

@@ -137,13 +137,13 @@ extension EngineCore {
     /// those that survive in the file).
     func image() -> [StoreChange] {
         var changes: [StoreChange] = []
-        for slot in 0..<streams.count where slot < tallies.count && !tallies[slot].isEmpty {
+        for slot in 0..<streams.count where slot < tallies.count && !tallies.isBlank(slot) {
             changes.append(EngineState.change(key: streamKey(slot), tallies[slot]))
         }
         for (index, scenario) in rules.scenarios.enumerated() where built[index] {
             changes.append(EngineState.change(key: scenario.key, views[index]))
         }
-        for (index, group) in rules.groups.enumerated() where !budgets[index].isEmpty {
+        for (index, group) in rules.groups.enumerated() where !budgets[index].isBlank {
             changes.append(EngineState.change(key: group.key, budgets[index]))
         }
         for (index, param) in rules.params.enumerated() {

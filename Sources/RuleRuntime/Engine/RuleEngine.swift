@@ -52,16 +52,21 @@ public final class RuleEngine: @unchecked Sendable {
         /// (nil, the default: the current one, read when first needed). Change it with
         /// ``RuleEngine/timeZone`` when the device moves.
         public var timeZone: TimeZone?
+        /// Whether this process is the app or one of its extensions, for a state file they share
+        /// (``ProcessRole``): only the app begins sessions and sets the version. Unless set, an
+        /// app extension's process (a bundle ending in `.appex`) is an extension, any other the app.
+        public var role: ProcessRole = .current
 
-        /// Options with the given limits, overrides, log subsystem and time zone.
+        /// Options with the given limits, overrides, log subsystem, time zone and role.
         public init(
             recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules",
-            timeZone: TimeZone? = nil
+            timeZone: TimeZone? = nil, role: ProcessRole = .current
         ) {
             self.recentLimit = max(1, recentLimit)
             self.overrides = overrides
             self.logSubsystem = logSubsystem
             self.timeZone = timeZone
+            self.role = role
         }
 
         /// Overrides from the launch arguments and the environment, so a tester can force a
@@ -181,6 +186,7 @@ public final class RuleEngine: @unchecked Sendable {
         built.logger = DecisionLogger(subsystem: options.logSubsystem)
         built.overrides = options.overrides
         built.timeZone = options.timeZone
+        built.role = options.role
         // History under former names (`was`) moves in one record, before anything else is written;
         // rules from a delivery are recorded with it.
         let active = ActiveRules(program: result.program, origin: origin, version: version, activated: clock.now())

@@ -152,6 +152,7 @@ extension EngineCore {
         next.scheduledWakeUp = scheduledWakeUp
         next.overrides = overrides
         next.timeZone = timeZone
+        next.role = role
         next.unknownScenarios = unknownScenarios
         next.applyOverrides(overrides)
         for slot in unknownEventSlots {

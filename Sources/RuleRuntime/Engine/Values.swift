@@ -102,3 +102,21 @@ public enum ToDoScope: Equatable, Hashable, Sendable {
     /// Always; the to-do expires `seconds` from now.
     case until(TimeInterval)
 }
+
+/// Which process of an app an engine runs in, for a state file the app and its extensions share
+/// (``FileStore/Options/shared``): sessions and versions have one owner, the app.
+public enum ProcessRole: Sendable, Equatable {
+    /// The app: ``RuleEngine/startSession(version:)`` begins a session for every process, and
+    /// a new version string begins a new `per version` scope.
+    case app
+    /// A widget, a share or notification service extension, an App Clip's companion:
+    /// ``RuleEngine/startSession(version:)`` only checks the file; its counts go to the app's
+    /// current session and version. (An extension launched often, with a version string of its
+    /// own, would otherwise begin a session and a version at each launch.)
+    case appExtension
+
+    /// This process's role: an extension when the main bundle is an app extension (`.appex`).
+    public static var current: ProcessRole {
+        Bundle.main.bundleURL.pathExtension == "appex" ? .appExtension : .app
+    }
+}

@@ -40,6 +40,11 @@ struct StreamTallies {
     /// Everything but the recent times of the tally in `slot`.
     func counts(_ slot: Int) -> TallyCounts { heads[slot].counts }
 
+    /// Changes the counts (not the recent times) of the tally in `slot`.
+    mutating func updateCounts(_ slot: Int, _ body: (inout TallyCounts) -> Void) {
+        body(&heads[slot].counts)
+    }
+
     /// True when nothing is recorded or stored in `slot`.
     func isBlank(_ slot: Int) -> Bool { heads[slot].counts.isBlank && heads[slot].count == 0 }
 

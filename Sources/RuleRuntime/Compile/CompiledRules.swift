@@ -72,7 +72,7 @@ final class CompiledScenario: @unchecked Sendable {
 
     init(name: String, group: Int?, keep: Int) {
         self.name = name
-        key = "s:" + name
+        key = "s:" + NameTable.canonical(name)
         keyBytes = CompiledScenario.bytes(of: key)
         streams = []
         clauses = []
@@ -175,7 +175,7 @@ final class CompiledGroup: @unchecked Sendable {
 
     init(name: String, keep: Int) {
         self.name = name
-        key = "g:" + name
+        key = "g:" + NameTable.canonical(name)
         executionKeep = keep
     }
 }
@@ -347,7 +347,7 @@ final class CompiledRules: @unchecked Sendable {
             // Names are unique in a checked program: the position is the next index.
             guard paramIndex.insert(param.name.text) == params.count else { continue }
             params.append(
-                CompiledParam(name: param.name.text, key: "p:" + param.name.text, type: type, defaultValue: value))
+                CompiledParam(name: param.name.text, key: "p:" + NameTable.canonical(param.name.text), type: type, defaultValue: value))
         }
         self.paramIndex = paramIndex
         var groupIndex = NameTable()

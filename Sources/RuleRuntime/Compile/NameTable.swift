@@ -108,12 +108,19 @@ struct NameTable: Sendable {
         }
     }
 
-    /// The position of `name`, stored at the end if it is new (a name is never removed).
+    /// The canonical spelling of a name, the one stored keys use: its Unicode canonical
+    /// composition (NFC). An ASCII name, nearly all, is its own.
+    static func canonical(_ name: String) -> String {
+        name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
+    }
+
+    /// The position of `name`, stored (in its canonical spelling) at the end if it is new (a
+    /// name is never removed).
     @discardableResult
     mutating func insert(_ name: String) -> Int {
         let (entry, slot) = probe(Self.hash(name)) { $0 == name }
         if let entry { return entry }
-        entries.append(name)
+        entries.append(Self.canonical(name))
         slots[slot] = Int32(entries.count)
         if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
         return entries.count - 1

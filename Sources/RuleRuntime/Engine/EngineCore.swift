@@ -16,6 +16,9 @@ struct EngineCore {
     /// True when the store is a file other processes write too (``FileStore/Options/shared``):
     /// views are then always written beside their stream, never left to a stored reference.
     let shared: Bool
+    /// The store when ``shared``: found once (a cast of the store on every call cost about a
+    /// tenth of a shared trigger).
+    let sharedFile: FileStore?
     /// Set when an append found the shared file changed since this engine read it: nothing was
     /// written, and the call runs again on the state read anew (``RuleEngine/locked(_:)``).
     var conflicted = false
@@ -124,6 +127,7 @@ struct EngineCore {
         self.store = store
         records = store as? RecordStore
         shared = (store as? FileStore)?.options.shared == true
+        sharedFile = shared ? store as? FileStore : nil
         listenerStart = rules.listenerStart
         listenerList = rules.listenerList
         streamKeep = rules.streamKeep

@@ -24,14 +24,14 @@ extension EngineCore {
     /// conflict (a conflict reads the file whole). True when it took something in: the caller
     /// decides again on the state now held. The lock is let go when the call ends.
     mutating func lockFileForWriting() -> Bool {
-        guard shared, let file = store as? FileStore else { return false }
         do {
-            guard try file.lockForAppend() else { return false }
+            // Through the optional, not bound: no retain and release on the common path.
+            guard try sharedFile?.lockForAppend() == true else { return false }
         } catch {
             report(error)
             return false
         }
-        catchUp(with: file)
+        if let sharedFile { catchUp(with: sharedFile) }
         return true
     }
 

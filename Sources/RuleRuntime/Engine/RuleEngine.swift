@@ -190,7 +190,11 @@ public final class RuleEngine: @unchecked Sendable {
         // History under former names (`was`) moves in one record, before anything else is written;
         // rules from a delivery are recorded with it.
         let active = ActiveRules(program: result.program, origin: origin, version: version, activated: clock.now())
-        let changes = moves + built.activate(active)
+        var changes = moves + built.activate(active)
+        // Names stored in several spellings, merged in memory: written once, in the canonical one.
+        if !state.respelled.isEmpty {
+            changes = built.image() + state.respelled.map { StoreChange(storedKey: $0, value: nil) } + changes
+        }
         if !changes.isEmpty { built.save(changes) }
         built.warnings = result.diagnostics + built.reconcile()
         recentLimit = options.recentLimit

@@ -42,6 +42,12 @@ struct DayBits: Equatable, Sendable {
         if offset < 64 { low |= 1 << UInt64(offset) } else { high |= 1 << UInt64(offset - 64) }
     }
 
+    /// Adds the days `other` holds.
+    mutating func formUnion(_ other: DayBits) {
+        guard other.anchor != .min else { return }
+        for offset in 0..<DayBits.span where other.contains(other.anchor - offset) { insert(other.anchor - offset) }
+    }
+
     /// True when `day` had an event (days older than the 128 kept are not known: false).
     func contains(_ day: Int64) -> Bool {
         guard anchor != .min, day <= anchor else { return false }

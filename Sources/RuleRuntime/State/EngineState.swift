@@ -25,6 +25,9 @@ struct EngineState {
     var activeRules: String?
     /// `d:NAME`: the local days a stream had events on (streams a day clause counts).
     var days: [String: DayBits] = [:]
+    /// Stored keys spelt otherwise than their canonical spelling (NFC): their values were merged
+    /// into the canonical entry's (``mergeSpellings(of:)``); the engine writes it and deletes these.
+    var respelled: [String] = []
 
     static let format: UInt8 = 1
     static let scenarioFormat: UInt8 = 3
@@ -194,6 +197,91 @@ struct EngineState {
                     key: "s:" + scenario, reason: "its events refer to stream '\(stream)', which is not stored")
             }
             scenarios[scenario]?.events = tallies[slot]
+        }
+        try mergeSpellings(of: stored)
+    }
+
+    /// Keys whose name is not in its canonical spelling (NFC), from a release whose rules or
+    /// app spelt a name in another Unicode form: every spelling of one name is merged into one
+    /// value, so that no count is lost. Streams, views and budgets: the union of their tallies
+    /// (totals added, the earliest first time, the latest last time, the recent times of both);
+    /// days: the union of the days; a param: the canonical spelling's value, else the last
+    /// spelling's in key order; a to-do: the earliest. Only keys holding a byte above 0x7F are
+    /// looked at (one pass over the keys' bytes).
+    private mutating func mergeSpellings(of stored: StoredEntries) throws {
+        let bytes = stored.bytes
+        var spellings: [String: [(key: String, value: Range<Int>)]] = [:]
+        for entry in stored.index.live where bytes[entry.key].contains(where: { $0 >= 0x80 }) {
+            let key = String(decoding: bytes[entry.key], as: UTF8.self)
+            spellings[NameTable.canonical(key), default: []].append((key, entry.value!))
+        }
+        for (canonical, group) in spellings.sorted(by: { $0.key < $1.key }) {
+            let odd = group.filter { Array($0.key.utf8) != Array(canonical.utf8) }.map(\.key)
+            if odd.isEmpty { continue }
+            respelled += odd
+            let name = String(canonical.dropFirst(2))
+            let values = group.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map(\.value)
+            func reader(_ range: Range<Int>) throws -> ByteReader {
+                var reader = ByteReader(bytes, from: range.lowerBound, to: range.upperBound)
+                _ = try reader.u8()
+                return reader
+            }
+            func union(_ ranges: [Range<Int>]) throws -> Tally {
+                let decoded = try ranges.map { range -> Tally in
+                    var r = try reader(range)
+                    return try Tally.decode(&r)
+                }
+                return Tally.merged(decoded, keep: decoded.map(\.recent.count).reduce(0, +), in: meta.epoch)
+            }
+            do {
+                switch canonical.utf8.first {
+                case UInt8(ascii: "e"):
+                    guard let slot = streams.index[name] else { continue }
+                    tallies[slot] = try union(values)
+                case UInt8(ascii: "s"):
+                    var events: [Tally] = []
+                    var executions: [Tally] = []
+                    var fingerprint: UInt64?
+                    for range in values {
+                        var r = ByteReader(bytes, from: range.lowerBound, to: range.upperBound)
+                        let format = try r.u8()
+                        if format == 3 {
+                            let stream = try r.string()
+                            events.append(streams.index[stream].map { tallies[$0] } ?? Tally())
+                        } else {
+                            events.append(try Tally.decode(&r))
+                        }
+                        executions.append(try Tally.decode(&r))
+                        if format >= 2 { fingerprint = try r.u64() }
+                    }
+                    let keep = { (t: [Tally]) in t.map(\.recent.count).reduce(0, +) }
+                    scenarios[name] = ScenarioState(
+                        events: Tally.merged(events, keep: keep(events), in: meta.epoch),
+                        executions: Tally.merged(executions, keep: keep(executions), in: meta.epoch),
+                        streams: fingerprint)
+                case UInt8(ascii: "g"): groups[name] = try union(values)
+                case UInt8(ascii: "d"):
+                    var union = DayBits()
+                    for range in values {
+                        var r = try reader(range)
+                        union.formUnion(try DayBits.decode(&r))
+                    }
+                    days[name] = union
+                case UInt8(ascii: "p"):
+                    let chosen = group.first { Array($0.key.utf8) == Array(canonical.utf8) }?.value ?? values.last!
+                    var r = try reader(chosen)
+                    params[name] = try ParamValue.decode(&r)
+                case UInt8(ascii: "t"):
+                    let items = try values.map { range -> ToDoItem in
+                        var r = try reader(range)
+                        return try ToDoItem.decode(&r)
+                    }
+                    todos[name] = items.min { $0.created < $1.created }
+                default: continue
+                }
+            } catch let error as DecodeError {
+                throw RuleStoreError.undecodableEntry(key: odd[0], reason: error.description)
+            }
         }
     }
 

@@ -7,8 +7,15 @@ public struct StoreChange: Equatable, Sendable {
     /// The new value; nil deletes the entry.
     public var value: [UInt8]?
 
-    /// Set `key` to `value` (nil deletes it).
+    /// Set `key` to `value` (nil deletes it). The name in the key is stored in its canonical
+    /// spelling (NFC): names Swift considers equal are one entry.
     public init(key: String, value: [UInt8]?) {
+        self.key = NameTable.canonical(key)
+        self.value = value
+    }
+
+    /// Set `key` exactly as spelt (a stored key in another spelling, deleted once merged).
+    init(storedKey key: String, value: [UInt8]?) {
         self.key = key
         self.value = value
     }

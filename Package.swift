@@ -15,7 +15,9 @@ let package = Package(
         .target(name: "RuleLang"),
         // The system zlib, for the state file's CRC-32 (a system library, no package).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib"]),
+        // A SIGBUS guard for the shared region's mapping (PATH.shm cut short by something else).
+        .target(name: "CRegionGuard"),
+        .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib", "CRegionGuard"]),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.

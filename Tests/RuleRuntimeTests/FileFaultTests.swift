@@ -205,3 +205,80 @@ final class OpenModeTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(engine.count("x"), 3)
     }
 }
+
+/// `PATH.shm`, the lock and counters of a shared file, deleted, cut short, replaced or grown
+/// by something else while engines hold it: no crash, no lost write.
+final class LockFileFaultTests: XCTestCase {
+    let rules = "scenario S < min_events 1 >\nscenario Cap < max_exec 3 >"
+
+    private func open(_ url: URL) throws -> RuleEngine {
+        try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+    }
+
+    /// Two engines, a fault to `PATH.shm`, a third engine opened after it; all trigger in turn.
+    private func run(_ fault: (String) throws -> Void, check: ((RuleEngine) -> Void)? = nil) throws {
+        let url = temporaryURL("lock.state")
+        defer { removeFolder(of: url) }
+        let a = try open(url)
+        let b = try open(url)
+        for _ in 0..<5 {
+            a.trigger("x")
+            b.trigger("x")
+        }
+        try fault(url.path + ".shm")
+        if let check {
+            check(a)
+            check(b)
+        }
+        let c = try open(url)
+        for _ in 0..<5 {
+            a.trigger("x")
+            b.trigger("x")
+            c.trigger("x")
+        }
+        XCTAssertTrue(c.tryToExecute("Cap"))
+        XCTAssertTrue(a.tryToExecute("Cap"))
+        XCTAssertTrue(b.tryToExecute("Cap"))
+        XCTAssertFalse(c.tryToExecute("Cap"))
+        for engine in [a, b, c] { XCTAssertEqual(engine.count("x"), 25) }
+        XCTAssertEqual(try open(url).count("x"), 25)
+    }
+
+    func testDeleted() throws {
+        try run { XCTAssertEqual(unlink($0), 0) }
+    }
+
+    /// Read by its holders before anyone opens it again: without the guard, SIGBUS.
+    func testCutToZero() throws {
+        try run({ XCTAssertEqual(truncate($0, 0), 0) }, check: { XCTAssertEqual($0.count("x"), 10) })
+    }
+
+    func testReplacedByAnotherFile() throws {
+        try run { path in
+            let other = path + ".other"
+            XCTAssertTrue(FileManager.default.createFile(atPath: other, contents: Data(repeating: 0xAB, count: 4096)))
+            XCTAssertEqual(rename(other, path), 0)
+        }
+    }
+
+    func testGrown() throws {
+        try run { path in
+            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(repeating: 1, count: 1 << 20))
+            try handle.close()
+        }
+    }
+
+    /// Both of its names deleted: each holder finds out at its next check (at most 100 ms apart
+    /// on appends; here the one `prepareForSuspension` makes) and joins the region a later
+    /// opener makes.
+    func testBothNamesDeleted() throws {
+        try run(
+            { path in
+                XCTAssertEqual(unlink(path), 0)
+                XCTAssertEqual(unlink(path + ".keep"), 0)
+            },
+            check: { $0.prepareForSuspension() })
+    }
+}

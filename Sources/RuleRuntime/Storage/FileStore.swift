@@ -156,6 +156,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// True while this process holds the region's lock: from an engine call's first append
     /// to ``endCall()``.
     var holdsLock = false
+    /// True when ``checkFile()`` found the region's file deleted, replaced or cut short: the
+    /// next ``lockRegion()`` opens it again from its path.
+    var regionDetached = false
     /// True when this call appended (the change is then posted to other processes).
     var appendedInCall = false
 
@@ -274,9 +277,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
-        if let region {
+        if region != nil {
             if !holdsLock {
-                try region.lock()
+                try lockRegion()
                 holdsLock = true
             }
             if try changedSinceSeen() { throw StoreConflict() }
@@ -426,12 +429,40 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
-        guard let region else { return false }
+        guard region != nil else { return false }
         if !holdsLock {
-            try region.lock()
+            try lockRegion()
             holdsLock = true
         }
         return try changedSinceSeen()
+    }
+
+    /// Shared: takes the region's lock. A region something else cut short (its page reads as
+    /// zeros, ``SharedRegion/isIntact``), or found deleted or replaced by ``checkFile()``, is
+    /// opened again from its path first (and then read from scratch), so that every process
+    /// shares one lock again.
+    func lockRegion() throws {
+        guard let current = region else { return }
+        if current.isIntact && !regionDetached {
+            try current.lock()
+            // Cut short while this process waited for the lock: the lock it holds is no one's.
+            if current.isIntact { return }
+            current.unlock()
+        }
+        guard let fresh = try SharedRegion(statePath: path) else { return }
+        try fresh.lock()
+        current.unregisterIfIntact()
+        _ = fresh.register()
+        if fresh.recordedFile == nil && FileIdentity(path: realPath) == identity {
+            fresh.recordedFile = identity
+            fresh.durableLength = fileLength
+        }
+        region = fresh
+        regionDetached = false
+        // Counters of another region: everything is read again.
+        engineBehind = true
+        seenSequence = fresh.sequence &+ 1
+        backgroundError = backgroundError ?? .replaced(path: fresh.path)
     }
 
     /// Ends an engine call: lets go of the lock an append took, and tells other processes.
@@ -462,9 +493,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// Runs `body` holding the region's lock (shared mode; just `body` otherwise), keeping a
     /// lock this call already holds.
     func withFileLock<T>(_ body: () throws -> T) throws -> T {
-        guard let region, !holdsLock else { return try body() }
-        try region.lock()
-        defer { region.unlock() }
+        guard region != nil, !holdsLock else { return try body() }
+        try lockRegion()
+        let locked = region
+        defer { locked?.unlock() }
         return try body()
     }
 }

@@ -1,3 +1,4 @@
+import CRegionGuard
 import Foundation
 
 #if canImport(Glibc)
@@ -50,11 +51,21 @@ final class SharedRegion {
 
     /// Opens (creating when missing, unless `create` is false: then nil when missing) and maps
     /// the region beside the state file at `statePath`.
+    ///
+    /// The region's file has a second name, `PATH.shm.keep`: when `PATH.shm` was deleted or
+    /// replaced by something else while processes hold the region, an opener puts the name
+    /// back on the file they hold (instead of making a second lock beside theirs).
     init?(statePath: String, create: Bool = true) throws {
         path = statePath + ".shm"
+        let keep = path + ".keep"
+        SharedRegion.restoreName(path, from: keep)
         descriptor = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0o644)
         if descriptor < 0 && !create && errno == ENOENT { return nil }
         guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+        if FileIdentity(path: keep) != FileIdentity(descriptor: descriptor) {
+            unlink(keep)
+            link(path, keep)
+        }
         var failure: RuleStoreError?
         // Sized and stamped under the file's lock, once, by whichever process comes first.
         if flock(descriptor, LOCK_EX) != 0 {
@@ -76,6 +87,8 @@ final class SharedRegion {
             throw error
         }
         base = mapped
+        // A load or store there after something cut the file short finds zeros, not SIGBUS.
+        rules_guard_region(base, SharedRegion.size)
         if base.load(as: UInt64.self) != SharedRegion.magic {
             base.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)
             base.storeBytes(of: 0, toByteOffset: 16, as: UInt64.self)
@@ -93,8 +106,32 @@ final class SharedRegion {
     }
 
     deinit {
+        rules_unguard_region(base)
         munmap(base, SharedRegion.size)
         close(descriptor)
+    }
+
+    /// Puts the name `path` back on the region's file, named `keep` too, when it names another
+    /// file or none.
+    private static func restoreName(_ path: String, from keep: String) {
+        guard let kept = FileIdentity(path: keep), FileIdentity(path: path) != kept else { return }
+        let temporary = path + ".relink-\(getpid())"
+        unlink(temporary)
+        guard link(keep, temporary) == 0 else { return }
+        if rename(temporary, path) != 0 { unlink(temporary) }
+    }
+
+    /// True while the page holds a region: false once something cut the file short (the guard
+    /// put zeros in its place).
+    var isIntact: Bool { base.load(as: UInt64.self) == SharedRegion.magic }
+
+    /// True when the region's file is no longer at its path (deleted or replaced) or was cut
+    /// short: a process opening now would not share it. Two system calls.
+    var isDetached: Bool {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return true }
+        return Int(info.st_size) < SharedRegion.size
+            || FileIdentity(path: path) != FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     #if canImport(Glibc)
@@ -171,6 +208,11 @@ final class SharedRegion {
             base.storeBytes(of: 0, toByteOffset: offset, as: UInt64.self)
             return
         }
+    }
+
+    /// Gives back one slot of this process, when the page still holds the region.
+    func unregisterIfIntact() {
+        if isIntact { unregister() }
     }
 
     /// Under the lock: the live processes holding the file open shared (this one included).

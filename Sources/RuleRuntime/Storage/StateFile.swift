@@ -174,6 +174,7 @@ extension FileStore {
     /// a shared store reads what other processes wrote.
     func checkFile() -> FileCheck {
         lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        if let region, region.isDetached { regionDetached = true }
         let atPath = FileIdentity(path: realPath)
         if atPath == identity {
             var info = stat()

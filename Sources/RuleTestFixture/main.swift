@@ -22,6 +22,10 @@ import RuleRuntime
 //   rule-test-fixture shared-trigger STATE N
 //       opens STATE shared; N times: trigger 'x', tryToExecute 'Budget'; prints "done E"
 //       (E: executions granted here), waits for a line on standard input, prints count('x')
+//   rule-test-fixture fault-writer STATE [exclusive]
+//       opens STATE shared (or exclusive) (small compaction threshold), prints "ready"; then per input line:
+//       `t N` triggers 'x' N times and prints "acked A" (its triggers acknowledged so far: no
+//       store error but a fault written over); `q` releases the engine, prints "bye", exits
 //   rule-test-fixture shared-count STATE N
 //       opens STATE shared; triggers 'x' N times and exits (rulebench contended times it)
 //   rule-test-fixture shared-loop STATE
@@ -124,6 +128,56 @@ func sharedTrigger(_ path: String, _ count: Int) -> Never {
         exit(0)
     } catch {
         fail("\(error)")
+    }
+}
+
+/// Errors a store reported: fault reports (the file written again) apart from failed calls.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failed = 0
+
+    func add(_ error: RuleStoreError) {
+        switch error {
+        case .replaced, .truncated: return
+        default: lock.withLock { failed += 1 }
+        }
+    }
+
+    var count: Int { lock.withLock { failed } }
+}
+
+/// The fault matrix's writer: `t N` triggers `x` N times and prints how many of its triggers
+/// so far were acknowledged (returned with no error but a fault report); `q` releases the
+/// engine and exits.
+func faultWriter(_ path: String, shared: Bool) -> Never {
+    let failures = Failures()
+    var acknowledged = 0
+    do {
+        let store =
+            shared
+            ? sharedStore(path, compaction: 4096)
+            : FileStore(url: URL(fileURLWithPath: path), options: .init(compactionThreshold: 4096))
+        var engine: RuleEngine? = try RuleEngine(source: sharedRules, store: store)
+        engine?.storeErrorHandler = { failures.add($0) }
+        say("ready")
+        while let line = readLine() {
+            let parts = line.split(separator: " ")
+            if parts.first == "q" {
+                engine = nil
+                say("bye")
+                exit(0)
+            }
+            guard parts.count == 2, parts[0] == "t", let n = Int(parts[1]) else { fail("bad command: \(line)") }
+            for _ in 0..<n {
+                let before = failures.count
+                engine?.trigger("x")
+                if failures.count == before { acknowledged += 1 }
+            }
+            say("acked \(acknowledged)")
+        }
+        exit(0)
+    } catch {
+        fail("error: \(error)")
     }
 }
 
@@ -354,6 +408,10 @@ case ("shared-trigger", 3):
     sharedTrigger(arguments[1], Int(arguments[2]) ?? 0)
 case ("shared-loop", 2):
     sharedLoop(arguments[1])
+case ("fault-writer", 2):
+    faultWriter(arguments[1], shared: true)
+case ("fault-writer", 3) where arguments[2] == "exclusive":
+    faultWriter(arguments[1], shared: false)
 case ("shared-count", 3):
     sharedCount(arguments[1], Int(arguments[2]) ?? 0)
 case ("serve", 2):

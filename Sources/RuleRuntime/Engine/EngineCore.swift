@@ -204,7 +204,15 @@ struct EngineCore {
 
     /// Asks the store to check that its file is in place and whole, writing it from memory if not.
     mutating func verifyStore() {
-        do { try store.verify() } catch let needed as StoreNeedsRestore { restore(needed) } catch { report(error) }
+        do {
+            try store.verify()
+        } catch let needed as StoreNeedsRestore {
+            restore(needed)
+        } catch let waiting as StoreWaiting {
+            report(waiting.error)
+        } catch {
+            report(error)
+        }
     }
 
     /// Persists one call's changes (with any already in ``record``).
@@ -244,6 +252,9 @@ struct EngineCore {
         } catch let needed as StoreNeedsRestore {
             // The state in memory, this call's change included, is written whole.
             restore(needed)
+        } catch let waiting as StoreWaiting {
+            report(waiting.error)
+            forgetViewsStoredAsStreams()
         } catch {
             report(error)
             forgetViewsStoredAsStreams()

@@ -14,6 +14,8 @@ extension EngineCore {
             }
         } catch let needed as StoreNeedsRestore {
             restore(needed)
+        } catch is StoreWaiting {
+            // Another process writes the file again; the call's append finds out whether it has.
         } catch {
             report(error)
         }
@@ -41,6 +43,8 @@ extension EngineCore {
             try reload(try store.reloadAll())
         } catch let needed as StoreNeedsRestore {
             restore(needed)
+        } catch let waiting as StoreWaiting {
+            report(waiting.error)
         } catch {
             report(error)
         }

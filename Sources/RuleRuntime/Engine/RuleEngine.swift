@@ -203,6 +203,9 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     deinit {
+        // A file deleted, replaced or cut short since the last check is written again now,
+        // from the engine's memory if need be (the store alone could not).
+        if core.pointee.store is FileStore { core.pointee.verifyStore() }
         for observer in core.pointee.observers.values { observer.finish() }
         core.deinitialize(count: 1)
         core.deallocate()

@@ -79,6 +79,7 @@ extension FileStore {
             region.advance(replaced: true)
             region.recordedFile = newIdentity
             region.durableLength = size
+            region.faultNotice = (0, 0)
         }
         guard system.rename(temporary, realPath) == 0 else {
             region?.recordedFile = recorded
@@ -167,7 +168,8 @@ extension FileStore {
                 do {
                     let chunk = try FileStore.read(source, from: copied, count: end - copied, path: label)
                     guard chunk.count == end - copied else {
-                        throw RuleStoreError.io(path: label, operation: "read", errno: EIO)
+                        throw RuleStoreError.corrupt(
+                            path: label, offset: copied, reason: "the file changed while in use", keptAt: nil)
                     }
                     try FileStore.writeFully(out, chunk, path: temporary, system: system)
                     copied = end
@@ -217,7 +219,13 @@ extension FileStore {
                 close(out)
                 unlink(temporary)
             }
-            if let error { backgroundError = error }
+            if case .corrupt = error {
+                // The file changed under the compaction: something else cut it short. The next
+                // append checks it (and writes it again from memory), reporting that instead.
+                lastIdentityCheck = 0
+            } else if let error {
+                backgroundError = error
+            }
             lock.unlock()
             return nil
         }
@@ -225,6 +233,9 @@ extension FileStore {
         let copied: Int
         do {
             let appended = try read(from: offset, count: fileLength - offset)
+            guard appended.count == fileLength - offset else {
+                return drop(.corrupt(path: path, offset: offset, reason: "the file changed while in use", keptAt: nil))
+            }
             try FileStore.writeFully(out, appended, path: temporary, system: system)
             if options.syncEveryWrite && system.fsync(out) != 0 {
                 return drop(.io(path: temporary, operation: "fsync", errno: errno))

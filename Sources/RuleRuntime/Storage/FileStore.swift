@@ -142,8 +142,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     // MARK: Shared mode
 
     /// How often, at most, an append checks that the path still names the open file and that
-    /// the file is as long as its acknowledged records (100 ms, in uptime nanoseconds).
-    static let checkInterval: UInt64 = 100_000_000
+    /// the file is as long as its acknowledged records (1 ms, in uptime nanoseconds): every
+    /// append of an app's calls, seconds apart, and one in a millisecond of a loop (an `fstat`
+    /// and a `stat` on each append would cost a tenth of a file trigger here).
+    static let checkInterval: UInt64 = 1_000_000
 
     /// The lock and counters shared with other processes (shared mode only).
     var region: SharedRegion?
@@ -510,6 +512,13 @@ struct StoreConflict: Error {}
 /// ``FileStore/restore(image:)`` and reports `fault`. Nothing was written.
 struct StoreNeedsRestore: Error {
     let fault: RuleStoreError
+}
+
+/// A fault another process is to repair (``FileStore/takeOnRestore(_:fromMemory:)``): this
+/// call's change is not saved (`error` says so). Not reported when only catching up at the
+/// start of a call, which may then succeed once the other process has written the file.
+struct StoreWaiting: Error {
+    let error: RuleStoreError
 }
 
 /// What other processes wrote, as ``FileStore/changesElsewhere()`` returns it.

@@ -171,10 +171,10 @@ final class SharedRegion {
         set { base.storeBytes(of: UInt64(newValue), toByteOffset: 40, as: UInt64.self) }
     }
 
-    /// A truncation noticed by a process that had not read every record: the sequence as of
-    /// the notice (whoever read up to it holds every acknowledged record in memory and writes
-    /// the file again from it) and when, in uptime nanoseconds. Zero: none pending.
-    var truncationNotice: (sequence: UInt64, since: UInt64) {
+    /// A fault (the file deleted, replaced or cut short) noticed by a process that cannot write
+    /// the file again itself: the sequence as of the notice (whoever read up to it holds every
+    /// acknowledged record in memory) and when, in uptime nanoseconds. Zero: none pending.
+    var faultNotice: (sequence: UInt64, since: UInt64) {
         get { (base.load(fromByteOffset: 48, as: UInt64.self), base.load(fromByteOffset: 56, as: UInt64.self)) }
         set {
             base.storeBytes(of: newValue.sequence, toByteOffset: 48, as: UInt64.self)

@@ -128,6 +128,14 @@ extension FileStore {
     func reopen() throws {
         let descriptor = open(realPath, O_RDWR | O_APPEND | O_CLOEXEC)
         guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
+        // The recorded file shorter than its acknowledged records: cut short by something else
+        // (never adopted as a file being started).
+        var info = stat()
+        if let region, fstat(descriptor, &info) == 0, Int(info.st_size) < region.durableLength {
+            close(descriptor)
+            try takeOnRestore(.truncated(path: path), fromMemory: true)
+            throw StoreNeedsRestore(fault: .truncated(path: path))
+        }
         let old = fd
         fd = descriptor
         do {
@@ -142,20 +150,24 @@ extension FileStore {
     }
 
     /// Shared, opening, under the region's lock: when the path does not name the file the
-    /// processes recorded (it was deleted or replaced while they held it), asks them to write it
-    /// again (every process looks at the file at its next call) and waits up to 200 ms for one
+    /// processes recorded, or names it cut short (deleted, replaced or truncated while they held
+    /// it), asks them to write it again (every process looks at the file at its next call) and waits up to 200 ms for one
     /// to; a file at the path is then opened as it is (a region left from a file nobody holds).
     func waitForRestore(_ region: SharedRegion) throws {
-        guard let recorded = region.recordedFile, region.sequence > 0 else { return }
-        var at = FileIdentity(path: path)
-        if at == recorded { return }
+        guard region.recordedFile != nil, region.sequence > 0 else { return }
+        func whole() -> Bool {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return false }
+            return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == region.recordedFile
+                && Int(info.st_size) >= region.durableLength
+        }
+        if whole() { return }
         region.advance()
         for _ in 0..<100 {
             region.unlock()
             usleep(2000)
             try region.lock()
-            at = FileIdentity(path: path)
-            if at == region.recordedFile { return }
+            if whole() { return }
         }
     }
 
@@ -198,12 +210,14 @@ extension FileStore {
     /// something else: the open file still holds every record (this process's and, shared,
     /// those other processes appended to it), so it is written to a new file at the path.
     /// When it was cut short too, the engine writes its state from memory instead
-    /// (``StoreNeedsRestore``).
+    /// (``StoreNeedsRestore``). Shared, only a process holding the file the others write does
+    /// this (``takeOnRestore(_:fromMemory:)``).
     func restoreFromOpenFile(_ check: FileCheck) throws -> RuleStoreError {
         var info = stat()
         if fstat(fd, &info) == 0, Int(info.st_size) < fileLength {
-            throw StoreNeedsRestore(fault: .truncated(path: path))
+            try takeOnRestore(.truncated(path: path), fromMemory: true)
         }
+        try takeOnRestore(.replaced(path: path), fromMemory: false)
         // Shared: records other processes appended to the open file since this one last read it.
         if region != nil, try changedSinceSeen() {
             _ = try readTail()
@@ -213,31 +227,46 @@ extension FileStore {
         return .replaced(path: path)
     }
 
-    /// Under the lock(s), after ``checkFile()`` found the open file cut short: whether this
-    /// process holds every acknowledged record in memory (then the engine writes the file from
-    /// it). Shared, a process that has not read every record leaves the writing to the one that
-    /// has: it notes the truncation (every process looks at the file at its next call) and fails
-    /// the call; after a second with no one writing, it writes what it holds.
+    /// Under the lock(s), after ``checkFile()`` found the open file cut short.
     func truncationNoticed() throws -> Never {
-        let fault = RuleStoreError.truncated(path: path)
-        let waiting = RuleStoreError.unusable(
-            path: path,
-            reason: "it was truncated by something else, and another process holds its last records: "
-                + "this call is not saved; that process writes the file again at its next call")
-        guard let region else { throw StoreNeedsRestore(fault: fault) }
-        let now = DispatchTime.now().uptimeNanoseconds
-        var notice = region.truncationNotice
-        let complete = !engineBehind && seenGeneration == region.generation
+        try takeOnRestore(.truncated(path: path), fromMemory: true)
+        throw StoreNeedsRestore(fault: .truncated(path: path))
+    }
+
+    /// Under the lock(s), after something else deleted, replaced or cut short the file: returns
+    /// when this process is the one to write it again; throws ``StoreNeedsRestore`` when it is
+    /// to write it from memory. An exclusive store always is. Shared, the one to is a process
+    /// holding the file the others write (``SharedRegion/recordedFile``) and, to write it from
+    /// memory, one that has read every acknowledged record (the last to write, or to read, before
+    /// the fault was noticed). Any other notes the fault, so that every process looks at the file
+    /// at its next call, and throws ``StoreWaiting``: its call is not saved. After a second with
+    /// no process writing the file again (none holds it any more), it writes what it holds.
+    func takeOnRestore(_ fault: RuleStoreError, fromMemory: Bool) throws {
+        guard let region else {
+            if fromMemory { throw StoreNeedsRestore(fault: fault) }
+            return
+        }
+        var notice = region.faultNotice
+        let holdsRecorded = region.recordedFile == nil || region.recordedFile == identity
+        let readEverything =
+            !engineBehind && seenGeneration == region.generation
             && (seenSequence == region.sequence || (notice.sequence != 0 && seenSequence == notice.sequence))
-        if complete { throw StoreNeedsRestore(fault: fault) }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let unanswered = notice.sequence != 0 && now &- notice.since > 1_000_000_000
+        if (holdsRecorded && (!fromMemory || readEverything)) || unanswered {
+            if fromMemory { throw StoreNeedsRestore(fault: fault) }
+            return
+        }
         if notice.sequence == 0 {
             notice = (region.sequence, now)
-            region.truncationNotice = notice
+            region.faultNotice = notice
             region.advance()
-        } else if now &- notice.since > 1_000_000_000 {
-            throw StoreNeedsRestore(fault: fault)
         }
-        throw waiting
+        throw StoreWaiting(
+            error: .unusable(
+                path: path,
+                reason: "something else \(fault.faultVerb) it, and another process holds its last records: "
+                    + "this call is not saved; that process writes the file again at its next call"))
     }
 
     /// Under the lock(s): writes a new file at the path from what survives in the open one with
@@ -298,7 +327,7 @@ extension FileStore {
         loaded = nil
         if let region {
             region.durableLength = fileLength
-            region.truncationNotice = (0, 0)
+            region.faultNotice = (0, 0)
             seenGeneration = region.generation
             seenSequence = region.sequence
             engineBehind = false

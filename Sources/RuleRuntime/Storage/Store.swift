@@ -87,6 +87,12 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// What something else did to the file, for messages.
+    var faultVerb: String {
+        if case .truncated = self { return "truncated" }
+        return "deleted or replaced"
+    }
+
     public static func == (a: RuleStoreError, b: RuleStoreError) -> Bool {
         switch (a, b) {
         case (.corrupt(let p, let o, let r, let k), .corrupt(let q, let o2, let r2, let k2)):

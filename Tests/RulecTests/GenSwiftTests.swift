@@ -215,9 +215,9 @@ final class GenSwiftTests: XCTestCase {
         let result = try Subprocess.tool(
             "swiftc",
             [
-                "-typecheck", "-I", modules.path, "-I", zlibModule.path, "-Xfrontend", "-typo-correction-limit",
-                "-Xfrontend", "10",
-                names.path, mainFile.path,
+                "-typecheck", "-I", modules.path, "-I", zlibModule.path, "-I", guardModule.path, "-Xfrontend",
+                "-typo-correction-limit",
+                "-Xfrontend", "10", names.path, mainFile.path,
             ], in: directory)
         return (result.status, result.stdout + result.stderr)
     }
@@ -272,3 +272,7 @@ final class GenSwiftTests: XCTestCase {
 /// it to a package's users; a bare `swiftc` needs it given.
 let zlibModule = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Sources/CZlib")
+
+/// The folder of the shared region's SIGBUS guard's module map (a C target of RuleRuntime's), for
+/// a bare `swiftc` as `zlibModule`.
+let guardModule = zlibModule.deletingLastPathComponent().appendingPathComponent("CRegionGuard/include")

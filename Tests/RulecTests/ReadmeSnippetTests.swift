@@ -68,7 +68,9 @@ final class ReadmeSnippetTests: XCTestCase {
         files.append(helperFile.path)
         let modules = RulecBinary.url.deletingLastPathComponent().appendingPathComponent("Modules")
         let result = try Subprocess.tool(
-            "swiftc", ["-typecheck", "-swift-version", "6", "-I", modules.path, "-I", zlibModule.path] + files,
+            "swiftc",
+            ["-typecheck", "-swift-version", "6", "-I", modules.path, "-I", zlibModule.path, "-I", guardModule.path]
+                + files,
             in: directory)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr + "\n" + helpers)
     }

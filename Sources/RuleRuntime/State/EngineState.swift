@@ -219,6 +219,8 @@ struct EngineState {
             let odd = group.filter { Array($0.key.utf8) != Array(canonical.utf8) }.map(\.key)
             if odd.isEmpty { continue }
             respelled += odd
+            // One spelling only: decoded as it is; written again under the canonical key.
+            if group.count == 1 { continue }
             let name = String(canonical.dropFirst(2))
             let values = group.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map(\.value)
             func reader(_ range: Range<Int>) throws -> ByteReader {

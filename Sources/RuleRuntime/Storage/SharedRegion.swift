@@ -1,4 +1,4 @@
-import CRegionGuard
+internal import CRegionGuard
 import Foundation
 
 #if canImport(Glibc)

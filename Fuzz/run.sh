@@ -13,8 +13,13 @@ targets=("$@")
 root=.build/fuzz
 # The harnesses keep a program in a global, which LeakSanitizer reports at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-# RuleRuntime imports the system zlib through the CZlib module map.
-flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -I Sources/CZlib)
+# RuleRuntime imports the system zlib through the CZlib module map, and its shared region's
+# SIGBUS guard (a C target, compiled here with the toolchain's clang and linked in).
+mkdir -p "$root"
+clang -c -O -fsanitize=address Sources/CRegionGuard/region_guard.c -I Sources/CRegionGuard/include \
+  -o "$root/region_guard.o"
+flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -I Sources/CZlib
+  -I Sources/CRegionGuard/include "$root/region_guard.o")
 
 sources() {  # copies of the given sources without imports of the package's modules
   local out="$root/$1/src"

@@ -537,7 +537,8 @@ if arguments.first == "contend", arguments.count == 2 {
 }
 // One part of the benchmarks alone, with its goal lines.
 let parts: [String: (inout [Goal]) throws -> Void] = [
-    "shared": sharedBenchmarks, "contended": contentionBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks, "cold": coldBenchmarks,
+    "shared": sharedBenchmarks, "contended": contentionBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks,
+    "cold": coldBenchmarks,
     "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {

@@ -46,7 +46,8 @@ final class CanonicalNameTests: XCTestCase {
             engine.trigger(decomposed)
             XCTAssertEqual(engine.count(composed), 6)
         }
-        XCTAssertEqual(try keys(url).filter { $0.hasPrefix("e:") }.map { Array($0.utf8) }, [Array(("e:" + composed).utf8)])
+        XCTAssertEqual(
+            try keys(url).filter { $0.hasPrefix("e:") }.map { Array($0.utf8) }, [Array(("e:" + composed).utf8)])
     }
 
     /// Names from the rules and from the app (streams, to-dos), in either spelling, are stored in NFC.

@@ -347,7 +347,9 @@ final class CompiledRules: @unchecked Sendable {
             // Names are unique in a checked program: the position is the next index.
             guard paramIndex.insert(param.name.text) == params.count else { continue }
             params.append(
-                CompiledParam(name: param.name.text, key: "p:" + NameTable.canonical(param.name.text), type: type, defaultValue: value))
+                CompiledParam(
+                    name: param.name.text, key: "p:" + NameTable.canonical(param.name.text), type: type,
+                    defaultValue: value))
         }
         self.paramIndex = paramIndex
         var groupIndex = NameTable()

@@ -63,6 +63,8 @@ struct EngineCore {
     var meta: SessionMeta
     /// Stored scenarios and groups the rules no longer declare: kept, and forgotten by `clearAll`.
     var orphans: Set<String> = []
+    /// The renames the state records (`w:KIND:NEW`, to the former name), kept for a restore.
+    var renamed: [String: String] = [:]
 
     var failure: RuleStoreError?
     var failureHandler: (@Sendable (RuleStoreError) -> Void)?
@@ -164,6 +166,7 @@ struct EngineCore {
         todos = state.todos
         meta = state.meta
         imports = state.imports
+        renamed = state.renamed
         orphans = []
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         storedActive = state.activeRules

@@ -95,6 +95,7 @@ extension EngineCore {
         if let rules = written.activeRules { storedActive = rules }
         if present[EngineState.metaKey] != nil { meta = written.meta }
         for (name, report) in written.imports { imports[name] = report }
+        for (key, old) in written.renamed { renamed[key] = old }
         for key in deleted { delete(key) }
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         dropStoredParamsOfAnotherType()
@@ -122,6 +123,7 @@ extension EngineCore {
         case "a": storedActive = nil
         case "m": meta = SessionMeta()
         case "i": imports[name] = nil
+        case "w": renamed[key] = nil
         default: break
         }
     }
@@ -157,6 +159,7 @@ extension EngineCore {
         for (slot, bits) in days { changes.append(EngineState.change(daysOf: streams.name(slot), bits)) }
         if let storedActive { changes.append(EngineState.change(activeRules: storedActive)) }
         for (peer, report) in imports { changes.append(EngineState.change(importMarker: peer, report: report)) }
+        for (key, old) in renamed { changes.append(EngineState.change(rename: key, was: old)) }
         changes.append(EngineState.change(meta: meta))
         return changes
     }

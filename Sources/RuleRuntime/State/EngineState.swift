@@ -25,6 +25,8 @@ struct EngineState {
     var activeRules: String?
     /// `d:NAME`: the local days a stream had events on (streams a day clause counts).
     var days: [String: DayBits] = [:]
+    /// `w:KIND:NAME`: the renames this state went through (the key, and the former name).
+    var renamed: [String: String] = [:]
     /// Stored keys spelt otherwise than their canonical spelling (NFC): their values were merged
     /// into the canonical entry's (``mergeSpellings(of:)``); the engine writes it and deletes these.
     var respelled: [String] = []
@@ -182,6 +184,7 @@ struct EngineState {
                 case UInt8(ascii: "i"): imports[name] = try reader.string()
                 case UInt8(ascii: "a"): activeRules = try reader.string()
                 case UInt8(ascii: "d"): days[name] = try DayBits.decode(&reader)
+                case UInt8(ascii: "w"): renamed["w:" + name] = try reader.string()
                 default: continue
                 }
             } catch let error as DecodeError {
@@ -380,7 +383,7 @@ struct EngineState {
     }
 
     /// A value of format 1 written by `body`.
-    private static func encode(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
+    static func encode(_ body: (inout ByteWriter) -> Void) -> [UInt8] {
         encode(capacity: 64) { writer in
             writer.u8(format)
             body(&writer)

@@ -13,8 +13,11 @@ extension EngineState {
     /// name), and a view built from the streams under their old names keeps counting as built
     /// from them.
     mutating func moveRenamed(_ rules: CompiledRules) -> [StoreChange] {
-        let renames = rules.program.renames
-        if renames.isEmpty { return [] }
+        var moves = rules.program.renames.map {
+            Move(kind: $0.kind, name: $0.name.text, formers: $0.formerNames.map(\.text), countsOwnStream: $0.countsOwnStream)
+        }
+        moves += movesBack(rules)
+        if moves.isEmpty { return [] }
         var changes: [StoreChange] = []
         var movedViews: [String] = []
         /// New stream name to the old one it took the history of.
@@ -24,8 +27,9 @@ extension EngineState {
             guard let slot = streams.index[stream] else { return false }
             return slot < storedStreams.count && storedStreams[slot]
         }
-        func moveStream(to new: String, from formers: [String]) {
-            guard !isStored(new), let old = formers.first(where: isStored) else { return }
+        @discardableResult
+        func moveStream(to new: String, from formers: [String]) -> String? {
+            guard !isStored(new), let old = formers.first(where: isStored) else { return nil }
             let from = streams.index[old]!
             let to = streams.slot(new)
             while tallies.count <= to { tallies.append() }
@@ -48,11 +52,25 @@ extension EngineState {
                 changes.append(EngineState.change(todo: new, item))
                 changes.append(EngineState.change(todo: old, nil))
             }
+            return old
         }
 
-        for rename in renames {
-            let new = rename.name.text
-            let formers = rename.formerNames.map(\.text)
+        // Each rename these rules declare is recorded in the state (entry `w:KIND:NEW`, the
+        // former names, newest first), whether or not history moved now: rules that know only a
+        // former name find the history again (``movesBack(_:)``), also history begun under the
+        // new name.
+        for rename in moves where !rename.back {
+            let key = EngineState.renameKey(rename.kind, rename.name)
+            let formers = rename.formers.joined(separator: "\n")
+            if renamed[key] != formers {
+                renamed[key] = formers
+                changes.append(EngineState.change(rename: key, was: formers))
+            }
+        }
+
+        for rename in moves {
+            let new = rename.name
+            let formers = rename.formers
             switch rename.kind {
             case .event:
                 moveStream(to: new, from: formers)
@@ -90,5 +108,72 @@ extension EngineState {
             changes.append(EngineState.change(key: "s:" + name, scenarios[name]))
         }
         return changes
+    }
+
+    /// One move of history: to `name` from the first of `formers` that has some.
+    struct Move {
+        var kind: RenameKind
+        var name: String
+        var formers: [String]
+        var countsOwnStream: Bool
+        /// A move back to a former name (rules older than the rename): not recorded again.
+        var back = false
+    }
+
+    /// The renames the state records whose new name these rules do not know while they know
+    /// one of its former ones (the bundled rules after a delivered rename, a downgrade, a swap back):
+    /// each moves the history back to the name these rules use. The record stays, so that rules
+    /// with the rename move it forward again.
+    func movesBack(_ rules: CompiledRules) -> [Move] {
+        var moves: [Move] = []
+        for (key, formers) in renamed.sorted(by: { $0.key < $1.key }) {
+            guard let (kind, new) = EngineState.parseRenameKey(key) else { continue }
+            let knows: (String) -> Bool
+            switch kind {
+            case .scenario: knows = { rules.scenarioIndex[$0] != nil }
+            case .group: knows = { rules.groupIndex[$0] != nil }
+            case .param: knows = { rules.paramIndex[$0] != nil }
+            case .event: knows = { rules.streams.index[$0] != nil }
+            }
+            guard !knows(new), let old = formers.split(separator: "\n").map(String.init).first(where: knows) else {
+                continue
+            }
+            var countsOwnStream = false
+            if kind == .scenario, let index = rules.scenarioIndex[old] {
+                countsOwnStream = rules.scenarios[index].streams == [rules.streams.index[old] ?? -1]
+            }
+            moves.append(Move(kind: kind, name: old, formers: [new], countsOwnStream: countsOwnStream, back: true))
+        }
+        return moves
+    }
+
+    /// `w:KIND:NEW`, the key of a rename record (its value: the former names, newest first, one
+    /// a line).
+    static func renameKey(_ kind: RenameKind, _ new: String) -> String {
+        let letter: String
+        switch kind {
+        case .scenario: letter = "s"
+        case .group: letter = "g"
+        case .param: letter = "p"
+        case .event: letter = "e"
+        }
+        return "w:" + letter + ":" + new
+    }
+
+    static func parseRenameKey(_ key: String) -> (RenameKind, String)? {
+        let parts = key.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "w" else { return nil }
+        switch parts[1] {
+        case "s": return (.scenario, String(parts[2]))
+        case "g": return (.group, String(parts[2]))
+        case "p": return (.param, String(parts[2]))
+        case "e": return (.event, String(parts[2]))
+        default: return nil
+        }
+    }
+
+    /// A rename record's entry.
+    static func change(rename key: String, was old: String) -> StoreChange {
+        StoreChange(key: key, value: encode { $0.string(old) })
     }
 }

@@ -51,7 +51,8 @@ final class RolloutHistoryTests: XCTestCase {
             let engine = try delivery.makeEngine(store: store, clock: ManualClock())
             let label = "step \(step), \(delivered ? "v2" : "v1")"
             XCTAssertEqual(engine.activeRules?.origin, delivered ? .delivered : .bundled, label)
-            let (prompt, event, param) = delivered ? ("Subscribe", "open", "limit") : ("AskToSubscribe", "launch", "cap")
+            let (prompt, event, param) =
+                delivered ? ("Subscribe", "open", "limit") : ("AskToSubscribe", "launch", "cap")
             func agrees() throws {
                 XCTAssertEqual(
                     engine.explain(prompt).reason, executions < 4 ? "yes" : "max_exec 4: 4 so far", label)

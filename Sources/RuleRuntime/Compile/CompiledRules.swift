@@ -273,6 +273,13 @@ final class CompiledRules: @unchecked Sendable {
     let program: RuleProgram
     @exclusivity(unchecked) private(set) var scenarios: [CompiledScenario] = []
     let scenarioIndex: NameTable
+    /// Former names (`was`) that no declaration uses now, to the scenario, group or param that
+    /// carries them (an app built against older rules still calls them), and for events the
+    /// stream's name now.
+    private(set) var formerScenarios: [String: Int] = [:]
+    private(set) var formerGroups: [String: Int] = [:]
+    private(set) var formerParams: [String: Int] = [:]
+    private(set) var formerStreams: [String: String] = [:]
     @exclusivity(unchecked) private(set) var groups: [CompiledGroup] = []
     let groupIndex: NameTable
     @exclusivity(unchecked) private(set) var params: [CompiledParam] = []
@@ -366,6 +373,22 @@ final class CompiledRules: @unchecked Sendable {
                 CompiledScenario(name: info.name, group: info.group.flatMap { groupIndex[$0] }, keep: recentLimit))
         }
         self.scenarioIndex = scenarioIndex
+        for rename in program.renames {
+            for former in rename.formerNames.map(\.text) {
+                switch rename.kind {
+                case .scenario:
+                    if scenarioIndex[former] == nil && groupIndex[former] == nil {
+                        formerScenarios[former] = scenarioIndex[rename.name.text]
+                    }
+                case .group:
+                    if scenarioIndex[former] == nil && groupIndex[former] == nil {
+                        formerGroups[former] = groupIndex[rename.name.text]
+                    }
+                case .param: if paramIndex[former] == nil { formerParams[former] = paramIndex[rename.name.text] }
+                case .event: break  // once the streams have their slots, below
+                }
+            }
+        }
         // Clauses after every name has its index: a `when` may name any scenario or group.
         for (index, group) in program.groups.enumerated() {
             var (events, executions) = (recentLimit, recentLimit)
@@ -424,6 +447,11 @@ final class CompiledRules: @unchecked Sendable {
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
         for name in program.events { _ = streams.slot(name.text) }
+        for rename in program.renames where rename.kind == .event {
+            for former in rename.formerNames.map(\.text) where streams.index[former] == nil {
+                formerStreams[former] = rename.name.text
+            }
+        }
         streamKeep = Array(repeating: recentLimit, count: streams.count)
         var counts = [Int32](repeating: 0, count: streams.count + 1)
         for scenario in scenarios {

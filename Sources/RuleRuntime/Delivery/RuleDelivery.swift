@@ -199,12 +199,25 @@ public final class RuleDelivery: @unchecked Sendable {
     }
 
     /// The names the app uses that `program` does not define (a param: not with the same type).
+    /// A former name (`was`) counts as defined: the engine answers it for the declaration that
+    /// carries it now.
     func missingNames(_ program: RuleProgram) -> [RequiredName] {
-        let scenarios = Set(program.scenarios.map(\.name))
-        let groups = Set(program.groups.map(\.name.text))
-        let streams = Set(program.knownStreams)
+        var scenarios = Set(program.scenarios.map(\.name))
+        var groups = Set(program.groups.map(\.name.text))
+        var streams = Set(program.knownStreams)
         var params: [String: ValueType] = [:]
         for param in program.params { params[param.name.text] = param.type }
+        for rename in program.renames {
+            let formers = rename.formerNames.map(\.text)
+            switch rename.kind {
+            case .scenario: scenarios.formUnion(formers)
+            case .group: groups.formUnion(formers)
+            case .event: streams.formUnion(formers)
+            case .param:
+                let type = params[rename.name.text]
+                for former in formers where params[former] == nil { params[former] = type }
+            }
+        }
         return requiredNames.filter { required in
             switch required.kind {
             case .scenario: return !scenarios.contains(required.name)

@@ -63,6 +63,9 @@ struct EngineCore {
     var meta: SessionMeta
     /// Stored scenarios and groups the rules no longer declare: kept, and forgotten by `clearAll`.
     var orphans: Set<String> = []
+    /// Events' former names to their names now (``CompiledRules/formerStreams``), checked first
+    /// when one is looked up by name.
+    let formerStreams: [String: String]
     /// The renames the state records (`w:KIND:NEW`, to the former name), kept for a restore.
     var renamed: [String: String] = [:]
 
@@ -130,6 +133,7 @@ struct EngineCore {
         records = store as? RecordStore
         shared = (store as? FileStore)?.options.shared == true
         sharedFile = shared ? store as? FileStore : nil
+        formerStreams = rules.formerStreams
         listenerStart = rules.listenerStart
         listenerList = rules.listenerList
         streamKeep = rules.streamKeep
@@ -315,6 +319,9 @@ struct EngineCore {
 
     /// The slot of stream `name`, made if new.
     mutating func slot(_ name: String) -> Int {
+        // An event's former name (`was`): its events go to the stream it is called now (the
+        // engine's table may still hold the old name, from before a swap).
+        if !formerStreams.isEmpty, let now = formerStreams[name], let slot = streams.index[now] { return slot }
         if let slot = streams.index[name] { return slot }
         let slot = streams.slot(name)
         tallies.append()
@@ -328,6 +335,12 @@ struct EngineCore {
         let slot = slot(event.name)
         event.cache.remember(slot, for: serial)
         return slot
+    }
+
+    /// The slot of stream `name` (or of the stream an event's former name is called now), if any.
+    func streamSlot(named name: String) -> Int? {
+        if !formerStreams.isEmpty, let now = formerStreams[name] { return streams.index[now] }
+        return streams.index[name]
     }
 
     /// Gives slots to the streams of `table` this engine does not have yet.
@@ -555,14 +568,14 @@ struct EngineCore {
 
     mutating func reset(_ name: String) -> Bool {
         if shared { _ = lockFileForWriting() }
-        if let index = rules.scenarioIndex[name] {
+        if let index = rules.scenarioIndex[name] ?? rules.formerScenarios[name] {
             let empty = ScenarioState(streams: rules.scenarios[index].fingerprint)
             views[index] = empty
             built[index] = true
             save([EngineState.change(key: rules.scenarios[index].key, empty)])
             return true
         }
-        if let index = rules.groupIndex[name] {
+        if let index = rules.groupIndex[name] ?? rules.formerGroups[name] {
             budgets[index] = Tally()
             save([EngineState.change(key: rules.groups[index].key, nil as Tally?)])
             return true
@@ -573,7 +586,9 @@ struct EngineCore {
     // MARK: - Params
 
     func param(_ name: String, _ type: ValueType) throws -> Int {
-        guard let index = rules.paramIndex[name] else { throw RuleEngineError.unknownParam(name) }
+        guard let index = rules.paramIndex[name] ?? rules.formerParams[name] else {
+            throw RuleEngineError.unknownParam(name)
+        }
         let declared = rules.params[index].type
         guard declared == type else { throw RuleEngineError.typeMismatch(param: name, declared: declared, given: type) }
         return index

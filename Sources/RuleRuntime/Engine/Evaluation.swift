@@ -30,6 +30,9 @@ public struct Explanation: Sendable, CustomStringConvertible {
     /// The earliest time at which every time-based clause passes (now, if they all
     /// pass already); nil when one cannot pass by waiting (a `since_first` with no event yet).
     public var earliest: Date?
+    /// When asked by a former name (`was`): the name the scenario has now (``scenario`` is the
+    /// name asked).
+    public var currentName: String?
 
     /// The clauses that do not hold.
     public var failing: [ClauseExplanation] { clauses.filter { !$0.passes } }
@@ -42,7 +45,8 @@ public struct Explanation: Sendable, CustomStringConvertible {
 
     public var description: String {
         guard isKnown else { return reason }
-        var lines = ["\(scenario): \(wouldRun ? "would run" : "would not run")"]
+        let name = currentName.map { "\($0) (formerly \(scenario))" } ?? scenario
+        var lines = ["\(name): \(wouldRun ? "would run" : "would not run")"]
         for clause in clauses { lines.append("  \(clause.passes ? "pass" : "FAIL")  \(clause)") }
         if !wouldRun, let earliest {
             lines.append("  time-based clauses pass from \(ISO8601DateFormatter().string(from: earliest))")

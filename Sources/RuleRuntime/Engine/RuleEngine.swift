@@ -417,9 +417,14 @@ public final class RuleEngine: @unchecked Sendable {
     /// nil if none is eligible.
     @discardableResult
     public func executeNext(among names: [String]? = nil) -> String? {
-        next { core in
+        let chosen = next { core in
             names.map { names in names.compactMap { core.scenario(named: $0) } } ?? Array(core.rules.scenarios.indices)
         }
+        guard let chosen, let names, !names.contains(chosen) else { return chosen }
+        // Given by a former name (`was`): the name the app passed.
+        return locked { core in
+            names.first { core.rules.formerScenarios[$0].map { core.rules.scenarios[$0].name } == chosen }
+        } ?? chosen
     }
 
     /// Forgets scenario `name`'s executions and makes it count only events recorded
@@ -447,7 +452,12 @@ public final class RuleEngine: @unchecked Sendable {
             guard let index = core.scenario(named: name) else {
                 return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
             }
-            return core.explain(index)
+            var explanation = core.explain(index)
+            if core.rules.scenarioIndex[name] == nil {
+                explanation.currentName = explanation.scenario
+                explanation.scenario = name
+            }
+            return explanation
         }
     }
 
@@ -482,7 +492,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// The value param `name` has now: provider, else stored value, else default, else its type's zero;
     /// nil for an unknown name.
     public func value(of name: String) -> ParamValue? {
-        locked { core in core.rules.paramIndex[name].map { core.value($0) } }
+        locked { core in (core.rules.paramIndex[name] ?? core.rules.formerParams[name]).map { core.value($0) } }
     }
 
     // MARK: - Queries
@@ -494,7 +504,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     /// Events recorded on stream `name` in `scope`.
     public func count(_ name: String, scope: CountScope = .install) -> Int {
-        locked { Int(clamping: $0.count($0.streams.index[name], scope, now: $0.now())) }
+        locked { Int(clamping: $0.count($0.streamSlot(named: name), scope, now: $0.now())) }
     }
 
     // MARK: - Handles
@@ -552,14 +562,21 @@ public final class RuleEngine: @unchecked Sendable {
     /// Resets `group`'s shared budget (``reset(_:)-(StringProtocol)`` with a group's name); false for an unknown group.
     @discardableResult
     public func reset(group: RuleGroup) -> Bool {
-        locked { core in core.rules.groupIndex[group.name] != nil && core.reset(group.name) }
+        locked { core in
+            (core.rules.groupIndex[group.name] ?? core.rules.formerGroups[group.name]) != nil
+                && core.reset(group.name)
+        }
     }
 
     /// ``executeNext(among:)-(_)`` through handles: the scenario executed, or nil.
     @discardableResult
     public func executeNext(among scenarios: [Scenario]) -> Scenario? {
         guard let chosen = next(among: { core in scenarios.compactMap { core.scenario($0) } }) else { return nil }
-        return scenarios.first { $0.name == chosen }
+        if let handle = scenarios.first(where: { $0.name == chosen }) { return handle }
+        // Given by a former name (`was`): the handle the app passed.
+        return locked { core in
+            scenarios.first { core.rules.formerScenarios[$0.name].map { core.rules.scenarios[$0].name } == chosen }
+        }
     }
 
     /// Stores a value for `param`; it persists. Throws for a param the rules do not declare

@@ -75,7 +75,7 @@ extension RuleEngine {
     /// every change (under the engine's lock); returns the observer's id.
     func addStatusObserver(for scenario: Scenario, _ deliver: @escaping @Sendable (Bool, Explanation) -> Void) -> Int {
         locked { core in
-            let index = core.rules.scenarioIndex[scenario.name]
+            let index = core.rules.scenarioIndex[scenario.name] ?? core.rules.formerScenarios[scenario.name]
             var observer = Observer(name: scenario.name, index: index, sink: .status(deliver), last: false)
             let value = index.map { core.passes($0, now: core.now()) } ?? false
             let explanation = core.explanation(observer)

@@ -99,6 +99,8 @@ extension EngineCore {
     @inline(__always)
     mutating func scenario(named name: String) -> Int? {
         if let index = scenarioIndex[name] { return index }
+        // A former name (`was`): the app's code, built against older rules, still calls it.
+        if let index = rules.formerScenarios[name] { return index }
         noteUnknownScenario(name)
         return nil
     }
@@ -168,7 +170,7 @@ extension EngineCore {
         next.nextObserverID = nextObserverID
         for (id, observer) in observers {
             var moved = observer
-            moved.index = rules.scenarioIndex[observer.name]
+            moved.index = rules.scenarioIndex[observer.name] ?? rules.formerScenarios[observer.name]
             next.observers[id] = moved
         }
         let changes = moves + next.activate(active(Date(timeIntervalSince1970: next.now())))

@@ -14,7 +14,9 @@ extension EngineState {
     /// from them.
     mutating func moveRenamed(_ rules: CompiledRules) -> [StoreChange] {
         var moves = rules.program.renames.map {
-            Move(kind: $0.kind, name: $0.name.text, formers: $0.formerNames.map(\.text), countsOwnStream: $0.countsOwnStream)
+            Move(
+                kind: $0.kind, name: $0.name.text, formers: $0.formerNames.map(\.text),
+                countsOwnStream: $0.countsOwnStream)
         }
         moves += movesBack(rules)
         if moves.isEmpty { return [] }

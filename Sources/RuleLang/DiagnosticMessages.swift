@@ -105,6 +105,10 @@ enum Message {
             .languageVersion,
             "this file needs rules language \(version); apps reading language \(target) cannot load it")
     }
+    static let languageLineNotFirst = DiagnosticMessage(
+        .languageVersion,
+        "a '# language' line declares the version only as the first line of the file; "
+            + "this one is a comment: move it to line 1")
     static func constructNeedsLanguage(_ construct: String, _ version: LanguageVersion, declared: LanguageVersion)
         -> DiagnosticMessage
     {

@@ -79,20 +79,21 @@ enum VersionAndRenameChecks {
                         at: SourceSpan(file.source, language.range)))
             }
             let declared = file.languageVersion
-            // The first construct newer than the file declares, with where it is.
-            var newer: [(Construct, SourceRange)] = []
-            if let first = renames.first(where: { $0.file.path == file.source.path })?.formerNames.first {
-                newer.append((.was, first.range))
+            // Every construct newer than the file declares, each where it is.
+            var newer: [(what: String, version: LanguageVersion, range: SourceRange)] = []
+            for rename in renames where rename.file.path == file.source.path {
+                if let first = rename.formerNames.first { newer.append(("'was'", Construct.was.version, first.range)) }
             }
             // A file declaring 1.1 (the newest version's constructs) needs no search.
             if declared < LanguageVersion.current {
-                if let gaps = firstGrowingBetween(file) { newer.append((.growingBetween, gaps)) }
-                if let days = firstDayCount(file) { newer.append((.days, days)) }
+                for range in allGrowingBetweens(file) {
+                    newer.append((Construct.growingBetween.rawValue, Construct.growingBetween.version, range))
+                }
+                for (what, range) in allDayCounts(file) { newer.append((what, Construct.days.version, range)) }
             }
-            if let (construct, range) = newer.filter({ declared < $0.0.version }).min(by: {
-                $0.1.lowerBound < $1.1.lowerBound
+            for (what, version, range) in newer.filter({ declared < $0.version }).sorted(by: {
+                $0.range.lowerBound < $1.range.lowerBound
             }) {
-                let version = construct.version
                 let fix =
                     file.language.map { FixIt(range: $0.range, replacement: "# language \(version)") }
                     ?? FixIt(
@@ -100,8 +101,12 @@ enum VersionAndRenameChecks {
                         replacement: "# language \(version)\n")
                 diagnostics.append(
                     Diagnostic(
-                        Message.constructNeedsLanguage(construct.rawValue, version, declared: declared), .error,
+                        Message.constructNeedsLanguage(what, version, declared: declared), .error,
                         at: SourceSpan(file.source, range), fixIts: [fix]))
+            }
+            for range in lateLanguageLines(file.source) {
+                diagnostics.append(
+                    Diagnostic(Message.languageLineNotFirst, .warning, at: SourceSpan(file.source, range)))
             }
         }
         if renames.isEmpty { return diagnostics }
@@ -149,30 +154,58 @@ enum VersionAndRenameChecks {
     }
 
     /// The range of the first `between` with several gaps in `file`, if any.
-    static func firstGrowingBetween(_ file: RuleFile) -> SourceRange? {
-        file.firstInClauses { clause in
-            if case .growingBetween = clause.kind { return clause.range }
-            return nil
+    /// Every `between` with several gaps in `file`.
+    static func allGrowingBetweens(_ file: RuleFile) -> [SourceRange] {
+        file.allInClauses { clause in
+            if case .growingBetween = clause.kind { return [clause.range] }
+            return []
         }
     }
 
-    /// The range of the first `min_days` clause or `active_days` call in `file`, if any.
-    static func firstDayCount(_ file: RuleFile) -> SourceRange? {
-        func call(in expr: Expr) -> SourceRange? {
+    /// Every `min_days` clause and `active_days` call in `file`, each with its name quoted.
+    static func allDayCounts(_ file: RuleFile) -> [(String, SourceRange)] {
+        func calls(in expr: Expr) -> [(String, SourceRange)] {
             switch expr.kind {
-            case .call(let function, _, _) where function.text == BuiltinFunction.activeDays.name: return expr.range
-            case .unary(_, let x), .parenthesized(let x): return call(in: x)
-            case .binary(_, let x, let y): return call(in: x) ?? call(in: y)
-            default: return nil
+            case .call(let function, _, _) where function.text == BuiltinFunction.activeDays.name:
+                return [("'active_days'", expr.range)]
+            case .unary(_, let x), .parenthesized(let x): return calls(in: x)
+            case .binary(_, let x, let y): return calls(in: x) + calls(in: y)
+            default: return []
             }
         }
-        return file.firstInClauses { clause in
+        return file.allInClauses { clause in
             switch clause.kind {
-            case .minDays: return clause.range
-            case .when(let expr): return call(in: expr)
-            default: return nil
+            case .minDays: return [("'min_days'", clause.range)]
+            case .when(let expr): return calls(in: expr)
+            default: return []
             }
         }
+    }
+
+    /// The `# language` comment lines of `file` after its first line: they declare nothing.
+    static func lateLanguageLines(_ file: SourceFile) -> [SourceRange] {
+        let bytes = file.bytes
+        var ranges: [SourceRange] = []
+        var start = file.contentStart
+        var first = true
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            if !first {
+                var at = start
+                while at < end && (bytes[at] == UInt8(ascii: " ") || bytes[at] == UInt8(ascii: "\t")) { at += 1 }
+                let line = String(decoding: bytes[at..<end], as: UTF8.self)
+                if line.hasPrefix("#"),
+                    line.dropFirst().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first
+                        == "language"
+                {
+                    ranges.append(at..<end)
+                }
+            }
+            first = false
+            start = end + 1
+        }
+        return ranges
     }
 
     /// The names from `start` through former names to `goal` (both included), if there is a way.
@@ -200,6 +233,21 @@ enum VersionAndRenameChecks {
 extension RuleFile {
     /// The first range `find` gives for a clause of this file, in source order (each scenario's
     /// clauses, each group's and its members'), read in place: no list of bodies is made.
+    /// What `find` gives for every clause, in order.
+    func allInClauses<T>(_ find: (Clause) -> [T]) -> [T] {
+        var found: [T] = []
+        for declaration in declarations {
+            switch declaration {
+            case .scenario(let scenario): for clause in scenario.clauses { found += find(clause) }
+            case .group(let group):
+                for clause in group.clauses { found += find(clause) }
+                for member in group.members { for clause in member.clauses { found += find(clause) } }
+            case .param, .event: continue
+            }
+        }
+        return found
+    }
+
     func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
         func search(_ clauses: [Clause]) -> SourceRange? {
             for clause in clauses { if let found = find(clause) { return found } }

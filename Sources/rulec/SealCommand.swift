@@ -10,8 +10,10 @@ enum SealCommand {
         about: """
             Checks FILE and prints it with a seal as its last line,
             '# sealed crc32=XXXXXXXX bytes=N' (the CRC-32 and the length of every byte before
-            it; an existing seal is replaced). RuleDelivery refuses a delivered file without a
-            matching seal: a download cut short or damaged in transit never becomes the rules.
+            it). Every existing seal line is removed, wherever it is (a sealed file edited
+            since), so the result has exactly one. RuleDelivery refuses a delivered file without
+            a matching seal, or with more than one seal line: a download cut short or damaged in
+            transit never becomes the rules.
             """,
         options: [
             .init("--write", help: "rewrite FILE instead of printing")

@@ -139,6 +139,24 @@ final class DeliveryTests: XCTestCase {
         XCTAssertEqual(RuleCompiler.check([SourceFile(path: "s", bytes: once)]).diagnostics.count, 0, "a comment")
     }
 
+    /// A delivered file with two seal lines is refused, naming them: an older seal left in the
+    /// middle (a sealed file edited and sealed by hand) would let a download cut right after it
+    /// pass as the older rules.
+    func testMoreThanOneSealLineIsRefused() throws {
+        let older = RuleDelivery.seal(Array("scenario A < min_events 1 >\n".utf8))
+        var twice = older + Array("scenario B < min_events 2 >\n".utf8)
+        let body = twice
+        twice += Array("# sealed crc32=\(CRC32.hex(of: [body[...]])) bytes=\(body.count)\n".utf8)
+        XCTAssertThrowsError(try RuleDelivery.verifySeal(twice)) {
+            XCTAssertTrue("\($0)".contains("2 seal lines (lines 2, 4)"), "\($0)")
+        }
+        XCTAssertThrowsError(try delivery(folder()).stage(Data(twice)))
+        // Sealing it again leaves one, last, which passes.
+        let resealed = RuleDelivery.seal(twice)
+        XCTAssertEqual(RuleDelivery.sealLines(resealed), [3])
+        XCTAssertNoThrow(try RuleDelivery.verifySeal(resealed))
+    }
+
     /// A process killed at any moment while staging leaves the old staged file or the new one, whole.
     func testKillsWhileStagingLeaveAWholeFile() throws {
         let directory = folder()

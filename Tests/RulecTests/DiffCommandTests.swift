@@ -153,4 +153,22 @@ final class SealCommandTests: XCTestCase {
         XCTAssertEqual(try RulecBinary.run(["seal", "--writ", file]).status, 64)
         XCTAssertEqual(try RulecBinary.run(["seal"]).status, 64)
     }
+
+    /// A sealed file edited (lines added after its seal) and sealed again has exactly one seal
+    /// line, its last: a download cut right after the old seal would otherwise pass as the
+    /// older rules.
+    func testSealingAnEditedSealedFileLeavesOneSeal() throws {
+        let dir = scratchFolder("diff")
+        let file = dir.appendingPathComponent("v3.rules").path
+        try "scenario A < min_events 1 >\n".write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try RulecBinary.run(["seal", "--write", file]).status, 0)
+        let once = try String(contentsOfFile: file, encoding: .utf8)
+        try (once + "scenario B < min_events 2 >\n").write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try RulecBinary.run(["seal", "--write", file]).status, 0)
+        let twice = try String(contentsOfFile: file, encoding: .utf8)
+        let lines = twice.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("# sealed ") }.count, 1, twice)
+        XCTAssertTrue(lines.last?.hasPrefix("# sealed ") == true, twice)
+        XCTAssertEqual(Array(lines.dropLast()), ["scenario A < min_events 1 >", "scenario B < min_events 2 >"])
+    }
 }

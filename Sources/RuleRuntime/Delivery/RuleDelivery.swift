@@ -138,9 +138,11 @@ public final class RuleDelivery: @unchecked Sendable {
 
     // MARK: - Sealing
 
-    /// `bytes` with a seal as its last line (an existing seal is replaced).
+    /// `bytes` with a seal as its last line: every existing seal line is removed, wherever it
+    /// is (a file edited after it was sealed has its old seal in the middle), so the result has
+    /// exactly one.
     public static func seal(_ bytes: [UInt8]) -> [UInt8] {
-        var body = unsealed(bytes) ?? bytes
+        var body = withoutSeals(bytes)
         if let last = body.last, last != UInt8(ascii: "\n") { body.append(UInt8(ascii: "\n")) }
         let line = "# sealed crc32=\(CRC32.hex(of: [body[...]])) bytes=\(body.count)\n"
         return body + Array(line.utf8)
@@ -156,11 +158,50 @@ public final class RuleDelivery: @unchecked Sendable {
         return line.hasPrefix("# sealed ") ? Array(bytes[0..<start]) : nil
     }
 
-    /// Checks the seal; throws ``Refusal/incomplete(_:)``.
+    /// `bytes` without any line starting `# sealed `.
+    static func withoutSeals(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            if end < bytes.count { end += 1 }
+            if !bytes[start..<end].starts(with: sealPrefix) { result += bytes[start..<end] }
+            start = end
+        }
+        return result
+    }
+
+    private static let sealPrefix = Array("# sealed ".utf8)
+
+    /// The 1-based line numbers of the seal lines in `bytes`.
+    static func sealLines(_ bytes: [UInt8]) -> [Int] {
+        var lines: [Int] = []
+        var line = 1
+        var start = 0
+        while start < bytes.count {
+            if bytes[start...].starts(with: sealPrefix) { lines.append(line) }
+            guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }
+            start = newline + 1
+            line += 1
+        }
+        return lines
+    }
+
+    /// Checks the seal; throws ``Refusal/incomplete(_:)``. A file with more than one seal line
+    /// is refused: a download cut right after an older seal left in the middle would pass as
+    /// the older rules.
     static func verifySeal(_ bytes: [UInt8]) throws {
         guard let body = unsealed(bytes) else {
             throw Refusal.incomplete(
                 "no '# sealed crc32=... bytes=...' last line (cut short, or not sealed with 'rulec seal')")
+        }
+        let seals = sealLines(bytes)
+        if seals.count > 1 {
+            throw Refusal.incomplete(
+                "\(seals.count) seal lines (lines \(seals.map(String.init).joined(separator: ", "))); "
+                    + "a file has exactly one, its last line: seal it again with 'rulec seal --write'")
         }
         let line = String(decoding: bytes[body.count...], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let expected = "# sealed crc32=\(CRC32.hex(of: [body[...]])) bytes=\(body.count)"

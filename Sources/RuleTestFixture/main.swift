@@ -22,6 +22,9 @@ import RuleRuntime
 //   rule-test-fixture shared-trigger STATE N
 //       opens STATE shared; N times: trigger 'x', tryToExecute 'Budget'; prints "done E"
 //       (E: executions granted here), waits for a line on standard input, prints count('x')
+//   rule-test-fixture fetch URL LIMIT
+//       fetches URL through a RuleDelivery of maximumSize LIMIT (in a folder of its own);
+//       prints what happened and how much its peak memory grew, in bytes
 //   rule-test-fixture fault-writer STATE [exclusive]
 //       opens STATE shared (or exclusive) (small compaction threshold), prints "ready"; then per input line:
 //       `t N` triggers 'x' N times and prints "acked A" (its triggers acknowledged so far: no
@@ -129,6 +132,38 @@ func sharedTrigger(_ path: String, _ count: Int) -> Never {
     } catch {
         fail("\(error)")
     }
+}
+
+/// `VmRSS` or `VmHWM` of this process, in bytes (Linux; 0 elsewhere).
+func memoryFigure(_ field: String) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+    return 0
+}
+
+/// Fetches URL through a RuleDelivery with a limit of LIMIT bytes; prints what happened and how
+/// much the process's peak memory grew over what it held before the fetch, in bytes.
+func fetchBounded(_ address: String, limit: Int) -> Never {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetch-\(getpid())")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let delivery = RuleDelivery(directory: directory, bundled: [], maximumSize: limit)
+    let done = DispatchSemaphore(value: 0)
+    let before = memoryFigure("VmRSS")
+    nonisolated(unsafe) var outcome = ""
+    Task {
+        do {
+            outcome = "fetched: \(try await delivery.fetch(from: URL(string: address)!))"
+        } catch {
+            outcome = "refused: \(error)"
+        }
+        done.signal()
+    }
+    done.wait()
+    say("\(outcome); memory grew by \(memoryFigure("VmHWM") - before)")
+    try? FileManager.default.removeItem(at: directory)
+    exit(0)
 }
 
 /// Errors a store reported: fault reports (the file written again) apart from failed calls.
@@ -408,6 +443,8 @@ case ("shared-trigger", 3):
     sharedTrigger(arguments[1], Int(arguments[2]) ?? 0)
 case ("shared-loop", 2):
     sharedLoop(arguments[1])
+case ("fetch", 3):
+    fetchBounded(arguments[1], limit: Int(arguments[2]) ?? 0)
 case ("fault-writer", 2):
     faultWriter(arguments[1], shared: true)
 case ("fault-writer", 3) where arguments[2] == "exclusive":

@@ -177,9 +177,11 @@ final class DeliveryTests: XCTestCase {
         let subject = delivery(directory)
         let body = sealed(nextText)
         let server = try LoopbackServer { request in
-            if request.contains("/cut") { return (200, ["ETag": "\"v3\""], body.prefix(body.count - 10)) }
-            if request.lowercased().contains("if-none-match: \"v2\"") { return (304, [:], Data()) }
-            return (200, ["ETag": "\"v2\""], body)
+            if request.contains("/cut") {
+                return .init(status: 200, headers: ["ETag": "\"v3\""], body: [UInt8](body.prefix(body.count - 10)))
+            }
+            if request.lowercased().contains("if-none-match: \"v2\"") { return .init(status: 304) }
+            return .init(status: 200, headers: ["ETag": "\"v2\""], body: [UInt8](body))
         }
         defer { server.stop() }
         let url = URL(string: "http://127.0.0.1:\(server.port)/rules")!
@@ -194,71 +196,6 @@ final class DeliveryTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("incomplete"), "\(error)")
         }
         XCTAssertEqual(subject.stagedVersion, "\"v2\"", "the last good rules stay staged")
-        XCTAssertEqual(server.requests.count, 3)
-    }
-}
-
-/// A one-thread HTTP/1.1 server on 127.0.0.1 (a port the system picks), one response per connection.
-final class LoopbackServer: @unchecked Sendable {
-    let port: UInt16
-    private let socket: Int32
-    private let lock = NSLock()
-    private var seen: [String] = []
-    var requests: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return seen
-    }
-
-    init(_ respond: @escaping @Sendable (String) -> (Int, [String: String], Data)) throws {
-        #if canImport(Glibc)
-            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = socket
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, length) }
-        }
-        guard bound == 0, listen(listening, 8) == 0 else { throw NSError(domain: "server", code: Int(errno)) }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-        let listener = socket
-        Thread.detachNewThread { [weak self] in
-            while true {
-                let connection = accept(listener, nil, nil)
-                if connection < 0 { return }
-                var request = [UInt8]()
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while !request.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {
-                    let n = read(connection, &buffer, buffer.count)
-                    if n <= 0 { break }
-                    request += buffer[0..<n]
-                }
-                let text = String(decoding: request, as: UTF8.self)
-                self?.lock.lock()
-                self?.seen.append(text)
-                self?.lock.unlock()
-                let (status, headers, body) = respond(text)
-                var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Not Modified")\r\n"
-                for (name, value) in headers { head += "\(name): \(value)\r\n" }
-                head += "Content-Length: \(status == 304 ? 0 : body.count)\r\nConnection: close\r\n\r\n"
-                let out = Array(head.utf8) + (status == 304 ? [] : [UInt8](body))
-                _ = out.withUnsafeBytes { write(connection, $0.baseAddress!, out.count) }
-                close(connection)
-            }
-        }
-    }
-
-    func stop() {
-        shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
+        XCTAssertEqual(server.requestHeaders.count, 3)
     }
 }

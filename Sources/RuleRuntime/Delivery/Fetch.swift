@@ -15,40 +15,138 @@ extension RuleDelivery {
 
     /// The `ETag` of the staged rules, when the staged file is the one it was given with.
     public var stagedVersion: String? {
-        FileManager.default.contents(atPath: stagedURL.path).flatMap { stagedVersion(of: [UInt8]($0)) }
+        guard case .success(let bytes?) = readStaged() else { return nil }
+        return stagedVersion(of: bytes)
     }
 
     /// Fetches `url` with a conditional GET (`If-None-Match` with the staged rules' `ETag`):
     /// a 304 changes nothing; a 200's body is checked and staged as ``stage(_:version:activatingIn:)``
     /// does, with the response's `ETag` as its version. Fetching and activating are separate
     /// steps: without `engine`, the rules become active at the next launch. Throws ``Refusal``.
-    public func fetch(from url: URL, session: URLSession = .shared, activatingIn engine: RuleEngine? = nil)
-        async throws -> FetchResult
-    {
+    ///
+    /// The response is read only up to ``maximumSize``: a longer body (or a `Content-Length`
+    /// over it) is refused as soon as it is seen, so memory stays within about the limit.
+    /// A redirect to another host is refused unless `redirectsToOtherHosts` allows it: the
+    /// rules would then come from wherever that host points, and only the app's integrity
+    /// check (``integrityCheck``), not the seal, tells who wrote them. A 304 when no rules are
+    /// staged (the request named no `ETag`) is an error, not ``FetchResult/notModified``.
+    /// `session`'s configuration is used for the request.
+    public func fetch(
+        from url: URL, session: URLSession = .shared, redirectsToOtherHosts: Bool = false,
+        activatingIn engine: RuleEngine? = nil
+    ) async throws -> FetchResult {
         var request = URLRequest(url: url)
         request.cachePolicy = .reloadIgnoringLocalCacheData
-        if let etag = stagedVersion { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-        let (data, response): (Data, URLResponse) = try await withCheckedThrowingContinuation { continuation in
-            session.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(throwing: Refusal.fetchFailed(error.localizedDescription))
-                } else if let response {
-                    continuation.resume(returning: (data ?? Data(), response))
-                } else {
-                    continuation.resume(throwing: Refusal.fetchFailed("no response"))
-                }
-            }.resume()
-        }
-        guard let http = response as? HTTPURLResponse else { throw Refusal.fetchFailed("not an HTTP response") }
+        let staged = stagedVersion
+        if let staged { request.setValue(staged, forHTTPHeaderField: "If-None-Match") }
+        let receiver = BoundedReceiver(limit: maximumSize, host: url.host, redirectsToOtherHosts: redirectsToOtherHosts)
+        let bounded = URLSession(configuration: session.configuration, delegate: receiver, delegateQueue: nil)
+        defer { bounded.finishTasksAndInvalidate() }
+        let (data, http) = try await receiver.run(request, in: bounded)
         switch http.statusCode {
         case 304:
+            guard staged != nil else {
+                throw Refusal.fetchFailed(
+                    "HTTP status 304 (not modified), but no rules are staged and the request named no 'ETag'")
+            }
             return .notModified
         case 200:
             let etag = http.value(forHTTPHeaderField: "ETag")
             try stage(data, version: etag, activatingIn: engine)
             return .staged(version: etag)
         default:
+            if let refused = receiver.refusedRedirect {
+                throw Refusal.fetchFailed(
+                    "a redirect to another host ('\(refused)') was refused; pass redirectsToOtherHosts: true to follow it"
+                )
+            }
             throw Refusal.fetchFailed("HTTP status \(http.statusCode)")
+        }
+    }
+}
+
+/// The delegate of one fetch: keeps the body up to the limit and cancels past it, and follows
+/// redirects to the same host only (unless allowed).
+final class BoundedReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let limit: Int
+    private let host: String?
+    private let redirectsToOtherHosts: Bool
+    private let lock = NSLock()
+    private var body = Data()
+    private var tooLarge: Int?
+    private var redirect: String?
+    private var continuation: CheckedContinuation<(Data, HTTPURLResponse), Error>?
+
+    init(limit: Int, host: String?, redirectsToOtherHosts: Bool) {
+        self.limit = limit
+        self.host = host
+        self.redirectsToOtherHosts = redirectsToOtherHosts
+    }
+
+    /// The host of a redirect that was not followed.
+    var refusedRedirect: String? { lock.withLock { redirect } }
+
+    func run(_ request: URLRequest, in session: URLSession) async throws -> (Data, HTTPURLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.withLock { self.continuation = continuation }
+            session.dataTask(with: request).resume()
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        let expected = response.expectedContentLength
+        if expected > Int64(limit) {
+            lock.withLock { tooLarge = Int(clamping: expected) }
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let over: Bool = lock.withLock {
+            if tooLarge != nil { return true }
+            if body.count + data.count > limit {
+                tooLarge = body.count + data.count
+                return true
+            }
+            body.append(data)
+            return false
+        }
+        if over { dataTask.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        let target = request.url?.host
+        if redirectsToOtherHosts || target?.lowercased() == host?.lowercased() {
+            completionHandler(request)
+        } else {
+            lock.withLock { redirect = target ?? request.url?.absoluteString ?? "?" }
+            completionHandler(nil)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        let (continuation, body, tooLarge) = lock.withLock {
+            let taken = self.continuation
+            self.continuation = nil
+            return (taken, self.body, self.tooLarge)
+        }
+        guard let continuation else { return }
+        if let tooLarge {
+            continuation.resume(throwing: RuleDelivery.Refusal.tooLarge(size: tooLarge, limit: limit))
+        } else if let error {
+            continuation.resume(throwing: RuleDelivery.Refusal.fetchFailed(error.localizedDescription))
+        } else if let http = task.response as? HTTPURLResponse {
+            continuation.resume(returning: (body, http))
+        } else {
+            continuation.resume(throwing: RuleDelivery.Refusal.fetchFailed("not an HTTP response"))
         }
     }
 }

@@ -296,12 +296,65 @@ public final class RuleDelivery: @unchecked Sendable {
     public func stage(_ data: Data, version: String? = nil, activatingIn engine: RuleEngine? = nil) throws {
         let (source, result) = try checked(data)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        // The version first: it names the digest it belongs to, so a kill between the two writes
-        // leaves a version that no longer matches the staged file (and is not shown), never a wrong one.
-        try RuleDelivery.writeDurably(
-            Array("\(RuleDelivery.digest(source.bytes)) \(version ?? "")".utf8), to: versionURL)
-        try RuleDelivery.writeDurably(source.bytes, to: stagedURL)
+        // Stagings at once (threads, processes) take turns: each writes its pair whole, and the
+        // last to finish is the one staged.
+        try RuleDelivery.stagingLock.withLock {
+            let lockFile = open(
+                directory.appendingPathComponent("delivered.lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard lockFile >= 0 else { throw Refusal.io("open 'delivered.lock': errno \(errno)") }
+            defer { close(lockFile) }
+            while flock(lockFile, LOCK_EX) != 0 {
+                guard errno == EINTR else { throw Refusal.io("lock 'delivered.lock': errno \(errno)") }
+            }
+            // Anything but a regular file where the staged file goes (a directory left by
+            // something else) is removed: it would block every staging.
+            for url in [versionURL, stagedURL] { try RuleDelivery.clearNonFile(at: url) }
+            // The version first: it names the digest it belongs to, so a kill between the two
+            // writes leaves a version that no longer matches the staged file (and is not
+            // shown), never a wrong one.
+            try RuleDelivery.writeDurably(
+                Array("\(RuleDelivery.digest(source.bytes)) \(version ?? "")".utf8), to: versionURL)
+            try RuleDelivery.writeDurably(source.bytes, to: stagedURL)
+        }
         if let engine { try engine.replaceRules(checked: result, origin: .delivered, version: version) }
+    }
+
+    /// Orders the stagings of this process (`flock` orders processes; a lock file's `flock` is
+    /// per open file, so two threads need this too).
+    static let stagingLock = NSLock()
+
+    /// Removes what is at `url` when it is not a regular file (a directory, a FIFO, a link).
+    static func clearNonFile(at url: URL) throws {
+        var info = stat()
+        guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return }
+        do {
+            try FileManager.default.removeItem(atPath: url.path)
+        } catch {
+            throw Refusal.io("'\(url.path)' is not a regular file and cannot be removed: \(error)")
+        }
+    }
+
+    /// The staged file's bytes: nil when there is none; a failure (with why) when something
+    /// else is there, or it is over ``maximumSize`` (never read then).
+    func readStaged() -> Result<[UInt8]?, Refusal> {
+        var info = stat()
+        guard stat(stagedURL.path, &info) == 0 else {
+            return errno == ENOENT ? .success(nil) : .failure(.io("stat 'delivered.rules': errno \(errno)"))
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            return .failure(.io("'\(stagedURL.path)' is not a regular file"))
+        }
+        guard Int(info.st_size) <= maximumSize else {
+            return .failure(.tooLarge(size: Int(info.st_size), limit: maximumSize))
+        }
+        let descriptor = open(stagedURL.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return .failure(.io("open 'delivered.rules': errno \(errno)")) }
+        defer { close(descriptor) }
+        // At most one byte over the limit is read: a file that grew meanwhile is refused too.
+        guard let bytes = try? FileStore.read(descriptor, from: 0, count: maximumSize + 1, path: stagedURL.path)
+        else { return .failure(.io("read 'delivered.rules': errno \(errno)")) }
+        guard bytes.count <= maximumSize else { return .failure(.tooLarge(size: bytes.count, limit: maximumSize)) }
+        return .success(bytes)
     }
 
     /// The digest `delivered.version` names its rules by.
@@ -310,16 +363,29 @@ public final class RuleDelivery: @unchecked Sendable {
     /// The version `delivered.version` gives for the staged rules `bytes`: nil when it names
     /// other rules (a kill between the two writes of a staging), or none.
     func stagedVersion(of bytes: [UInt8]) -> String? {
-        guard let data = FileManager.default.contents(atPath: versionURL.path) else { return nil }
+        // A regular file of a line, read without blocking (never a FIFO or a device).
+        var info = stat()
+        guard stat(versionURL.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4096 else {
+            return nil
+        }
+        let descriptor = open(versionURL.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard let data = try? FileStore.read(descriptor, from: 0, count: 4096, path: versionURL.path) else {
+            return nil
+        }
         let text = String(decoding: data, as: UTF8.self)
         guard let space = text.firstIndex(of: " "), text[..<space] == RuleDelivery.digest(bytes) else { return nil }
         let version = String(text[text.index(after: space)...])
         return version.isEmpty ? nil : version
     }
 
+    static let temporaryNames = Counter()
+
     /// Writes `bytes` to `url` through a synced temporary file and a rename, then syncs the folder.
     static func writeDurably(_ bytes: [UInt8], to url: URL) throws {
-        let temporary = url.path + ".tmp"
+        // A name of its own: stagings in other processes write beside it.
+        let temporary = url.path + ".tmp-\(getpid())-\(temporaryNames.next())"
         let system = FileSystemCalls.live
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Refusal.io("open '\(temporary)': errno \(errno)") }
@@ -357,7 +423,14 @@ public final class RuleDelivery: @unchecked Sendable {
             problem = why
             lock.unlock()
         }
-        guard let data = FileManager.default.contents(atPath: stagedURL.path) else { return (nil, nil) }
+        let data: Data
+        switch readStaged() {
+        case .success(nil): return (nil, nil)
+        case .success(let bytes?): data = Data(bytes)
+        case .failure(let refusal):
+            why = "the staged rules were not used: \(refusal); running the bundled rules"
+            return (nil, nil)
+        }
         do {
             let checked = try checked(data)
             return (checked, stagedVersion(of: checked.source.bytes))

@@ -1,0 +1,153 @@
+import Foundation
+import RuleLang
+import TestSupport
+import XCTest
+
+@testable import RuleRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Delivery bounded by its own limit, and bad input at its edges: each refused with a clear
+/// reason, losing no state.
+final class DeliveryBoundsTests: XCTestCase {
+    let rules = "scenario Ask < min_events 3 >\n"
+
+    func delivery(_ directory: URL, limit: Int = 512 * 1024) -> RuleDelivery {
+        RuleDelivery(
+            directory: directory, bundled: [SourceFile(path: "app.rules", text: rules)], maximumSize: limit)
+    }
+
+    func sealed(_ text: String) -> [UInt8] { RuleDelivery.seal(Array(text.utf8)) }
+
+    /// 512 MiB against a limit of 512 KiB, with and without a `Content-Length`: refused as too
+    /// large, the body kept to about the limit, and the transfer stopped before its end. With a
+    /// `Content-Length` the fetch stops at the headers, and the child process's memory grows by
+    /// far less than the body (15-28 MB here: the URL session's own); without one, Linux's
+    /// URL session may have buffered more by the time the cancel takes effect (once 404 MB in
+    /// a dozen runs), which is why no bound on memory is asserted there.
+    func testAFetchStopsReadingPastTheLimit() throws {
+        for sayLength in [true, false] {
+            let server = try LoopbackServer { _ in .init(status: 200, streamed: 512 << 20, sayLength: sayLength) }
+            defer { server.stop() }
+            let child = try FixtureProcess(["fetch", server.url.absoluteString, "\(512 * 1024)"])
+            let said = child.readToEnd()
+            print("512 MiB body, Content-Length \(sayLength ? "given" : "absent"): \(said)")
+            XCTAssertTrue(said.hasPrefix("refused: the rules are "), said)
+            XCTAssertTrue(said.contains("over the limit of 524288"), said)
+            let growth =
+                Int(said.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? -1
+            XCTAssertGreaterThanOrEqual(growth, 0, said)
+            if sayLength {
+                XCTAssertTrue(said.contains("the rules are 536870912 bytes"), said)
+                XCTAssertLessThan(growth, 64 << 20, "memory grew by \(growth) bytes: \(said)")
+            } else {
+                let kept = Int(said.split(separator: " ")[4]) ?? .max
+                XCTAssertLessThan(kept, 2 * 524288, "the body kept: \(said)")
+            }
+            XCTAssertLessThan(server.bodyBytesSent, 512 << 20, "the body was read to its end")
+        }
+    }
+
+    func testA304WithNothingStagedIsAnError() async throws {
+        let server = try LoopbackServer { _ in .init(status: 304) }
+        defer { server.stop() }
+        let subject = delivery(scratchFolder("bounds"))
+        do {
+            _ = try await subject.fetch(from: server.url)
+            XCTFail("a 304 with nothing staged was taken as not modified")
+        } catch {
+            XCTAssertTrue("\(error)".contains("no rules are staged"), "\(error)")
+        }
+        XCTAssertFalse(server.requestHeaders.first?.lowercased().contains("if-none-match") ?? true)
+    }
+
+    /// A redirect to another host is refused unless allowed; one to the same host is followed.
+    func testRedirectsToAnotherHostAreRefusedUnlessAllowed() async throws {
+        let body = sealed(rules)
+        let target = try LoopbackServer { _ in .init(status: 200, headers: ["ETag": "\"v9\""], body: body) }
+        defer { target.stop() }
+        let other = "http://localhost:\(target.port)/rules"
+        let server = try LoopbackServer { _ in .init(status: 302, headers: ["Location": other]) }
+        defer { server.stop() }
+        let subject = delivery(scratchFolder("bounds"))
+        do {
+            _ = try await subject.fetch(from: server.url)
+            XCTFail("a redirect to another host was followed")
+        } catch {
+            XCTAssertTrue("\(error)".contains("a redirect to another host ('localhost') was refused"), "\(error)")
+        }
+        XCTAssertNil(subject.stagedVersion)
+        let result = try await subject.fetch(from: server.url, redirectsToOtherHosts: true)
+        XCTAssertEqual(result, .staged(version: "\"v9\""))
+    }
+
+    /// A directory, a FIFO or a link to a device at the staged path: the bundled rules run,
+    /// `lastProblem` names it, nothing hangs, and the next staging replaces it.
+    func testSomethingElseAtTheStagedPathFallsBackAndNeverBlocksStaging() throws {
+        for kind in ["directory", "fifo", "device"] {
+            let directory = scratchFolder("bounds")
+            let subject = delivery(directory)
+            switch kind {
+            case "directory":
+                try FileManager.default.createDirectory(at: subject.stagedURL, withIntermediateDirectories: true)
+            case "fifo": XCTAssertEqual(mkfifo(subject.stagedURL.path, 0o644), 0)
+            default:
+                try FileManager.default.createSymbolicLink(
+                    atPath: subject.stagedURL.path, withDestinationPath: "/dev/zero")
+            }
+            let engine = try subject.makeEngine(store: InMemoryStore(), clock: ManualClock())
+            XCTAssertEqual(engine.activeRules?.origin, .bundled, kind)
+            XCTAssertTrue(
+                subject.lastProblem?.contains("is not a regular file") == true,
+                "\(kind): \(subject.lastProblem ?? "nil")")
+            XCTAssertNil(subject.stagedVersion)
+            XCTAssertNoThrow(try subject.stage(Data(sealed("scenario Ask < min_events 2 >\n")), version: "v2"), kind)
+            XCTAssertEqual(try subject.makeEngine(store: InMemoryStore()).activeRules?.origin, .delivered, kind)
+            XCTAssertEqual(subject.stagedVersion, "v2", kind)
+        }
+    }
+
+    /// A staged file over the limit (put there by something else) is refused unread.
+    func testAStagedFileOverTheLimitIsNotRead() throws {
+        let directory = scratchFolder("bounds")
+        let subject = delivery(directory, limit: 1024)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(repeating: 0x23, count: 300 << 20).write(to: subject.stagedURL)
+        let engine = try subject.makeEngine(store: InMemoryStore())
+        XCTAssertEqual(engine.activeRules?.origin, .bundled)
+        XCTAssertTrue(
+            subject.lastProblem?.contains("the rules are 314572800 bytes, over the limit of 1024") == true,
+            subject.lastProblem ?? "nil")
+    }
+
+    /// Stagings at once from several threads: every one succeeds, and the file left is whole,
+    /// with its own version.
+    func testConcurrentStagingsUseTheirOwnTemporaryFiles() throws {
+        let directory = scratchFolder("bounds")
+        let subject = delivery(directory)
+        let files = (0..<2).map { Data(sealed("scenario Ask < min_events \($0 + 5) >\n")) }
+        let failures = ErrorCount()
+        DispatchQueue.concurrentPerform(iterations: 200) { k in
+            do { try subject.stage(files[k % 2], version: "v\(k % 2)") } catch { failures.add("\(error)") }
+        }
+        XCTAssertEqual(failures.all, [])
+        let staged = try Data(contentsOf: subject.stagedURL)
+        let which = try XCTUnwrap(files.firstIndex(of: staged))
+        XCTAssertEqual(subject.stagedVersion, "v\(which)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains(".tmp")
+        }
+        XCTAssertEqual(leftovers, [])
+    }
+}
+
+final class ErrorCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [String] = []
+    func add(_ error: String) { lock.withLock { errors.append(error) } }
+    var all: [String] { lock.withLock { errors } }
+}

@@ -184,26 +184,26 @@ enum VersionAndRenameChecks {
 
     /// The `# language` comment lines of `file` after its first line: they declare nothing.
     static func lateLanguageLines(_ file: SourceFile) -> [SourceRange] {
-        let bytes = file.bytes
         var ranges: [SourceRange] = []
-        var start = file.contentStart
-        var first = true
-        while start < bytes.count {
-            var end = start
-            while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
-            if !first {
+        // Only a line whose first character (after blanks) is '#' is decoded: one pass over the
+        // bytes for the rest.
+        file.bytes.withUnsafeBufferPointer { bytes in
+            var start = file.contentStart
+            var first = true
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
                 var at = start
                 while at < end && (bytes[at] == UInt8(ascii: " ") || bytes[at] == UInt8(ascii: "\t")) { at += 1 }
-                let line = String(decoding: bytes[at..<end], as: UTF8.self)
-                if line.hasPrefix("#"),
-                    line.dropFirst().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first
-                        == "language"
-                {
-                    ranges.append(at..<end)
+                if !first && at < end && bytes[at] == UInt8(ascii: "#") {
+                    let line = String(decoding: UnsafeBufferPointer(rebasing: bytes[(at + 1)..<end]), as: UTF8.self)
+                    if line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).first == "language" {
+                        ranges.append(at..<end)
+                    }
                 }
+                first = false
+                start = end + 1
             }
-            first = false
-            start = end + 1
         }
         return ranges
     }

@@ -118,9 +118,12 @@ struct NameTable: Sendable {
     /// name is never removed).
     @discardableResult
     mutating func insert(_ name: String) -> Int {
-        let (entry, slot) = probe(Self.hash(name)) { $0 == name }
+        // The hash sees whether the name is ASCII on the way (then it is its own canonical form).
+        let (asciiHash, ascii) = Self.withBytes(of: name) { Self.hashAndASCII($0) }
+        let hash = ascii ? asciiHash : Self.hash(name)
+        let (entry, slot) = probe(hash) { $0 == name }
         if let entry { return entry }
-        entries.append(Self.canonical(name))
+        entries.append(ascii ? name : name.precomposedStringWithCanonicalMapping)
         slots[slot] = Int32(entries.count)
         if entries.count * 2 > slots.count { resize(to: slots.count * 2) }
         return entries.count - 1

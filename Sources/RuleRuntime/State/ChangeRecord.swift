@@ -161,9 +161,10 @@ final class ChangeRecord: ByteSink {
         let raw = UnsafeRawBufferPointer(bytes)
         // The record was written above: it reads back whole.
         _ = try? RecordFormat.forEachChange(in: raw, from: ChangeRecord.countOffset, to: length) { key, value in
+            // Keys the engine wrote, canonical already: not checked again on every call.
             changes.append(
                 StoreChange(
-                    key: String(decoding: UnsafeRawBufferPointer(rebasing: raw[key]), as: UTF8.self),
+                    storedKey: String(decoding: UnsafeRawBufferPointer(rebasing: raw[key]), as: UTF8.self),
                     value: value.map { [UInt8](UnsafeRawBufferPointer(rebasing: raw[$0])) }))
         }
         return changes

@@ -214,9 +214,12 @@ struct EngineState {
     private mutating func mergeSpellings(of stored: StoredEntries) throws {
         let bytes = stored.bytes
         var spellings: [String: [(key: String, value: Range<Int>)]] = [:]
-        for entry in stored.index.live where bytes[entry.key].contains(where: { $0 >= 0x80 }) {
-            let key = String(decoding: bytes[entry.key], as: UTF8.self)
-            spellings[NameTable.canonical(key), default: []].append((key, entry.value!))
+        bytes.withUnsafeBytes { raw in
+            for entry in stored.index.live
+            where !NameTable.hashAndASCII(UnsafeRawBufferPointer(rebasing: raw[entry.key])).ascii {
+                let key = String(decoding: bytes[entry.key], as: UTF8.self)
+                spellings[NameTable.canonical(key), default: []].append((key, entry.value!))
+            }
         }
         for (canonical, group) in spellings.sorted(by: { $0.key < $1.key }) {
             let odd = group.filter { Array($0.key.utf8) != Array(canonical.utf8) }.map(\.key)

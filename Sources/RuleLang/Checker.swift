@@ -6,6 +6,10 @@ struct Checker {
     private var paramTypes: [String: ValueType] = [:]
     private var scenarioNames: Set<String> = []
     private var groupNames: Set<String> = []
+    /// Streams `was` moves (an event's former names, and those of a scenario that counts its
+    /// own stream) to the name they move to; and scenarios' and groups' former names.
+    private var movedStreams: [String: String] = [:]
+    private var formerScenariosAndGroups: [String: String] = [:]
     /// Declared events and where each is first declared; empty when the program declares none.
     private var declaredEvents: [String: SourceSpan] = [:]
     private var usedEvents: Set<String> = []
@@ -61,6 +65,18 @@ struct Checker {
 
     mutating func run() -> [Diagnostic] {
         collectDeclarations()
+        for rename in program.renames {
+            for former in rename.formerNames.map(\.text) {
+                switch rename.kind {
+                case .event: movedStreams[former] = rename.name.text
+                case .scenario:
+                    formerScenariosAndGroups[former] = rename.name.text
+                    if rename.countsOwnStream { movedStreams[former] = rename.name.text }
+                case .group: formerScenariosAndGroups[former] = rename.name.text
+                case .param: break
+                }
+            }
+        }
         for file in files {
             for declaration in file.declarations {
                 switch declaration {
@@ -83,6 +99,13 @@ struct Checker {
     /// Once the program declares events, `name` (a stream named by `on` or a function) must
     /// be one of them or a scenario's own stream.
     private mutating func checkStream(_ name: Name, _ file: SourceFile) {
+        // A stream `was` moved, read by its old name: it holds no events any more.
+        if let new = movedStreams[name.text], declaredEvents[name.text] == nil, !scenarioNames.contains(name.text) {
+            error(
+                Message.readsMovedName(name.text, new, what: "events"), file, name.range,
+                fixIts: [FixIt(range: name.range, replacement: Printer.name(new))])
+            return
+        }
         guard !declaredEvents.isEmpty else { return }
         usedEvents.insert(name.text)
         if declaredEvents[name.text] != nil || scenarioNames.contains(name.text) { return }
@@ -511,7 +534,13 @@ struct Checker {
                 guard checkDayWindow(seconds, scope.range, file) else { return nil }
             }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
-            if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
+            if builtin.argument == .scenarioOrGroup, let new = formerScenariosAndGroups[argument.text],
+                !scenarioNames.contains(argument.text), !groupNames.contains(argument.text)
+            {
+                error(
+                    Message.readsMovedName(argument.text, new, what: "executions"), file, argument.range,
+                    fixIts: [FixIt(range: argument.range, replacement: Printer.name(new))])
+            } else if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
                 && !groupNames.contains(argument.text)
             {
                 let suggestions = suggest(argument.text, scenarioAndGroupList)

@@ -142,6 +142,12 @@ enum Message {
         DiagnosticMessage(
             .invalidRename, "renames form a cycle: " + names.map { "'\($0)'" }.joined(separator: " was "))
     }
+    static func readsMovedName(_ old: String, _ new: String, what: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidRename,
+            "'\(old)' was renamed to '\(new)' ('was' moves its \(what) there); this reads the old name, "
+                + "which holds none any more: read '\(new)'")
+    }
     static func renameClaimedTwice(_ old: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .invalidRename, "'\(old)' is claimed as a former name twice; its history can move to one name only")

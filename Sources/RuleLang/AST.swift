@@ -127,6 +127,16 @@ public struct ScenarioDecl: Equatable, Hashable, Sendable {
     public var range: SourceRange
     /// The names it had before (`was OLD`), newest first: stored history under one of them moves to it.
     public var formerNames: [Name] = []
+    /// For `retired scenario NAME` (language 1.2): the word `retired`. A retired scenario has no
+    /// clauses, keeps its history and answers no.
+    public var retired: SourceRange?
+
+    /// The clauses it runs by: its own, or for a retired scenario one `max_exec 0` at the word
+    /// `retired` (it can never run).
+    public var effectiveClauses: [Clause] {
+        guard let word = retired else { return clauses }
+        return [Clause(kind: .maxExec(IntLiteral(value: 0, range: word), Scope(.install, word)), range: word)]
+    }
 }
 
 /// `group NAME < clauses > { scenario ... }`.

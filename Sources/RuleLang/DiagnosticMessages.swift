@@ -142,6 +142,11 @@ enum Message {
         DiagnosticMessage(
             .invalidRename, "renames form a cycle: " + names.map { "'\($0)'" }.joined(separator: " was "))
     }
+    static func retiredWithClauses(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .expectedToken,
+            "a retired scenario has no clauses: 'retired scenario \(name)' answers no, whatever they say")
+    }
     static func readsMovedName(_ old: String, _ new: String, what: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .invalidRename,

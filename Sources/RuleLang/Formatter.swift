@@ -182,6 +182,11 @@ struct LayoutPrinter {
     }
 
     mutating func scenario(_ decl: ScenarioDecl, indent: String) {
+        if decl.retired != nil {
+            let text = "retired scenario \(Printer.name(decl.name.text))\(Printer.former(decl.formerNames))"
+            codeLine(text, indent: indent, sourceLine: line(of: decl.range.upperBound - 1), limit: Int.max)
+            return
+        }
         body(
             "scenario \(Printer.name(decl.name.text))\(Printer.former(decl.formerNames))", decl.clauses, open: "",
             indent: indent, range: decl.range)

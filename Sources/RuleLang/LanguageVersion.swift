@@ -28,7 +28,7 @@ public struct LanguageVersion: Comparable, Hashable, Sendable, CustomStringConve
     /// Everything written before versions were declared.
     public static let initial = LanguageVersion(1, 0)
     /// The newest version this library reads.
-    public static let current = LanguageVersion(1, 1)
+    public static let current = LanguageVersion(1, 2)
 
     public var description: String { "\(major).\(minor)" }
 
@@ -73,11 +73,14 @@ public enum Construct: String, Sendable {
     case growingBetween = "'between' with several gaps"
     /// `min_days N within D` and `active_days(EVENT within D)`.
     case days = "'min_days' and 'active_days'"
+    /// `retired scenario NAME`.
+    case retired = "'retired'"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
+        case .retired: return LanguageVersion(1, 2)
         }
     }
 }

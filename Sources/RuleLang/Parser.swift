@@ -169,6 +169,7 @@ public struct Parser {
         case .kwGroup: return parseGroup().map(Declaration.group)
         case .kwParam: return parseParam().map(Declaration.param)
         case .identifier where startsEventDeclaration: return parseEvent().map(Declaration.event)
+        case .identifier where startsRetiredScenario: return parseRetiredScenario().map(Declaration.scenario)
         case .identifier
         where ["scenario", "group", "param", "event"].contains(text(current).lowercased())
             && (peek().kind == .identifier || peek().kind == .string):
@@ -211,7 +212,34 @@ public struct Parser {
     }
 
     /// True where a declaration starts.
-    var startsDeclaration: Bool { current.kind.startsDeclaration || startsEventDeclaration }
+    var startsDeclaration: Bool { current.kind.startsDeclaration || startsEventDeclaration || startsRetiredScenario }
+
+    /// `retired` is a keyword only where a declaration starts, before `scenario`.
+    var startsRetiredScenario: Bool {
+        current.kind == .identifier && current.range.count == 7
+            && file.bytes[current.range].elementsEqual("retired".utf8)
+            && peek().kind == .kwScenario
+    }
+
+    /// retired = "retired" "scenario" NAME { "was" NAME }: no clauses.
+    mutating func parseRetiredScenario() -> ScenarioDecl? {
+        let word = advance().range
+        let start = advance().range.lowerBound
+        guard let name = parseName("a scenario name") else {
+            synchronizeToDeclaration()
+            return nil
+        }
+        let former = parseFormerNames()
+        if check(.less) {
+            let body = current.range.lowerBound
+            _ = parseBody(of: "scenario '\(name.text)'")
+            sink.error(
+                Message.retiredWithClauses(name.text), body..<previous.range.upperBound,
+                fixIts: [FixIt(range: body..<previous.range.upperBound, replacement: "")])
+        }
+        return ScenarioDecl(
+            name: name, clauses: [], range: start..<previous.range.upperBound, formerNames: former, retired: word)
+    }
 
     /// event = "event" eventName { "," eventName }
     mutating func parseEvent() -> EventDecl? {

@@ -84,7 +84,12 @@ enum VersionAndRenameChecks {
             for rename in renames where rename.file.path == file.source.path {
                 if let first = rename.formerNames.first { newer.append(("'was'", Construct.was.version, first.range)) }
             }
-            // A file declaring 1.1 (the newest version's constructs) needs no search.
+            for declaration in file.declarations {
+                if case .scenario(let scenario) = declaration, let word = scenario.retired {
+                    newer.append((Construct.retired.rawValue, Construct.retired.version, word))
+                }
+            }
+            // A file declaring the newest version needs no search.
             if declared < LanguageVersion.current {
                 for range in allGrowingBetweens(file) {
                     newer.append((Construct.growingBetween.rawValue, Construct.growingBetween.version, range))

@@ -52,6 +52,15 @@ public enum RuleDiff {
 
         // Scenarios.
         var removedScenarios = pair(.scenario, old.scenarios, new.scenarios, name: \.decl.name) { before, scenario in
+            // Retired now: one note, not its clauses one by one.
+            if let word = scenario.decl.retired {
+                if before.decl.retired == nil {
+                    note(
+                        DiffMessage.retired(scenario.name), scenario.file,
+                        word.lowerBound..<scenario.decl.name.range.upperBound)
+                }
+                return
+            }
             compareBodies(
                 "scenario '\(scenario.name)'", before.decl.clauses, scenario.decl.clauses, scenario.file, &findings,
                 isScenario: true, streamRenames: streamRenames)
@@ -301,6 +310,11 @@ public enum RuleDiff {
 
 /// The wording of `rulec diff`'s findings.
 enum DiffMessage {
+    static func retired(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .diffChanged,
+            "scenario '\(name)' retired: it answers no from now on; its history is kept, and the app may still call it")
+    }
     static func removed(_ kind: String, _ name: String) -> DiagnosticMessage {
         DiagnosticMessage(.diffRemoved, "\(kind) '\(name)' removed: its users' history is orphaned")
     }

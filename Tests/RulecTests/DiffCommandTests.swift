@@ -16,27 +16,27 @@ final class DiffCommandTests: XCTestCase {
 
     func testTheReleaseExamplePairAsTheReadmeShowsIt() throws {
         let result = try RulecBinary.run(["diff", "examples/release/v1.rules", "examples/release/v2.rules"])
-        XCTAssertEqual(result.status, 1, "a removal loses history")
+        XCTAssertEqual(result.status, 0, "a rename and a retirement lose no history")
         let lines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("examples/") }
         XCTAssertEqual(
             lines,
             [
                 "examples/release/v2.rules:6:10: note: scenario 'AskToSubscribe' renamed to 'Subscribe': its history moves with it",
                 "examples/release/v2.rules:10:5: note: scenario 'Subscribe': 'max_exec 4' became 'max_exec 2': lowered from 4 to 2: users with 2 to 3 executions stop seeing it",
-                "examples/release/v1.rules:5:10: warning: scenario 'RateApp' removed: its users' history is orphaned",
+                "examples/release/v2.rules:14:1: note: scenario 'RateApp' retired: it answers no from now on; its history is kept, and the app may still call it",
                 "examples/release/v2.rules:4:7: note: event 'launch' renamed to 'open': its history moves with it",
             ])
-        XCTAssertEqual(result.stderr, "1 change would lose history\n")
+        XCTAssertEqual(result.stderr, "no history would be lost (4 changes)\n")
         let readme = try String(
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         for line in lines { XCTAssertTrue(readme.contains(line + "\n"), "the README shows: \(line)") }
         let json = try RulecBinary.run(["diff", "--json", "examples/release/v1.rules", "examples/release/v2.rules"])
-        XCTAssertEqual(json.status, 1)
+        XCTAssertEqual(json.status, 0)
         let objects = try json.stdout.split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }
         XCTAssertEqual(
-            objects.map { $0["id"] as? String }, ["diff-renamed", "diff-changed", "diff-removed", "diff-renamed"])
+            objects.map { $0["id"] as? String }, ["diff-renamed", "diff-changed", "diff-changed", "diff-renamed"])
     }
 
     func testAProbableRenameWithoutWasIsAWarningWithAFixIt() throws {

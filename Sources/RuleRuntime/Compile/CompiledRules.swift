@@ -55,6 +55,8 @@ final class CompiledScenario: @unchecked Sendable {
     let name: String
     /// Its key in the store: `s:NAME`.
     let key: String
+    /// `retired scenario NAME`: it answers no; its history is kept.
+    @exclusivity(unchecked) var retired = false
     /// `key`'s UTF-8, for the record every call writes (no reference counting on the way).
     let keyBytes: UnsafeRawBufferPointer
     /// The slots of the streams it counts: its `on` list, or its own name.
@@ -432,8 +434,11 @@ final class CompiledRules: @unchecked Sendable {
                 slots.append(slot)
             }
             var (events, executions) = (recentLimit, recentLimit)
-            scenarios[index].clauses = compile(info.decl.clauses, &events, &executions)
-            scenarios[index].declared = info.decl.clauses
+            // A retired scenario runs as one that can never run (`max_exec 0`); `explain` says why.
+            let clauses = info.decl.effectiveClauses
+            scenarios[index].retired = info.decl.retired != nil
+            scenarios[index].clauses = compile(clauses, &events, &executions)
+            scenarios[index].declared = clauses
             scenarios[index].streams = slots
             scenarios[index].eventKeep = events
             scenarios[index].executionKeep = executions

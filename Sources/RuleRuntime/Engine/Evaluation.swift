@@ -78,6 +78,13 @@ extension EngineCore {
         let time = now()
         rebase(index, to: time)
         let scenario = rules.scenarios[index]
+        if scenario.retired && (forced.isEmpty || forced[index] == nil) {
+            let clause = ClauseExplanation(
+                clause: "retired", group: nil, passes: false,
+                detail: "switched off by these rules; its history is kept")
+            return Explanation(
+                scenario: scenario.name, isKnown: true, wouldRun: false, clauses: [clause], earliest: nil)
+        }
         if let forced = forced.isEmpty ? nil : forced[index] {
             let clause = ClauseExplanation(
                 clause: "override", group: nil, passes: forced,

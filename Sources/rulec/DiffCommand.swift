@@ -2,11 +2,11 @@ import Foundation
 import RuleLang
 import RuleRuntime
 
-/// `rulec diff [--json] [--state FILE] OLD NEW`
+/// `rulec diff [--json] [--state FILE [--at TIME]] OLD NEW`
 enum DiffCommand {
     static let options = CommandOptions(
         title: "rulec diff: what changing the rules from OLD to NEW does to users who already have state.",
-        usage: "Usage: rulec diff [--json] [--state FILE] OLD NEW",
+        usage: "Usage: rulec diff [--json] [--state FILE [--at TIME]] OLD NEW",
         about: """
             OLD and NEW are a rules file or a directory of them (each checked as one program).
             Lists, located in NEW (or in OLD for something removed):
@@ -22,7 +22,10 @@ enum DiffCommand {
             .init("--json", help: "print one JSON object per finding, one per line"),
             .init(
                 "--state", value: "FILE",
-                help: "also say which scenarios' answers change right now for the state\nin FILE (read, never written)"),
+                help: "also say which scenarios' answers change for the state in FILE\n(read, never written), and the clause that changes each"),
+            .init(
+                "--at", value: "TIME",
+                help: "with --state: ask at TIME, ISO 8601 ('2026-03-01T12:00:00Z') or\nseconds since 1970; default now"),
         ],
         exitStatus: """
             Exit status: 0 nothing would lose history, 1 something would (or errors in the
@@ -35,6 +38,16 @@ enum DiffCommand {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
         let (json, statePath, operands) = (parsed.has("--json"), parsed.value("--state"), parsed.operands)
+        var at = Date()
+        if let value = parsed.value("--at") {
+            guard let date = ExplainCommand.parseTime(value) else {
+                return CLI.misuse(
+                    "'\(value)' is not a time; use ISO 8601 ('2026-03-01T12:00:00Z') or seconds since 1970",
+                    usage: usage)
+            }
+            guard statePath != nil else { return CLI.misuse("'--at' needs '--state FILE'", usage: usage) }
+            at = date
+        }
         guard operands.count == 2 else {
             return CLI.misuse(
                 operands.count < 2 ? "diff needs OLD and NEW rules" : "diff takes two rules: OLD and NEW", usage: usage)
@@ -60,18 +73,19 @@ enum DiffCommand {
         }
         let losses = findings.filter(RuleDiff.losesHistory).count
         if let statePath {
-            guard let changes = answerChanges(statePath, old: oldSources, new: newSources) else {
+            guard let changes = answerChanges(statePath, old: oldSources, new: newSources, at: at) else {
                 return ExitCode.failure
             }
             for change in changes {
                 if json {
-                    print(
-                        JSONLine.encode([
-                            "scenario": change.scenario, "before": change.before, "after": change.after,
-                            "state": statePath,
-                        ]))
+                    var object = [
+                        "scenario": change.scenario, "before": change.before, "after": change.after,
+                        "state": statePath, "reason": change.reason,
+                    ]
+                    if let former = change.formerly { object["formerly"] = former }
+                    print(JSONLine.encode(object))
                 } else {
-                    print("\(statePath): \(change.scenario): \(change.before) now, \(change.after) with the new rules")
+                    print("\(statePath): \(change.description)")
                 }
             }
             if changes.isEmpty && !json { print("\(statePath): no answer changes now") }
@@ -85,26 +99,64 @@ enum DiffCommand {
         return losses > 0 ? ExitCode.failure : ExitCode.ok
     }
 
+    /// A scenario whose answer the new rules change, for one state.
+    struct AnswerChange {
+        /// Its name in the new rules (in the old ones when they alone have it).
+        var scenario: String
+        /// Its name in the old rules, when the new ones renamed it.
+        var formerly: String?
+        /// `yes`, `no` or `absent`, with the old rules and with the new.
+        var before: String
+        var after: String
+        /// What says no: the failing clauses of the side that answers no (both, when both do).
+        var reason: String
+
+        var description: String {
+            let name = scenario + (formerly.map { " (formerly \($0))" } ?? "")
+            return "\(name): \(before) now, \(after) with the new rules" + (reason.isEmpty ? "" : ": \(reason)")
+        }
+    }
+
     /// The scenarios (of either rules) whose `canExecute` answer for the state in `path`
-    /// differs between the old and the new rules, now. The file is read, never written.
-    static func answerChanges(_ path: String, old: [SourceFile], new: [SourceFile]) -> [(
-        scenario: String, before: String, after: String
-    )]? {
+    /// differs between the old and the new rules at `at`, a renamed one (`was`) paired with its
+    /// former name; the file is read, never written.
+    static func answerChanges(_ path: String, old: [SourceFile], new: [SourceFile], at: Date) -> [AnswerChange]? {
         guard let entries = StateFile.entries(path) else { return nil }
-        let clock = FixedClock(date: Date())
+        let clock = FixedClock(date: at)
         let options = RuleEngine.Options(logSubsystem: nil)
         do {
             let before = try RuleEngine(sources: old, store: InMemoryStore(entries), clock: clock, options: options)
             let after = try RuleEngine(sources: new, store: InMemoryStore(entries), clock: clock, options: options)
-            var names = before.scenarioNames
-            for name in after.scenarioNames where !names.contains(name) { names.append(name) }
-            func answer(_ engine: RuleEngine, _ name: String) -> String {
-                engine.scenarioNames.contains(name) ? (engine.canExecute(name) ? "yes" : "no") : "absent"
+            let oldNames = Set(before.scenarioNames)
+            // The new rules' former names of each scenario that the old rules declare.
+            var formerOf: [String: String] = [:]
+            for rename in after.program.renames where rename.kind == .scenario {
+                if let former = rename.formerNames.first(where: { oldNames.contains($0.text) }) {
+                    formerOf[rename.name.text] = former.text
+                }
             }
-            return names.compactMap { name in
-                let (a, b) = (answer(before, name), answer(after, name))
-                return a == b ? nil : (name, a, b)
+            let paired = Set(formerOf.values)
+            func answer(_ engine: RuleEngine, _ name: String?) -> (String, String) {
+                guard let name, engine.scenarioNames.contains(name) else { return ("absent", "") }
+                let explanation = engine.explain(name)
+                return explanation.wouldRun ? ("yes", "") : ("no", explanation.reason)
             }
+            var changes: [AnswerChange] = []
+            func compare(_ name: String, formerly: String?, old oldName: String?, new newName: String?) {
+                let (a, whyBefore) = answer(before, oldName)
+                let (b, whyAfter) = answer(after, newName)
+                guard a != b else { return }
+                let reason = [whyBefore, whyAfter].filter { !$0.isEmpty }.joined(separator: "; ")
+                changes.append(AnswerChange(scenario: name, formerly: formerly, before: a, after: b, reason: reason))
+            }
+            for name in after.scenarioNames {
+                let former = formerOf[name]
+                compare(name, formerly: former, old: former ?? (oldNames.contains(name) ? name : nil), new: name)
+            }
+            for name in before.scenarioNames where !after.scenarioNames.contains(name) && !paired.contains(name) {
+                compare(name, formerly: nil, old: name, new: nil)
+            }
+            return changes
         } catch {
             CLI.printError("\(path): error: \(error)")
             return nil

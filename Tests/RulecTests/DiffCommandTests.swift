@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import RuleRuntime
 import TestSupport
 import XCTest
 
@@ -113,8 +114,56 @@ final class DiffCommandTests: XCTestCase {
         let before = try Data(contentsOf: URL(fileURLWithPath: state))
         let result = try RulecBinary.run(["diff", "--state", state, v1, v2])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertTrue(result.stdout.hasSuffix("\(state): Ask: no now, yes with the new rules\n"), result.stdout)
+        XCTAssertTrue(
+            result.stdout.hasSuffix("\(state): Ask: no now, yes with the new rules: min_events 3: 2 so far\n"),
+            result.stdout)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before, "read, never written")
+    }
+
+    /// A renamed scenario is one line under its new name with its former name, the clause that
+    /// changes the answer is named, `--at` asks at another time, and `--json` carries the same.
+    func testStatePairsARenameAndNamesTheClause() throws {
+        let dir = try directory()
+        let v1 = dir.appendingPathComponent("v1.rules").path
+        let v2 = dir.appendingPathComponent("v2.rules").path
+        try "scenario Ask < max_exec 4; between 2d >\nscenario Gone < min_events 1 >\n".write(
+            toFile: v1, atomically: true, encoding: .utf8)
+        try "# language 1.2\nscenario Subscribe was Ask < max_exec 2; between 2d >\nretired scenario Gone\n".write(
+            toFile: v2, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        // Three executions, the last on 2026-01-01, and an event for Gone.
+        do {
+            let engine = try RuleEngine(
+                source: "scenario Ask < max_exec 4 >\nscenario Gone < min_events 1 >",
+                store: FileStore(url: URL(fileURLWithPath: state)),
+                clock: ManualClock(Date(timeIntervalSince1970: 1_767_225_600)))
+            for _ in 0..<3 { XCTAssertTrue(engine.tryToExecute("Ask")) }
+            engine.trigger("Gone")
+        }
+        let now = try RulecBinary.run(["diff", "--state", state, "--at", "2026-01-02T00:00:00Z", v1, v2])
+        XCTAssertEqual(now.status, 0, now.stderr)
+        let lines = now.stdout.split(separator: "\n").filter { $0.hasPrefix(state) }
+        XCTAssertEqual(
+            lines,
+            [
+                "\(state): Gone: yes now, no with the new rules: retired: switched off by these rules; its history is kept"
+            ], "within 2 days of the last execution both answer no: \(now.stdout)")
+        let later = try RulecBinary.run(["diff", "--state", state, "--at", "1767571200", v1, v2])
+        XCTAssertEqual(
+            later.stdout.split(separator: "\n").filter { $0.hasPrefix(state) },
+            [
+                "\(state): Subscribe (formerly Ask): yes now, no with the new rules: max_exec 2: 3 so far",
+                "\(state): Gone: yes now, no with the new rules: retired: switched off by these rules; its history is kept",
+            ])
+        let json = try RulecBinary.run(["diff", "--json", "--state", state, "--at", "1767571200", v1, v2])
+        let objects = try json.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }.filter { $0["state"] != nil }
+        XCTAssertEqual(objects.first?["scenario"] as? String, "Subscribe")
+        XCTAssertEqual(objects.first?["formerly"] as? String, "Ask")
+        XCTAssertEqual(objects.first?["reason"] as? String, "max_exec 2: 3 so far")
+        XCTAssertEqual(try RulecBinary.run(["diff", "--at", "now", "--state", state, v1, v2]).status, 64)
+        XCTAssertEqual(try RulecBinary.run(["diff", "--at", "1767571200", v1, v2]).status, 64)
     }
 
     func testMisuse() throws {

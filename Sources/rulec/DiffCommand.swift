@@ -22,10 +22,13 @@ enum DiffCommand {
             .init("--json", help: "print one JSON object per finding, one per line"),
             .init(
                 "--state", value: "FILE",
-                help: "also say which scenarios' answers change for the state in FILE\n(read, never written), and the clause that changes each"),
+                help:
+                    "also say which scenarios' answers change for the state in FILE\n(read, never written), and the clause that changes each"
+            ),
             .init(
                 "--at", value: "TIME",
-                help: "with --state: ask at TIME, ISO 8601 ('2026-03-01T12:00:00Z') or\nseconds since 1970; default now"),
+                help: "with --state: ask at TIME, ISO 8601 ('2026-03-01T12:00:00Z') or\nseconds since 1970; default now"
+            ),
         ],
         exitStatus: """
             Exit status: 0 nothing would lose history, 1 something would (or errors in the

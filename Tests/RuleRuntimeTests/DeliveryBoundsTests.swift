@@ -145,6 +145,25 @@ final class DeliveryBoundsTests: XCTestCase {
     }
 }
 
+extension DeliveryBoundsTests {
+    /// Two processes staging at once, over and over, killed at random: every staging they
+    /// report returned, and the staged file left is whole and sealed.
+    func testTwoProcessesStagingAtOnce() throws {
+        let directory = scratchFolder("bounds")
+        for cycle in 0..<6 {
+            let children = try (0..<2).map { _ in try FixtureProcess(["stage-loop", directory.path]) }
+            for child in children { XCTAssertGreaterThanOrEqual(child.readCounts(until: 10 + cycle), 10 + cycle) }
+            for child in children { child.kill() }
+            let data = try Data(contentsOf: directory.appendingPathComponent("delivered.rules"))
+            XCTAssertNoThrow(try RuleDelivery.verifySeal([UInt8](data)), "cycle \(cycle)")
+        }
+        // What the killed ones left half written is removed by the next staging.
+        try delivery(directory).stage(Data(sealed(rules)))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp") }
+        XCTAssertEqual(leftovers, [])
+    }
+}
+
 final class ErrorCount: @unchecked Sendable {
     private let lock = NSLock()
     private var errors: [String] = []

@@ -309,6 +309,7 @@ public final class RuleDelivery: @unchecked Sendable {
             // Anything but a regular file where the staged file goes (a directory left by
             // something else) is removed: it would block every staging.
             for url in [versionURL, stagedURL] { try RuleDelivery.clearNonFile(at: url) }
+            RuleDelivery.removeTemporaryFilesOfDeadProcesses(in: directory)
             // The version first: it names the digest it belongs to, so a kill between the two
             // writes leaves a version that no longer matches the staged file (and is not
             // shown), never a wrong one.
@@ -322,6 +323,16 @@ public final class RuleDelivery: @unchecked Sendable {
     /// Orders the stagings of this process (`flock` orders processes; a lock file's `flock` is
     /// per open file, so two threads need this too).
     static let stagingLock = NSLock()
+
+    /// Removes `delivered.*.tmp-PID-N` files left by stagings whose process was killed.
+    static func removeTemporaryFilesOfDeadProcesses(in directory: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix("delivered.") && name.contains(".tmp-") {
+            let parts = name.split(separator: "-")
+            guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory.appendingPathComponent(name).path) }
+        }
+    }
 
     /// Removes what is at `url` when it is not a regular file (a directory, a FIFO, a link).
     static func clearNonFile(at url: URL) throws {

@@ -159,7 +159,9 @@ extension DeliveryBoundsTests {
         }
         // What the killed ones left half written is removed by the next staging.
         try delivery(directory).stage(Data(sealed(rules)))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains(".tmp")
+        }
         XCTAssertEqual(leftovers, [])
     }
 }

@@ -211,14 +211,15 @@ struct EngineCore {
 
     /// Asks the store to check that its file is in place and whole, writing it from memory if not.
     mutating func verifyStore() {
-        do {
-            try store.verify()
-        } catch let needed as StoreNeedsRestore {
-            restore(needed)
-        } catch let waiting as StoreWaiting {
-            report(waiting.error)
-        } catch {
-            report(error)
+        do { try store.verify() } catch { handle(error) }
+    }
+
+    /// A store's failure: a file to write again from memory is written; anything else reported.
+    mutating func handle(_ error: Error) {
+        switch error {
+        case let needed as StoreNeedsRestore: restore(needed)
+        case let waiting as StoreWaiting: report(waiting.error)
+        default: report(error)
         }
     }
 

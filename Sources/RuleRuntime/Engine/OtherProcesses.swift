@@ -41,12 +41,8 @@ extension EngineCore {
     mutating func reloadAfterConflict(with store: FileStore) {
         do {
             try reload(try store.reloadAll())
-        } catch let needed as StoreNeedsRestore {
-            restore(needed)
-        } catch let waiting as StoreWaiting {
-            report(waiting.error)
         } catch {
-            report(error)
+            handle(error)
         }
     }
 

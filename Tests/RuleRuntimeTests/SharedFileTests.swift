@@ -242,3 +242,29 @@ final class Locked<Value>: @unchecked Sendable {
 func removeFolder(of url: URL) {
     try? FileManager.default.removeItem(at: url.deletingLastPathComponent())
 }
+
+/// Conflicts read only what is new: two engines on one shared file, triggering and executing
+/// from two threads at once, never read the file whole after opening it.
+final class ContentionTests: XCTestCase {
+    func testCallsRacingOnOneFileReadOnlyWhatIsNew() throws {
+        let url = temporaryURL("race.state")
+        defer { removeFolder(of: url) }
+        let rules = "param level: int = 0\nscenario Budget < max_exec 50 >\nscenario Five < on x; min_events 5 >"
+        let stores = (0..<2).map { _ in FileStore(url: url, options: .init(compactionThreshold: 64 << 20, shared: true)) }
+        let engines = try stores.map { try RuleEngine(source: rules, store: $0) }
+        let granted = ErrorCount()
+        DispatchQueue.concurrentPerform(iterations: 2) { k in
+            for n in 0..<2_000 {
+                engines[k].trigger("x")
+                if n % 10 == 0, engines[k].tryToExecute("Budget") { granted.add("yes") }
+                if n % 100 == 0 {
+                    do { try engines[k].set("level", to: .int(Int64(n))) } catch { granted.add("\(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(engines[0].count("x"), 4_000)
+        XCTAssertEqual(engines[1].count("x"), 4_000)
+        XCTAssertEqual(granted.all.count, 50, "max_exec 50 is spent exactly once")
+        for store in stores { XCTAssertEqual(store.lock.withLock { store.wholeReads }, 1, "read whole only when opened") }
+    }
+}

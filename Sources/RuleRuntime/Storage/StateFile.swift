@@ -152,6 +152,7 @@ extension FileStore {
     }
 
     func loadOpenFile() throws {
+        wholeReads += 1
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
         guard info.st_mode & S_IFMT == S_IFREG else {

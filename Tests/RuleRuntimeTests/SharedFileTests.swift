@@ -250,7 +250,8 @@ final class ContentionTests: XCTestCase {
         let url = temporaryURL("race.state")
         defer { removeFolder(of: url) }
         let rules = "param level: int = 0\nscenario Budget < max_exec 50 >\nscenario Five < on x; min_events 5 >"
-        let stores = (0..<2).map { _ in FileStore(url: url, options: .init(compactionThreshold: 64 << 20, shared: true)) }
+        let stores = (0..<2).map { _ in FileStore(url: url, options: .init(compactionThreshold: 64 << 20, shared: true))
+        }
         let engines = try stores.map { try RuleEngine(source: rules, store: $0) }
         let granted = ErrorCount()
         DispatchQueue.concurrentPerform(iterations: 2) { k in
@@ -265,6 +266,8 @@ final class ContentionTests: XCTestCase {
         XCTAssertEqual(engines[0].count("x"), 4_000)
         XCTAssertEqual(engines[1].count("x"), 4_000)
         XCTAssertEqual(granted.all.count, 50, "max_exec 50 is spent exactly once")
-        for store in stores { XCTAssertEqual(store.lock.withLock { store.wholeReads }, 1, "read whole only when opened") }
+        for store in stores {
+            XCTAssertEqual(store.lock.withLock { store.wholeReads }, 1, "read whole only when opened")
+        }
     }
 }

@@ -162,6 +162,10 @@ final class TextMateGrammarTests: XCTestCase {
         XCTAssertEqual(event[11], "keyword.other.rename.rules")
         XCTAssertNotEqual(
             Self.scopes("scenario A < on was >", rules)[16], "keyword.other.rename.rules", "a stream named was")
+        let retired = Self.scopes("retired scenario RateApp", rules)
+        XCTAssertEqual(retired[0], "storage.modifier.retired.rules")
+        XCTAssertEqual(retired[8], Self.scopes("scenario RateApp", rules)[0], "'scenario' as in any declaration")
+        XCTAssertNotEqual(Self.scopes("scenario A < on retired >", rules)[16], "storage.modifier.retired.rules")
     }
 
     /// The extension's only code starts `rulec lsp`, with VS Code's API and Node's own modules.

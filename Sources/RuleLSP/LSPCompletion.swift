@@ -23,7 +23,9 @@ extension LSPFeatures {
         guard context.inBody else {
             let line = file.text(min(file.lineRange(file.lineIndex(of: typed) + 1).lowerBound, typed)..<typed)
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            if words.isEmpty || (words.count == 1 && words[0] == "}") { return LSPFeatures.items(declarationItems) }
+            if words.isEmpty || (words.count == 1 && words[0] == "}") {
+                return LSPFeatures.items(declarationItems(language))
+            }
             if words.count >= 2, words[0] == "param", line.hasSuffix(":") || line.hasSuffix(": ") {
                 return LSPFeatures.items(ValueType.allCases.map { item($0.rawValue, kind: 25, detail: "type") })
             }
@@ -129,8 +131,8 @@ extension LSPFeatures {
         return object
     }
 
-    private var declarationItems: [JSONObject] {
-        [
+    private func declarationItems(_ language: LanguageVersion) -> [JSONObject] {
+        var items = [
             item("scenario", kind: 14, detail: "declaration", snippet: "scenario ${1:Name} < ${2:min_events 1} >"),
             item(
                 "group", kind: 14, detail: "declaration",
@@ -138,6 +140,10 @@ extension LSPFeatures {
             item("param", kind: 14, detail: "declaration", snippet: "param ${1:name}: ${2|bool,int,string,duration|}"),
             item("event", kind: 14, detail: "declaration", snippet: "event ${1:name}"),
         ]
+        if language >= Construct.retired.version {
+            items.append(item("retired", kind: 14, detail: "declaration", snippet: "retired scenario ${1:Name}"))
+        }
+        return items
     }
 
     private func clauseItems(_ language: LanguageVersion) -> [JSONObject] {

@@ -184,6 +184,8 @@ final class LSPTests: XCTestCase {
         XCTAssertTrue(clauses.contains("min_events") && clauses.contains("between"), "\(clauses)")
         XCTAssertFalse(clauses.contains("min_days"), "language 1.0 has no min_days")
         XCTAssertTrue(try labels("# language 1.1\nscenario A <  >\n", 1, 12).contains("min_days"))
+        XCTAssertFalse(try labels("scenario A < >\n\n", 1, 0).contains("retired"), "language 1.0 has no retired")
+        XCTAssertTrue(try labels("# language 1.2\nscenario A < >\n\n", 2, 0).contains("retired"))
         XCTAssertEqual(try labels("event launch, buy\nscenario A < on launch,  >\n", 1, 24), ["buy"])
         XCTAssertEqual(
             try labels("scenario A < min_events 5  >\n", 0, 26),

@@ -120,7 +120,10 @@ enum VersionAndRenameChecks {
         for scenario in program.scenarios { live[0].insert(scenario.name) }
         for group in program.groups { live[0].insert(group.name.text) }
         for param in program.params { live[1].insert(param.name.text) }
-        for stream in program.knownStreams { live[2].insert(stream) }
+        // Streams declared (events, and scenarios' own streams); a former name merely read
+        // somewhere is the checker's to report, at the read ("renamed to ...; read the new name").
+        for event in program.events { live[2].insert(event.text) }
+        for scenario in program.scenarios { live[2].insert(scenario.name) }
         var formerOf: [[String: [String]]] = [[:], [:], [:]]
         for rename in renames {
             formerOf[rename.kind.namespace][rename.name.text, default: []] += rename.formerNames.map(\.text)

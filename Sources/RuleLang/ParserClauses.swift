@@ -375,10 +375,23 @@ extension Parser {
         case .greater:
             if parenDepth > 0 || bareAnglesCompare { return .greater }
             switch peek().kind {
+            case .identifier where startsContextualDeclaration(at: 1): return nil
             case .integer, .duration, .string, .identifier, .kwTrue, .kwFalse, .leftParen, .kwNot: return .greater
             default: return nil
             }
         default: return nil
+        }
+    }
+
+    /// True when the token `ahead` starts a declaration whose keyword is contextual (`event NAME`,
+    /// `retired scenario`): after a bare `>`, the body closed there.
+    func startsContextualDeclaration(at ahead: Int) -> Bool {
+        let word = peek(ahead)
+        let next = peek(ahead + 1).kind
+        switch file.text(word.range) {
+        case "event": return next == .identifier || next == .string
+        case "retired": return next == .kwScenario
+        default: return false
         }
     }
 

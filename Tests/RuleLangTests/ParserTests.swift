@@ -7,6 +7,17 @@ final class ParserTests: XCTestCase {
         Parser.parse(SourceFile(path: "t.rules", text: text))
     }
 
+    /// A body ending with a bare `>` before a declaration whose keyword is contextual (`event`,
+    /// `retired`) closes there: it is not a comparison with the keyword.
+    func testABareGreaterBeforeAContextualDeclarationClosesTheBody() {
+        for next in ["event launch", "event \"app open\", close", "retired scenario Old"] {
+            let (file, diagnostics) = parse("scenario A < when (count(e) >= 1) >\n\(next)\n")
+            XCTAssertEqual(diagnostics.map(\.message), [], next)
+            XCTAssertEqual(file.declarations.count, 2, next)
+        }
+        XCTAssertFalse(parse("scenario A < when count(e) > event >\n").1.isEmpty, "a stream named event compared")
+    }
+
     func testCardLineParsesExactly() {
         let (file, diagnostics) = parse(
             "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >")

@@ -100,7 +100,9 @@ struct Checker {
     /// be one of them or a scenario's own stream.
     private mutating func checkStream(_ name: Name, _ file: SourceFile) {
         // A stream `was` moved, read by its old name: it holds no events any more.
-        if let new = movedStreams[name.text], declaredEvents[name.text] == nil, !scenarioNames.contains(name.text) {
+        if !movedStreams.isEmpty, let new = movedStreams[name.text], declaredEvents[name.text] == nil,
+            !scenarioNames.contains(name.text)
+        {
             error(
                 Message.readsMovedName(name.text, new, what: "events"), file, name.range,
                 fixIts: [FixIt(range: name.range, replacement: Printer.name(new))])
@@ -534,7 +536,8 @@ struct Checker {
                 guard checkDayWindow(seconds, scope.range, file) else { return nil }
             }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
-            if builtin.argument == .scenarioOrGroup, let new = formerScenariosAndGroups[argument.text],
+            if builtin.argument == .scenarioOrGroup, !formerScenariosAndGroups.isEmpty,
+                let new = formerScenariosAndGroups[argument.text],
                 !scenarioNames.contains(argument.text), !groupNames.contains(argument.text)
             {
                 error(

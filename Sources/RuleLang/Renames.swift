@@ -84,9 +84,11 @@ enum VersionAndRenameChecks {
             for rename in renames where rename.file.path == file.source.path {
                 if let first = rename.formerNames.first { newer.append(("'was'", Construct.was.version, first.range)) }
             }
-            for declaration in file.declarations {
-                if case .scenario(let scenario) = declaration, let word = scenario.retired {
-                    newer.append((Construct.retired.rawValue, Construct.retired.version, word))
+            if declared < Construct.retired.version {
+                for case .scenario(let scenario) in file.declarations {
+                    if let word = scenario.retired {
+                        newer.append((Construct.retired.rawValue, Construct.retired.version, word))
+                    }
                 }
             }
             // A file declaring the newest version needs no search.

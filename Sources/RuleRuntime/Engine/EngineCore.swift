@@ -110,7 +110,7 @@ struct EngineCore {
     /// that counts no days never pays for it; 2.2 MB resident here).
     var timeZone: TimeZone?
     /// The app, which begins sessions, or an extension, which joins the app's.
-    var role = ProcessRole.app
+    var role: ProcessRole?
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
@@ -365,7 +365,7 @@ struct EngineCore {
     mutating func startSession(version: String) {
         verifyStore()
         // An extension joins the app's session and version (read from the shared file).
-        if role == .appExtension { return }
+        if (role ?? ProcessRole.current) == .appExtension { return }
         if shared { _ = lockFileForWriting() }
         rebaseEpochsIfNeeded()
         let time = now()

@@ -53,14 +53,16 @@ public final class RuleEngine: @unchecked Sendable {
         /// ``RuleEngine/timeZone`` when the device moves.
         public var timeZone: TimeZone?
         /// Whether this process is the app or one of its extensions, for a state file they share
-        /// (``ProcessRole``): only the app begins sessions and sets the version. Unless set, an
-        /// app extension's process (a bundle ending in `.appex`) is an extension, any other the app.
-        public var role: ProcessRole = .current
+        /// (``ProcessRole``): only the app begins sessions and sets the version. Unless set (nil),
+        /// an app extension's process (a bundle ending in `.appex`) is an extension, any other the
+        /// app: read from the main bundle at the first `startSession`, not before (reading it
+        /// at every engine's creation cost about a megabyte: rulebench `bytes_per_stream_100k`).
+        public var role: ProcessRole?
 
         /// Options with the given limits, overrides, log subsystem, time zone and role.
         public init(
             recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules",
-            timeZone: TimeZone? = nil, role: ProcessRole = .current
+            timeZone: TimeZone? = nil, role: ProcessRole? = nil
         ) {
             self.recentLimit = max(1, recentLimit)
             self.overrides = overrides

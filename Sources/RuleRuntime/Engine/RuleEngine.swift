@@ -343,7 +343,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// was deleted or replaced (reported through ``lastStoreError``). Call it when the app is
     /// about to be suspended (SwiftUI: `scenePhase` becoming `.background`): a file deleted
     /// under a running engine then loses nothing, even when the app is killed in the background.
-    /// The store also checks at most once a second while appending, at `startSession`, and when
+    /// The store also checks at most once a millisecond while appending, at `startSession`, and when
     /// it is released.
     public func prepareForSuspension() {
         locked { $0.verifyStore() }

@@ -77,7 +77,7 @@ extension FileStore {
     /// When it was cut short too, the engine writes its state from memory instead
     /// (``StoreNeedsRestore``). Shared, only a process holding the file the others write does
     /// this (``takeOnRestore(_:fromMemory:)``).
-    func restoreFromOpenFile(_ check: FileCheck) throws -> RuleStoreError {
+    func restoreFromOpenFile() throws -> RuleStoreError {
         var info = stat()
         if fstat(fd, &info) == 0, Int(info.st_size) < fileLength {
             try takeOnRestore(.truncated(path: path), fromMemory: true)
@@ -213,7 +213,25 @@ extension FileStore {
         let check = checkFile()
         switch check {
         case .sound, .movedOn: return nil
-        case .deleted, .replaced: return try restoreFromOpenFile(check)
+        case .deleted, .replaced: return try restoreFromOpenFile()
+        case .truncated: try truncationNoticed()
+        }
+    }
+
+    /// Shared, under the region's lock, before reading what other processes wrote: settles
+    /// what ``checkFile()`` finds. True when the open file is another one now (another
+    /// process's compaction reopened, or the file written again here): read it whole.
+    func settleFile() throws -> Bool {
+        switch checkFile() {
+        case .sound: return false
+        case .movedOn:
+            try reopen()
+            return true
+        case .deleted, .replaced:
+            let fault = try restoreFromOpenFile()
+            backgroundError = backgroundError ?? fault
+            loaded = nil
+            return true
         case .truncated: try truncationNoticed()
         }
     }

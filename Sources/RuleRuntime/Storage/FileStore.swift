@@ -147,7 +147,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// How often, at most, an append checks that the path still names the open file and that
     /// the file is as long as its acknowledged records (1 ms, in uptime nanoseconds): every
     /// append of an app's calls, seconds apart, and one in a millisecond of a loop (an `fstat`
-    /// and a `stat` on each append would cost a tenth of a file trigger here).
+    /// and a `stat` on each append would cost about half a file trigger here).
     static let checkInterval: UInt64 = 1_000_000
 
     /// The lock and counters shared with other processes (shared mode only).
@@ -290,7 +290,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             if try changedSinceSeen() { throw StoreConflict() }
         }
         try repairIfNeeded()
-        // A cheap look, at most once a second, for the file deleted or replaced under us.
+        // A cheap look, at most once a millisecond, for the file deleted, replaced or cut short.
         var replaced: RuleStoreError?
         let clock = DispatchTime.now().uptimeNanoseconds
         if clock &- lastIdentityCheck > FileStore.checkInterval {
@@ -409,21 +409,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         defer { lock.unlock() }
         try openIfNeeded()
         return try withFileLock {
-            if region != nil {
-                switch checkFile() {
-                case .sound: break
-                case .movedOn: try reopen()
-                case .deleted:
-                    let fault = try restoreFromOpenFile(.deleted)
-                    backgroundError = backgroundError ?? fault
-                    loaded = nil
-                case .replaced:
-                    let fault = try restoreFromOpenFile(.replaced)
-                    backgroundError = backgroundError ?? fault
-                    loaded = nil
-                case .truncated: try truncationNoticed()
-                }
-            }
+            if region != nil { _ = try settleFile() }
             return try readAll()
         }
     }

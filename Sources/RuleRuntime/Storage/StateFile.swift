@@ -277,21 +277,7 @@ extension FileStore {
     func readChanges() throws -> ExternalChanges {
         guard let region, try changedSinceSeen() else { return .none }
         let sequence = region.sequence
-        switch checkFile() {
-        case .sound: break
-        case .movedOn:
-            try reopen()
-            return .all(try readAll())
-        case .deleted:
-            let fault = try restoreFromOpenFile(.deleted)
-            backgroundError = backgroundError ?? fault
-            return .all(try readAllOfOpenFile())
-        case .replaced:
-            let fault = try restoreFromOpenFile(.replaced)
-            backgroundError = backgroundError ?? fault
-            return .all(try readAllOfOpenFile())
-        case .truncated: try truncationNoticed()
-        }
+        if try settleFile() { return .all(try readAll()) }
         if engineBehind { return .all(try readAllOfOpenFile()) }
         let (tail, changes) = try readTail()
         seenSequence = sequence

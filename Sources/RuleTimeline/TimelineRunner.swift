@@ -74,7 +74,13 @@ public enum TimelineRunner {
 
     /// Runs one step; returns its output line, if it prints one.
     public static func perform(_ step: TimelineStep, _ engine: RuleEngine, json: Bool = false) -> String? {
-        func line(_ output: Output, _ plain: String) -> String { json ? encode(output) : plain }
+        guard let result = outcome(step, engine) else { return nil }
+        return json ? encode(result.output) : result.plain
+    }
+
+    /// Runs one step; returns what it printed, as a JSON object and as a plain line.
+    static func outcome(_ step: TimelineStep, _ engine: RuleEngine) -> (output: Output, plain: String)? {
+        func line(_ output: Output, _ plain: String) -> (output: Output, plain: String) { (output, plain) }
         let time = step.timeText
         switch step.action {
         case .launch(let version): engine.startSession(version: version)

@@ -7,7 +7,7 @@ import RuleTimeline
 enum SimulateCommand {
     static let options = CommandOptions(
         title: "rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.",
-        usage: "Usage: rulec simulate [--json] [--save FILE] [--time-zone ZONE] RULES... TIMELINE",
+        usage: "Usage: rulec simulate [--json] [--html FILE] [--save FILE] [--time-zone ZONE] RULES... TIMELINE",
         about: """
             RULES are .rules files or directories, checked together; TIMELINE is the
             last argument. Each timeline line is 'TIME STEP ...' where TIME is an
@@ -25,6 +25,11 @@ enum SimulateCommand {
             """,
         options: [
             .init("--json", help: "print one JSON object per output line"),
+            .init(
+                "--html", value: "FILE",
+                help:
+                    "also draw the timeline into FILE, one self-contained HTML page: a lane\nper scenario and group (eligible spans, executions, answers), events,\nsessions, swaps and zone changes; the explain line on hover"
+            ),
             .init(
                 "--time-zone", value: "ZONE",
                 help:
@@ -92,7 +97,20 @@ enum SimulateCommand {
                 parser.diagnostics.sortedByPosition())
             FileHandle.standardError.write(Data(warnings.utf8))
         }
-        for line in TimelineRunner.run(steps, on: engine, clock: clock, json: json) { print(line) }
+        if let html = parsed.value("--html") {
+            let picture = TimelinePicture(
+                steps: steps, engine: engine, clock: clock, zone: zone,
+                title: (timelinePath as NSString).lastPathComponent, json: json)
+            for line in picture.lines { print(line) }
+            do {
+                try Data(picture.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
+            } catch {
+                CLI.printError("error: cannot write '\(html)': \(error.localizedDescription)")
+                return ExitCode.failure
+            }
+        } else {
+            for line in TimelineRunner.run(steps, on: engine, clock: clock, json: json) { print(line) }
+        }
         if let save { return saveState(memory, to: save) }
         return ExitCode.ok
     }

@@ -41,7 +41,7 @@ final class ReadmeSnippetTests: XCTestCase {
         }.joined(separator: "\n")
         let (snippets, skipped) = Self.snippets(readme)
         XCTAssertGreaterThanOrEqual(snippets.count, 4)
-        XCTAssertEqual(skipped, 5, "the peers' APIs, a generated excerpt, a manifest and SwiftUI")
+        XCTAssertEqual(skipped, 6, "the peers' APIs, a generated excerpt, two manifests and SwiftUI")
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -85,6 +85,58 @@ final class ReadmeSnippetTests: XCTestCase {
         }
         for page in ["docs/rulec.md", "docs/speed.md", "docs/architecture.md", "docs/app-extensions.md", "grammar.md"] {
             XCTAssertTrue(readme.contains("(\(page))"), "the README links \(page)")
+        }
+    }
+
+    /// The README's dependency lines name the package as its manifest does, in the form the
+    /// plugin example uses from a folder of another name (CI builds it from a clone named `main`).
+    func testTheReadmeDependencyNamesThePackage() throws {
+        func read(_ path: String) throws -> String {
+            try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent(path), encoding: .utf8)
+        }
+        let readme = try read("README.md")
+        let manifest = try read("Package.swift")
+        let example = try read("examples/PluginApp/Package.swift")
+        XCTAssertTrue(manifest.contains("name: \"Rules\""))
+        for form in [".package(name: \"Rules\", path: ", ".product(name: \"RuleRuntime\", package: \"Rules\")"] {
+            XCTAssertTrue(readme.contains(form), form)
+            XCTAssertTrue(example.contains(form), form)
+        }
+        XCTAssertTrue(readme.contains(".package(url: "))
+    }
+
+    /// The README's rule snippets (``` blocks with no language that are not a command's output,
+    /// which starts with `$`) are in `rulec fmt`'s form, so what a reader copies formats as is.
+    func testTheReadmeRuleSnippetsAreFormatted() throws {
+        TemporaryFiles.watch()
+        let readme = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        var blocks: [String] = []
+        var current: [Substring]?
+        var inOther = false
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil && !inOther && line.hasPrefix("```") {
+                if line == "```" { current = [] } else { inOther = true }
+            } else if line == "```" {
+                if let block = current, block.first?.hasPrefix("$") == false {
+                    blocks.append(block.joined(separator: "\n"))
+                }
+                current = nil
+                inOther = false
+            } else if current != nil {
+                current!.append(line)
+            }
+        }
+        XCTAssertEqual(blocks.count, 2, "the first example and the tour")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (index, block) in blocks.enumerated() {
+            let file = directory.appendingPathComponent("snippet\(index).rules")
+            try (block + "\n").write(to: file, atomically: true, encoding: .utf8)
+            let formatted = try RulecBinary.run(["fmt", file.path])
+            XCTAssertEqual(formatted.status, 0, formatted.stderr)
+            XCTAssertEqual(formatted.stdout, block + "\n", "README rule snippet \(index) is not in rulec fmt's form")
         }
     }
 

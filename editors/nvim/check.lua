@@ -1,16 +1,18 @@
--- The headless Neovim check of `rulec lsp` (.ci/run):
---   RULEC=.build/debug/rulec nvim --headless -u NONE -c "luafile editors/nvim/check.lua"
--- It loads editors/nvim/rules.lua (the README's configuration), opens a file with a mistake
--- after non-ASCII text, waits for the diagnostic, checks its line, column and message, asks
--- for a hover and a formatting, and quits with status 1 at the first wrong answer.
+-- The headless Neovim check of `rulec lsp` (.ci/run), run as a user runs Neovim: filetype
+-- detection on, and editors/nvim/rules.lua (the README's lines) as the user's configuration:
+--   XDG_CONFIG_HOME=DIR (DIR/nvim/plugin/rules.lua) RULEC=.build/debug/rulec \
+--     nvim --headless -c "luafile editors/nvim/check.lua"
+-- It opens a file with a mistake after non-ASCII text, checks that the buffer's filetype is
+-- "rules" (Neovim's runtime says "hog") with rulec attached, waits for the diagnostic, checks its
+-- line, column and message, asks for a hover and a formatting, and quits with status 1 at the
+-- first wrong answer.
 local function fail(message)
   io.stderr:write("nvim check: " .. message .. "\n")
   vim.cmd("cquit 1")
 end
 
 local function run()
-  local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
-  dofile(here .. "rules.lua")
+  if vim.g.did_load_filetypes == nil then return fail("filetype detection is off (run without -u NONE)") end
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, "p")
   local path = dir .. "/app.rules"
@@ -21,6 +23,9 @@ local function run()
   vim.fn.writefile(lines, path)
   vim.cmd("cd " .. dir)
   vim.cmd("edit " .. path)
+  if vim.bo.filetype ~= "rules" then return fail("filetype is '" .. vim.bo.filetype .. "', expected 'rules'") end
+  local attached = vim.wait(20000, function() return #vim.lsp.buf_get_clients(0) == 1 end, 50)
+  if not attached then return fail("rulec is not attached to the buffer within 20 s") end
 
   -- The diagnostic: line 2 (0-based 1), on 'lanch'. Neovim gives byte columns: 24 here,
   -- where the server's 23 UTF-16 units are (é is one unit, two bytes).

@@ -509,6 +509,25 @@ public final class RuleEngine: @unchecked Sendable {
         locked { Int(clamping: $0.count($0.streamSlot(named: name), scope, now: $0.now())) }
     }
 
+    /// How many times scenario `name` ran in `scope`: what `executions(NAME per SCOPE)` reads in
+    /// a rule (`.within(D)`: `executions(NAME within D)`). 0 for a name no scenario has, which
+    /// ``unknownNames`` then lists.
+    public func executions(of name: some StringProtocol, scope: CountScope = .install) -> Int {
+        let name = name.ruleName
+        return locked { core in
+            guard let index = core.scenario(named: name) else { return 0 }
+            return Int(clamping: core.view(index).executions.count(scope, now: core.now(), in: core.meta.epoch))
+        }
+    }
+
+    /// ``executions(of:scope:)-(StringProtocol,_)`` through a handle.
+    public func executions(of scenario: Scenario, scope: CountScope = .install) -> Int {
+        locked { core in
+            guard let index = core.scenario(scenario) else { return 0 }
+            return Int(clamping: core.view(index).executions.count(scope, now: core.now(), in: core.meta.epoch))
+        }
+    }
+
     // MARK: - Handles
 
     /// Records one event on `event`'s stream, as ``trigger(_:)-(StringProtocol)``; no name lookup after the first.

@@ -1,0 +1,176 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+/// A timeline drawn: one self-contained HTML page (inline SVG and a little inline script, nothing
+/// fetched) with a lane per scenario and per group, eligible spans in green, executions as ticks,
+/// `try` answers as dots, events as marks on their streams' lanes, and sessions, rule swaps and
+/// zone changes as markers; hovering shows the explain line of that lane at that moment.
+/// `rulec simulate --html FILE` writes it.
+///
+/// A lane's state is sampled before every step, after the last step at each time, at the
+/// earliest time a refused scenario's clauses pass, and at 300 even points of the range; it is
+/// drawn constant from one sample to the next. Sampling explains only (it changes no state).
+public struct TimelinePicture {
+    /// The simulation's output lines, as `rulec simulate` prints them.
+    public private(set) var lines: [String] = []
+    /// The page.
+    public private(set) var html = ""
+
+    /// A lane's state at one sample: whether `try` would say yes, and the explain line.
+    struct State: Equatable {
+        enum Answer: String { case yes, no, absent }
+        var answer: Answer
+        var reason: String
+    }
+
+    struct Lane {
+        enum Kind: String { case scenario, group, stream }
+        var name: String
+        var kind: Kind
+        /// One state per sample (scenarios and groups).
+        var states: [State] = []
+    }
+
+    struct Mark {
+        var lane: String
+        var seconds: Int64
+        var sample: Int
+        var text: String
+        var answer: String?
+        /// The step came after a later one (the clock set back): no sample was taken for it.
+        var behind = false
+    }
+
+    /// Replays `steps` like ``TimelineRunner/run(_:on:clock:json:)`` and draws them. `zone` is
+    /// the device's zone at the start: the time axis is drawn in it.
+    public init(
+        steps: [TimelineStep], engine: RuleEngine, clock: ManualClock, zone: TimeZone, title: String,
+        json: Bool = false
+    ) {
+        var lanes: [Lane] = []
+        var index: [String: Int] = [:]
+        func laneIndex(_ name: String, _ kind: Lane.Kind) -> Int {
+            let key = kind.rawValue + ":" + name
+            if let found = index[key] { return found }
+            lanes.append(Lane(name: name, kind: kind))
+            index[key] = lanes.count - 1
+            return lanes.count - 1
+        }
+        func addRuleLanes() {
+            for scenario in engine.program.scenarios { _ = laneIndex(scenario.name, .scenario) }
+            for group in engine.program.groups { _ = laneIndex(group.name.text, .group) }
+        }
+        addRuleLanes()
+        var times: [Int64] = []
+        var ticks: [Mark] = []
+        var tries: [Mark] = []
+        var events: [Mark] = []
+        var markers: [Mark] = []
+        let first = steps.map(\.offset).min() ?? 0
+        let last = steps.map(\.offset).max() ?? 0
+        let end = last + max(3_600, (last - first) / 20)
+        let grid = (0...300).map { first + (end - first) * Int64($0) / 300 }
+
+        // Once the clock has been set back, explaining at a time before the latest time reached
+        // would re-base the times recorded ahead (grammar.md, "A clock that goes backwards") and
+        // so change later answers; the picture takes no sample there, and draws on from the
+        // next moment that is not behind.
+        var latest = Int64.min
+        func sample(at seconds: Int64) {
+            guard seconds >= latest else { return }
+            clock.set(TimelineRunner.start.addingTimeInterval(TimeInterval(seconds)))
+            times.append(seconds)
+            for k in lanes.indices {
+                switch lanes[k].kind {
+                case .scenario:
+                    let explanation = engine.explain(lanes[k].name)
+                    let answer: State.Answer = !explanation.isKnown ? .absent : explanation.wouldRun ? .yes : .no
+                    lanes[k].states.append(State(answer: answer, reason: explanation.reason))
+                case .group:
+                    let group = lanes[k].name
+                    guard let member = engine.program.scenarios.first(where: { $0.group == group }) else {
+                        lanes[k].states.append(State(answer: .absent, reason: "no such group in these rules"))
+                        continue
+                    }
+                    let failing = engine.explain(member.name).failing.filter { $0.group == group }
+                    lanes[k].states.append(
+                        State(
+                            answer: failing.isEmpty ? .yes : .no,
+                            reason: failing.isEmpty ? "open" : failing.map(\.description).joined(separator: "; ")))
+                case .stream:
+                    lanes[k].states.append(State(answer: .absent, reason: ""))
+                }
+            }
+        }
+        /// The samples after the steps at `now`, up to (not including) `next`.
+        func sampleBetween(_ now: Int64, _ next: Int64) {
+            sample(at: now)
+            var points = Set(grid.filter { $0 > now && $0 < next })
+            for lane in lanes where now >= latest && lane.kind == .scenario && lane.states.last?.answer == .no {
+                if let earliest = engine.explain(lane.name).earliest {
+                    let seconds = Int64(earliest.timeIntervalSince(TimelineRunner.start).rounded(.up))
+                    if seconds > now && seconds < next { points.insert(seconds) }
+                }
+            }
+            for point in points.sorted() { sample(at: point) }
+        }
+
+        for (k, step) in steps.enumerated() {
+            let behind = step.offset < latest
+            if behind && (k == 0 || steps[k - 1].offset >= latest) {
+                markers.append(
+                    Mark(
+                        lane: "back", seconds: step.offset, sample: times.count - 1,
+                        text: "clock set back to \(step.timeText)"))
+            }
+            latest = max(latest, step.offset)
+            sample(at: step.offset)
+            let before = times.count - 1
+            clock.set(TimelineRunner.start.addingTimeInterval(TimeInterval(step.offset)))
+            let result = TimelineRunner.outcome(step, engine)
+            if let result { lines.append(json ? TimelineRunner.encode(result.output) : result.plain) }
+            switch step.action {
+            case .tryScenario(let name):
+                _ = laneIndex(name, .scenario)
+                let yes = result?.output.result == "yes"
+                let text = yes ? "yes" : "no: \(result?.output.reason ?? "")"
+                tries.append(
+                    Mark(
+                        lane: name, seconds: step.offset, sample: before, text: text, answer: yes ? "yes" : "no",
+                        behind: behind))
+                if yes { ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: "executed")) }
+            case .next:
+                if let chosen = result?.output.name {
+                    ticks.append(
+                        Mark(lane: chosen, seconds: step.offset, sample: before, text: "executed (next)"))
+                }
+            case .trigger(let name), .done(let name):
+                _ = laneIndex(name, .stream)
+                events.append(Mark(lane: name, seconds: step.offset, sample: before, text: name))
+            case .launch(let version):
+                markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: "launch \(version)"))
+            case .rules(let path, _):
+                addRuleLanes()
+                markers.append(Mark(lane: "rules", seconds: step.offset, sample: before, text: "rules \(path)"))
+            case .timeZone(let zone):
+                markers.append(
+                    Mark(lane: "zone", seconds: step.offset, sample: before, text: "zone \(zone.identifier)"))
+            default:
+                break
+            }
+            let next = k + 1 < steps.count ? steps[k + 1].offset : end
+            if next != step.offset { sampleBetween(step.offset, max(next, step.offset)) }
+        }
+        if steps.isEmpty { sampleBetween(first, end) }
+        // Lanes added after the first sample (a swap's new scenarios, streams) were absent before.
+        for k in lanes.indices where lanes[k].states.count < times.count {
+            let missing = times.count - lanes[k].states.count
+            lanes[k].states.insert(
+                contentsOf: repeatElement(State(answer: .absent, reason: "not in these rules"), count: missing), at: 0)
+        }
+        html = Self.page(
+            title: title, zone: zone, first: first, end: end, times: times, lanes: lanes, ticks: ticks,
+            tries: tries, events: events, markers: markers)
+    }
+}

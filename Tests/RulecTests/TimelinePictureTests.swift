@@ -1,0 +1,252 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `rulec simulate --html`: the page is loaded in a real browser (Debian's chromium, headless),
+/// and the drawing read back from its DOM is compared with `rulec simulate --json` run on its own:
+/// every answer, execution and event where the text output puts it, and each lane's span at every
+/// `try` of the colour of that answer. CI sets RULES_BROWSER=required; elsewhere the test is
+/// skipped when no chromium is installed.
+final class TimelinePictureTests: XCTestCase {
+    static var chromium: String? {
+        let candidates = [
+            ProcessInfo.processInfo.environment["CHROMIUM"], "/usr/bin/chromium", "/usr/bin/chromium-browser",
+        ]
+        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    func browser() throws -> String {
+        if let found = Self.chromium { return found }
+        if ProcessInfo.processInfo.environment["RULES_BROWSER"] == "required" {
+            XCTFail("RULES_BROWSER=required and no chromium found")
+        }
+        throw XCTSkip("no chromium installed (CI installs Debian's)")
+    }
+
+    struct Element {
+        var name: String
+        var attributes: [String: String]
+        var lane: String?
+    }
+
+    /// The SVG elements of a dumped DOM, each with its attributes and the lane (`g`) it is in.
+    static func elements(_ dom: String) -> [Element] {
+        let pattern = try! NSRegularExpression(pattern: #"<(/?)(svg|g|rect|line|circle)\b([^>]*)>"#)
+        let attribute = try! NSRegularExpression(pattern: #"([a-z0-9-]+)="([^"]*)""#)
+        var result: [Element] = []
+        var lane: String?
+        let text = dom as NSString
+        for match in pattern.matches(in: dom, range: NSRange(location: 0, length: text.length)) {
+            let closing = text.substring(with: match.range(at: 1)) == "/"
+            let name = text.substring(with: match.range(at: 2))
+            if closing {
+                if name == "g" { lane = nil }
+                continue
+            }
+            let body = text.substring(with: match.range(at: 3))
+            var attributes: [String: String] = [:]
+            for found in attribute.matches(in: body, range: NSRange(location: 0, length: (body as NSString).length)) {
+                let key = (body as NSString).substring(with: found.range(at: 1))
+                attributes[key] = unescape((body as NSString).substring(with: found.range(at: 2)))
+            }
+            if name == "g" { lane = attributes["data-lane"] }
+            result.append(Element(name: name, attributes: attributes, lane: lane))
+        }
+        return result
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// Draws `timeline` against `rules` (paths), loads the page in the browser and checks it
+    /// against the text output; returns the number of spans checked at a `try`, and the DOM's
+    /// SVG elements.
+    func checkPicture(
+        rules: [String], timeline: String, in directory: URL, extra: [String] = []
+    ) throws -> (checked: Int, elements: [Element]) {
+        let chromium = try browser()
+        let page = directory.appendingPathComponent("page.html")
+        let drawn = try RulecBinary.run(["simulate"] + extra + ["--html", page.path] + rules + [timeline])
+        XCTAssertEqual(drawn.status, 0, drawn.stderr)
+        let text = try RulecBinary.run(["simulate", "--json"] + extra + rules + [timeline])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        let plain = try RulecBinary.run(["simulate"] + extra + rules + [timeline])
+        XCTAssertEqual(drawn.stdout, plain.stdout, "--html changes the printed lines")
+        let dumped = try Subprocess.run(
+            URL(fileURLWithPath: chromium),
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(directory.path)/profile",
+                "--dump-dom", page.absoluteString,
+            ], in: directory)
+        XCTAssertEqual(dumped.status, 0, dumped.stderr)
+        let dom = dumped.stdout
+        XCTAssertTrue(dom.contains("data-ready=\"yes\""), "the page's script did not run")
+        let elements = Self.elements(dom)
+        let svg = try XCTUnwrap(elements.first { $0.name == "svg" })
+        let t0 = Double(svg.attributes["data-t0"]!)!
+        let t1 = Double(svg.attributes["data-t1"]!)!
+        let left = Double(svg.attributes["data-left"]!)!
+        let width = Double(svg.attributes["data-width"]!)!
+        func x(_ seconds: Double) -> Double { left + (seconds - t0) / (t1 - t0) * width }
+        func number(_ element: Element, _ key: String) -> Double { Double(element.attributes[key] ?? "") ?? .nan }
+
+        let outputs = try text.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        // Answers: one dot per 'try' line, in order, at its time, in its lane, of its answer.
+        let tries = outputs.filter { $0["step"] as? String == "try" }
+        let dots = elements.filter { $0.name == "circle" && ($0.attributes["class"] ?? "").hasPrefix("try ") }
+        XCTAssertEqual(dots.count, tries.count)
+        let spans = elements.filter { $0.name == "rect" && ($0.attributes["class"] ?? "").hasPrefix("span ") }
+        var checked = 0
+        for (dot, output) in zip(dots, tries) {
+            let seconds = Double(output["seconds"] as! Int)
+            let answer = output["result"] as! String
+            XCTAssertEqual(dot.attributes["data-lane"], output["name"] as? String)
+            XCTAssertEqual(dot.attributes["class"], "try \(answer)")
+            XCTAssertEqual(number(dot, "cx"), x(seconds), accuracy: 0.01)
+            // The lane's span at that moment (the last one starting at or before the dot's
+            // sample) has the answer's colour and covers the dot; no span is drawn for a moment
+            // behind one already reached (the clock set back).
+            if dot.attributes["data-behind"] == "yes" { continue }
+            let sample = Int(dot.attributes["data-sample"]!)!
+            let lane = spans.filter { $0.lane == output["name"] as? String }
+            let span = try XCTUnwrap(lane.last { Int($0.attributes["data-sample"]!)! <= sample })
+            XCTAssertEqual(span.attributes["class"], "span \(answer)", "at \(output["time"]!) \(output["name"]!)")
+            XCTAssertLessThanOrEqual(number(span, "x"), x(seconds) + 0.01)
+            XCTAssertGreaterThanOrEqual(number(span, "x") + max(number(span, "width"), 1), x(seconds) - 0.01)
+            checked += 1
+        }
+        // Every lane's spans tile the whole range, each at its own time.
+        for lane in Set(spans.compactMap(\.lane)) {
+            let own = spans.filter { $0.lane == lane }
+            XCTAssertEqual(number(own.first!, "data-from"), t0)
+            XCTAssertEqual(number(own.last!, "data-to"), t1)
+            for (a, b) in zip(own, own.dropFirst()) {
+                XCTAssertEqual(number(a, "data-to"), number(b, "data-from"))
+                XCTAssertNotEqual(a.attributes["class"], b.attributes["class"], "two like spans in a row: \(lane)")
+            }
+            for span in own { XCTAssertEqual(number(span, "x"), x(number(span, "data-from")), accuracy: 0.01) }
+        }
+        // Executions: a tick per 'try ... yes' and per 'next NAME', in its lane, at its time.
+        var executions: [String] = []
+        for output in outputs {
+            let step = output["step"] as? String
+            if step == "try" && output["result"] as? String == "yes" || step == "next" && output["name"] != nil {
+                executions.append("\(output["name"]!)@\(output["seconds"]!)")
+            }
+        }
+        let ticks = elements.filter { $0.name == "line" && $0.attributes["class"] == "tick" }
+        XCTAssertEqual(ticks.map { "\($0.attributes["data-lane"]!)@\($0.attributes["data-at"]!)" }, executions)
+        for tick in ticks { XCTAssertEqual(number(tick, "x1"), x(number(tick, "data-at")), accuracy: 0.01) }
+        return (checked, elements)
+    }
+
+    func testTheExampleTimelineIsDrawnWhereTheSimulationSays() throws {
+        TemporaryFiles.watch()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = RulecBinary.packageRoot.path
+        let (checked, elements) = try checkPicture(
+            rules: ["\(root)/examples/app.rules"], timeline: "\(root)/examples/app.timeline", in: directory)
+        XCTAssertEqual(checked, 10)
+        // A mark per 'trigger' step, on its stream's lane; a session line per 'launch'.
+        let events = elements.filter { $0.name == "circle" && $0.attributes["class"] == "event" }
+        XCTAssertEqual(
+            events.map { "\($0.attributes["data-lane"]!)@\($0.attributes["data-at"]!)" },
+            [
+                "launch@0", "launch@3600", "article_read@7200", "article_read@10800", "article_read@14400",
+                "launch@86400", "launch@86400",
+            ])
+        let sessions = elements.filter { $0.name == "line" && $0.attributes["class"] == "session" }
+        XCTAssertEqual(sessions.map { $0.attributes["data-at"]! }, ["0", "7200", "86400"])
+    }
+
+    /// Ten scenarios and a group over a year: sessions, a zone change, a swap to rules with one
+    /// more scenario, a name that needs escaping, random events and answers from a fixed seed.
+    func testAYearOfTenScenariosIsDrawnWhereTheSimulationSays() throws {
+        TemporaryFiles.watch()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = """
+            event launch, read, "a <b> & 'c'"
+            scenario Welcome < on launch; max_events 1; max_exec 1 >
+            scenario WhatsNew < when upgraded; max_exec 1 per version; priority 5 >
+            group Prompts < max_exec 1 within 1d; between 12h > {
+                scenario Rate < on launch; min_events 5; since_first 7d; max_exec 4; between 30d; priority 3 >
+                scenario Subscribe < on launch; min_events 3; max_exec 4; between 2d; priority 2 >
+                scenario Invite < on read; min_events 3 within 1d; priority 1 >
+            }
+            scenario Tip < on read; min_events 2; max_exec 3 per session >
+            scenario Odd < on "a <b> & 'c'"; max_exec 2 within 7d >
+            scenario Nudge < on launch; since_last 2d >
+            scenario Weekly < max_exec 1 within 7d >
+            scenario Daily < between 1d; max_exec 30 >
+
+            """
+        try rules.write(to: directory.appendingPathComponent("v1.rules"), atomically: true, encoding: .utf8)
+        try (rules + "scenario Late < on launch; min_events 100 >\n").write(
+            to: directory.appendingPathComponent("v2.rules"), atomically: true, encoding: .utf8)
+        let names = [
+            "Welcome", "WhatsNew", "Rate", "Subscribe", "Invite", "Tip", "Odd", "Nudge", "Weekly",
+            "Daily",
+        ]
+        var seed: UInt64 = 0x5EED
+        func random(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        var lines: [String] = []
+        var streams = ["launch"]
+        for day in 0..<365 {
+            let base = day * 86_400
+            if day == 120 { lines.append("\(base)s timezone Asia/Tokyo") }
+            if day == 200 { lines.append("\(base)s rules v2.rules") }
+            for _ in 0..<random(3) {
+                let at = base + random(86_400)
+                lines.append("\(at)s launch \(1 + day / 90).0")
+                lines.append("\(at)s trigger launch")
+                for _ in 0..<random(4) {
+                    let stream = ["read", "a <b> & 'c'"][random(2)]
+                    lines.append("\(at + random(600))s trigger \"\(stream)\"")
+                    if !streams.contains(stream) { streams.append(stream) }
+                }
+                lines.append("\(at + 700)s try \(names[random(names.count)])")
+                if random(4) == 0 { lines.append("\(at + 800)s next") }
+            }
+        }
+        try (lines.joined(separator: "\n") + "\n").write(
+            to: directory.appendingPathComponent("year.timeline"), atomically: true, encoding: .utf8)
+        let (checked, elements) = try checkPicture(
+            rules: [directory.appendingPathComponent("v1.rules").path],
+            timeline: directory.appendingPathComponent("year.timeline").path, in: directory,
+            extra: ["--time-zone", "Europe/Paris"])
+        XCTAssertGreaterThan(checked, 300)
+        // The generated steps go back in time now and then (a launch earlier in the day than the
+        // last one's events): each first step back is marked, and its answers are not spans.
+        let back = elements.filter { $0.name == "line" && $0.attributes["class"] == "marker back" }
+        let behind = elements.filter { $0.attributes["data-behind"] == "yes" }
+        XCTAssertGreaterThan(back.count, 10)
+        XCTAssertGreaterThan(behind.count, 0)
+        // Scenarios (a swap's new one after them), then groups, then streams.
+        let lanes = elements.filter { $0.name == "g" }.map { $0.attributes["data-lane"]! }
+        XCTAssertEqual(
+            lanes,
+            names + ["Late", "Prompts"] + streams)
+        let markers = elements.filter {
+            $0.name == "line" && ["marker zone", "marker rules"].contains($0.attributes["class"] ?? "")
+        }
+        XCTAssertEqual(
+            markers.map { $0.attributes["class"]! + "@" + $0.attributes["data-at"]! },
+            [
+                "marker zone@\(120 * 86_400)", "marker rules@\(200 * 86_400)",
+            ])
+        let dom = try String(contentsOf: directory.appendingPathComponent("page.html"), encoding: .utf8)
+        XCTAssertTrue(dom.contains("a &lt;b&gt; &amp; &#39;c&#39;"), "names are escaped in the page")
+    }
+}

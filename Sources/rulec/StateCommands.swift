@@ -167,7 +167,8 @@ enum ExplainCommand {
                 sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()), statePath: statePath)
         else { return ExitCode.failure }
         let all = engine.scenarioNames
-        for name in names where !all.contains(name) {
+        // A former name (`was`) is known: the engine explains it under its name now.
+        for name in names where !engine.explain(name).isKnown {
             CLI.printError("error: \(Suggestions.unknown("scenario", name, among: all))")
             return ExitCode.failure
         }

@@ -19,9 +19,11 @@ enum TriggerCommand {
             .init("--count", value: "N", help: "how many times (1 to 1000000; default 1)"),
         ],
         exitStatus: """
-            Prints the event's count afterwards. An event no scenario counts is recorded, with a
-            warning. Exit status: 0 recorded, 1 errors in the rules or a damaged or unwritable
-            state file, 64 wrong usage.
+            Prints the event's count afterwards. When the rules declare events, an EVENT that no
+            declaration or rule names is an error, with did-you-mean, and nothing is written;
+            otherwise an event no scenario counts is recorded, with a warning. Exit status: 0
+            recorded, 1 errors in the rules, an unknown event or a damaged or unwritable state
+            file, 64 wrong usage.
             """)
     static var usage: String { options.usage }
     static var help: String { options.help }
@@ -44,6 +46,19 @@ enum TriggerCommand {
         guard let files = CLI.ruleFiles(Array(operands.dropLast()), usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)
         guard unreadable.isEmpty else { return ExitCode.failure }
+        // A typo is refused before the state file is touched: once the rules declare their
+        // events, a name that no declaration or rule knows (nor a former name) is an error, as
+        // it is in rules and timelines. Without declarations it is recorded, with a warning.
+        guard let probe = CLI.engine(sources, store: InMemoryStore(), clock: SystemClock(), statePath: statePath)
+        else { return ExitCode.failure }
+        probe.trigger(event)
+        if !probe.program.events.isEmpty,
+            let unknown = probe.unknownNames.first(where: { $0.kind == .event && $0.name == event })
+        {
+            let message = Suggestions.unknown("event", event, suggestions: unknown.suggestions)
+            CLI.printError("error: \(message) (the rules declare their events); nothing was written")
+            return ExitCode.failure
+        }
         let store = FileStore(url: URL(fileURLWithPath: statePath), options: .init(shared: true))
         guard let engine = CLI.engine(sources, store: store, clock: SystemClock(), statePath: statePath) else {
             return ExitCode.failure

@@ -23,10 +23,49 @@ final class TriggerCommandTests: XCTestCase {
         result = try RulecBinary.run(["explain", rules, "--state", state])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.hasPrefix("Ask: would run"), result.stdout)
-        // An event no scenario counts is recorded, with a warning.
+        // The rules declare their events: a typo is an error, and the file is left as it was.
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
         result = try RulecBinary.run(["trigger", "--state", state, rules, "lanch"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(
+            result.stderr,
+            "error: unknown event 'lanch'; did you mean 'launch'? (the rules declare their events); nothing was written\n")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before)
+        // ... and a file that did not exist is not made.
+        let fresh = dir.appendingPathComponent("fresh.state").path
+        result = try RulecBinary.run(["trigger", "--state", fresh, rules, "widget_tapp"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fresh))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fresh + ".shm"))
+    }
+
+    /// Without event declarations, an event no scenario counts is recorded, with a warning.
+    func testAnUncountedEventIsRecordedWithAWarningWhenNoEventIsDeclared() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("r.rules").path
+        try "scenario Ask < on launch; min_events 3 >\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        let result = try RulecBinary.run(["trigger", "--state", state, rules, "lanch"])
         XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "lanch: 1\n")
         XCTAssertEqual(result.stderr, "warning: no scenario counts event 'lanch'; did you mean 'launch'?\n")
+    }
+
+    /// `explain` of a scenario no rule declares is an error with did-you-mean; a former name
+    /// (`was`) is explained under the name it has now.
+    func testExplainRefusesAnUnknownScenarioAndAnswersAFormerName() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("r.rules").path
+        try "# language 1.1\nscenario Subscribe was AskToSubscribe < min_events 3 >\n".write(
+            toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        XCTAssertEqual(try RulecBinary.run(["trigger", "--state", state, rules, "Subscribe"]).status, 0)
+        var result = try RulecBinary.run(["explain", rules, "--state", state, "Subscrbe"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr, "error: unknown scenario 'Subscrbe'; did you mean 'Subscribe'?\n")
+        result = try RulecBinary.run(["explain", rules, "--state", state, "AskToSubscribe"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasPrefix("Subscribe (formerly AskToSubscribe): would not run"), result.stdout)
     }
 
     /// Beside an app that holds the file exclusively, `rulec trigger` (which opens it shared)

@@ -41,6 +41,15 @@ public struct DirectorySearch {
                 if DirectorySearch.skipsWholeDirectory(path + "/") { continue }
                 files += self.files(in: path)
             } else if entry.hasSuffix(".rules") && firstVisit(path) {
+                // A FIFO, socket or device named *.rules is never opened: reading one would
+                // wait for a writer that may never come.
+                if let kind = DirectorySearch.notRegular(path) {
+                    let note =
+                        "\(path): warning: skipped: \(kind), not a regular file; to skip it silently, "
+                        + "list '\(entry)' in a '\(DirectorySearch.skipMarker)' file beside it\n"
+                    FileHandle.standardError.write(Data(note.utf8))
+                    continue
+                }
                 if let tool = DirectorySearch.otherTool(path) {
                     let note =
                         "\(path): note: skipped: \(tool), not rules of this language; to skip it silently, "
@@ -54,9 +63,31 @@ public struct DirectorySearch {
         return files
     }
 
+    /// What the file at `path` (followed through links) is when it is not a regular file: "a
+    /// FIFO", "a socket", "a device", ...; nil for a regular file or one that cannot be looked at.
+    public static func notRegular(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFDIR: return "a directory"
+        default: return "not a file"
+        }
+    }
+
+    /// The text of `base`'s `.rulecignore`, read only when it is a regular file.
+    static func ignoreFile(_ base: String) -> String? {
+        let path = base + DirectorySearch.skipMarker
+        guard notRegular(path) == nil else { return nil }
+        return try? String(contentsOfFile: path, encoding: .utf8)
+    }
+
     /// A `.rulecignore` file with no names skips its whole directory.
     static func skipsWholeDirectory(_ base: String) -> Bool {
-        guard let text = try? String(contentsOfFile: base + DirectorySearch.skipMarker, encoding: .utf8) else {
+        guard let text = ignoreFile(base) else {
             return FileManager.default.fileExists(atPath: base + DirectorySearch.skipMarker)
         }
         return names(text).isEmpty
@@ -64,9 +95,7 @@ public struct DirectorySearch {
 
     /// The names a `.rulecignore` lists (one per line, `#` comments), skipped in its directory.
     static func ignoredNames(in base: String) -> Set<String> {
-        guard let text = try? String(contentsOfFile: base + DirectorySearch.skipMarker, encoding: .utf8) else {
-            return []
-        }
+        guard let text = ignoreFile(base) else { return [] }
         return Set(names(text))
     }
 

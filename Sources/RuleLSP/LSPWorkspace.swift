@@ -113,7 +113,10 @@ final class LSPWorkspace {
     private func readFromDisk(_ path: String) -> [UInt8]? {
         let stamp = LSPWorkspace.stamp(path)
         if let entry = disk[path], entry.stamp == stamp { return entry.bytes }
-        guard !stamp.isEmpty, let data = FileManager.default.contents(atPath: path) else {
+        // A file replaced by a FIFO, socket or device since it was found is not read.
+        guard !stamp.isEmpty, DirectorySearch.notRegular(path) == nil,
+            let data = FileManager.default.contents(atPath: path)
+        else {
             disk[path] = nil
             return nil
         }
@@ -281,14 +284,14 @@ struct NameIndex {
         let target = declaration(of: name)
         let kind = target?.kind ?? name.kind
         let text = target?.text ?? name.text
+        let declaredEvent = occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == text }
         return occurrences.filter { other in
             // The declaration's former names stand for it too.
             if let current = other.formerOf { return current == text && other.kind == kind }
             guard other.text == text else { return false }
             if other.kind == kind { return true }
             // A scenario counting its own stream: uses of the stream are uses of the scenario's name.
-            return kind == .scenario && other.kind == .event
-                && !occurrences.contains { $0.isDeclaration && $0.kind == .event && $0.text == text }
+            return kind == .scenario && other.kind == .event && !declaredEvent
         }.sorted {
             ($0.isDeclaration ? 0 : 1, $0.file.path, $0.range.lowerBound) < (
                 $1.isDeclaration ? 0 : 1, $1.file.path, $1.range.lowerBound

@@ -108,4 +108,35 @@ func lspBenchmarks(_ goals: inout [Goal]) throws {
     }
     line("lsp: hover on a scenario, examples/app.rules", hovers.summary)
     goals.append(Goal(key: "lsp_hover_ms", value: hovers.median / 1e6, unit: "ms", limit: 2, atMost: true))
+
+    // References and rename at scale: one name used 300,000 times on one line of a file of
+    // about 1 MiB (the server's limit), answers and their JSON included.
+    let scaleFolder = temporaryPath("lsp-scale")
+    try? FileManager.default.createDirectory(at: scaleFolder, withIntermediateDirectories: true)
+    let uses = Array(repeating: "x", count: 300_000).joined(separator: ", ")
+    var scaleText = "event x\nscenario A < on \(uses); min_events 1 >\n"
+    scaleText += "# " + String(repeating: "-", count: max(0, 1_000_000 - scaleText.utf8.count)) + "\n"
+    let scaleURI = scaleFolder.appendingPathComponent("scale.rules").absoluteString
+    try scaleText.write(to: scaleFolder.appendingPathComponent("scale.rules"), atomically: true, encoding: .utf8)
+    let scale = Session(folder: scaleFolder)
+    scale.send("textDocument/didOpen", ["textDocument": ["uri": scaleURI, "text": scaleText]], notification: true)
+    let declaration = ["line": 0, "character": 6]
+    var answered = 0
+    let references = measure(rounds: 5, batch: 1) {
+        answered = scale.send(
+            "textDocument/references",
+            [
+                "textDocument": ["uri": scaleURI], "position": declaration,
+                "context": ["includeDeclaration": true],
+            ] as [String: Any]
+        ).reduce(0) { $0 + $1.count }
+    }
+    line("lsp: references, 300,000 uses on one line (\(scaleText.utf8.count) bytes)", references.summary)
+    let renames = measure(rounds: 5, batch: 1) {
+        scale.send("textDocument/rename", ["textDocument": ["uri": scaleURI], "position": declaration, "newName": "y"])
+    }
+    line("lsp: rename, the same (\(answered) bytes of answer)", renames.summary)
+    let slowest = max(references.median, renames.median) / 1e6
+    goals.append(Goal(key: "lsp_references_rename_300k_ms", value: slowest, unit: "ms", limit: 1000, atMost: true))
+    try? FileManager.default.removeItem(at: scaleFolder)
 }

@@ -245,6 +245,113 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(eventEdits.map { $0["newText"] as? String }, ["\"in app\""])
     }
 
+    /// A rename writes only text that parses: a scenario counting its own stream keeps an
+    /// identifier (renaming it from a use of the stream cannot quote it); a name with a line
+    /// break is refused; an event's name that needs quotes and escapes reads back as itself.
+    func testRenameWritesOnlyTextThatParses() throws {
+        let text = "scenario Own < min_events 2 >\nscenario B < when count(Own) > 1 >\n"
+        open(app, text)
+        let use = at(app, 1, column(of: "Own", line: 1, in: text))
+        for bad in ["x y", "a\nb", "tab\there"] {
+            let answer = try client.request("textDocument/rename", use.merging(["newName": bad]) { $1 })
+            XCTAssertEqual((answer["error"] as? [String: Any])?["code"] as? Int, -32602, "'\(bad)': \(answer)")
+        }
+        let purchase = at(app, 0, column(of: "purchase", line: 0, in: appRules))
+        open(app, appRules)
+        let broken = try client.request("textDocument/rename", purchase.merging(["newName": "in\napp"]) { $1 })
+        XCTAssertTrue(
+            ((broken["error"] as? [String: Any])?["message"] as? String ?? "").contains("line break"), "\(broken)")
+        let quoted = try XCTUnwrap(
+            client.result("textDocument/rename", purchase.merging(["newName": #"say "hi" \ bye"#]) { $1 })
+                as? [String: Any])
+        let edits = try XCTUnwrap((quoted["changes"] as? [String: [[String: Any]]])?[app])
+        let renamed = applying(edits, to: appRules)
+        let (parsed, diagnostics) = Parser.parse(SourceFile(path: "app.rules", text: renamed))
+        XCTAssertFalse(diagnostics.contains { $0.severity == .error }, renamed)
+        guard case .event(let events) = parsed.declarations[0] else { return XCTFail("no event declaration") }
+        XCTAssertEqual(events.names.map(\.text), ["launch", "café😀", #"say "hi" \ bye"#])
+    }
+
+    /// `LSPPosition.ranges` (one sweep) against `position(in:offset:)` per offset, on text with
+    /// a byte order mark, multi-byte and astral characters and invalid bytes, in random order.
+    func testRangesInOneSweepMatchPositionsOneByOne() {
+        var bytes: [UInt8] = [0xEF, 0xBB, 0xBF]
+        var seed: UInt64 = 7
+        func random(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        let pieces: [[UInt8]] = [
+            Array("a".utf8), Array("é".utf8), Array("😀".utf8), Array("\n".utf8), Array("\r\n".utf8), [0xFF], [0xC3],
+            Array("名".utf8),
+        ]
+        for _ in 0..<3_000 { bytes += pieces[random(pieces.count)] }
+        let file = SourceFile(path: "x.rules", bytes: bytes)
+        let ranges: [SourceRange] = (0..<2_000).map { _ in
+            let a = random(bytes.count + 1)
+            let b = random(bytes.count + 1)
+            return min(a, b)..<max(a, b)
+        }
+        let swept = LSPPosition.ranges(in: file, ranges)
+        XCTAssertEqual(swept.count, ranges.count)
+        for (range, got) in zip(ranges, swept) {
+            XCTAssertEqual(
+                got as NSDictionary,
+                [
+                    "start": LSPPosition.position(in: file, offset: range.lowerBound),
+                    "end": LSPPosition.position(in: file, offset: range.upperBound),
+                ] as NSDictionary)
+        }
+    }
+
+    /// The server's JSON writer against Foundation's reader: random nested values (strings with
+    /// quotes, backslashes, control characters and astral characters; whole and fractional
+    /// numbers; Booleans; null; parsed numbers echoed back) read back equal.
+    func testTheJSONWriterReadsBackWithFoundation() throws {
+        var seed: UInt64 = 99
+        func random(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        let alphabet = ["a", "\"", "\\", "\n", "\r", "\t", "\u{1}", "\u{1F}", "é", "😀", "/", " ", "\u{7F}"]
+        func value(_ depth: Int) -> Any {
+            switch random(depth > 3 ? 5 : 7) {
+            case 0: return (0..<random(6)).map { _ in alphabet[random(alphabet.count)] }.joined()
+            case 1: return random(2_000_000) - 1_000_000
+            case 2: return Double(random(1_000)) / 8
+            case 3: return random(2) == 0
+            case 4: return NSNull()
+            case 5: return (0..<random(4)).map { _ in value(depth + 1) }
+            default:
+                var object: [String: Any] = [:]
+                for _ in 0..<random(4) { object[alphabet[random(alphabet.count)] + "k"] = value(depth + 1) }
+                return object
+            }
+        }
+        for _ in 0..<500 {
+            let original = ["v": value(0)] as [String: Any]
+            let written = JSON.data(original)
+            let read = try JSONSerialization.jsonObject(with: written) as? NSDictionary
+            XCTAssertEqual(read, original as NSDictionary, String(decoding: written, as: UTF8.self))
+        }
+        let parsed = try JSONSerialization.jsonObject(with: Data(#"{"id":7,"b":true,"d":2.5}"#.utf8)) as! [String: Any]
+        XCTAssertEqual(String(decoding: JSON.data(parsed), as: UTF8.self), #"{"b":true,"d":2.5,"id":7}"#)
+        XCTAssertEqual(String(decoding: JSON.data(["a": "x/y\u{0}"]), as: UTF8.self), #"{"a":"x/y\u0000"}"#)
+    }
+
+    /// 20,000 uses of one name on one line: every one found, in order, at its UTF-16 column.
+    func testManyUsesOnOneLine() throws {
+        let uses = Array(repeating: "\"é\"", count: 20_000).joined(separator: ",")
+        let text = "event \"é\"\nscenario A < on \(uses); min_events 1 >\n"
+        open(app, text)
+        let answer = try client.request(
+            "textDocument/references", at(app, 0, 7, ["context": ["includeDeclaration": true]]))
+        let found = try XCTUnwrap(answer["result"] as? [[String: Any]], "\(answer)".prefix(300).description)
+        XCTAssertEqual(found.count, 20_001)
+        let starts = found.dropFirst().compactMap { ($0["range"] as? [String: [String: Int]])?["start"]?["character"] }
+        XCTAssertEqual(starts, (0..<20_000).map { 16 + 4 * $0 })
+    }
+
     func testSymbolsAndFormatting() throws {
         let symbols = try XCTUnwrap(
             client.result("textDocument/documentSymbol", ["textDocument": ["uri": app]]) as? [[String: Any]])
@@ -282,7 +389,9 @@ final class LSPTests: XCTestCase {
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("editors/nvim/rules.lua"), encoding: .utf8)
         XCTAssertTrue(
             readme.contains("```lua\n" + lua + "```\n"), "README's Neovim block differs from editors/nvim/rules.lua")
-        XCTAssertTrue(readme.contains("command = \"rulec\"\nargs = [\"lsp\"]"), "README's Helix lines")
+        let rulec = try String(
+            contentsOf: RulecBinary.packageRoot.appendingPathComponent("docs/rulec.md"), encoding: .utf8)
+        XCTAssertTrue(rulec.contains("command = \"rulec\"\nargs = [\"lsp\"]"), "docs/rulec.md's Helix lines")
     }
 
     /// Former names (`was`): definition and references lead to the declaration they became;

@@ -29,7 +29,8 @@ final class TriggerCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertEqual(
             result.stderr,
-            "error: unknown event 'lanch'; did you mean 'launch'? (the rules declare their events); nothing was written\n")
+            "error: unknown event 'lanch'; did you mean 'launch'? (the rules declare their events); nothing was written\n"
+        )
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before)
         // ... and a file that did not exist is not made.
         let fresh = dir.appendingPathComponent("fresh.state").path

@@ -46,8 +46,9 @@ function activate(context) {
   const location = (l) => new vscode.Location(vscode.Uri.parse(l.uri), range(l.range));
   const edit = (e) => new vscode.TextEdit(range(e.range), e.newText);
   function toDiagnostic(d) {
-    const severity = [null, vscode.DiagnosticSeverity.Error, vscode.DiagnosticSeverity.Warning][d.severity]
-      || vscode.DiagnosticSeverity.Information;
+    // VS Code's Error is 0: look the severity up, never `|| default` (0 is falsy).
+    const severities = { 1: vscode.DiagnosticSeverity.Error, 2: vscode.DiagnosticSeverity.Warning };
+    const severity = d.severity in severities ? severities[d.severity] : vscode.DiagnosticSeverity.Information;
     const result = new vscode.Diagnostic(range(d.range), d.message, severity);
     result.code = d.code;
     result.source = d.source;

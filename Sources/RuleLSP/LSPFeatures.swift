@@ -162,40 +162,70 @@ struct LSPFeatures {
     func references(at offset: Int, includeDeclaration: Bool) -> Any {
         guard let name = names.occurrence(in: file, at: offset) else { return NSNull() }
         let found = names.references(of: name).filter { includeDeclaration || !$0.isDeclaration }
-        // Written as JSON text here: a name used 300,000 times answers 40 MB.
+        // Written as JSON text here, into one buffer: a name used 300,000 times answers 40 MB.
+        let located = Located(found)
         var out: [UInt8] = [UInt8(ascii: "[")]
-        for (k, (occurrence, range)) in Self.protocolRanges(found).enumerated() {
+        out.reserveCapacity(found.count * 120)
+        for k in found.indices {
             if k > 0 { out.append(UInt8(ascii: ",")) }
-            out +=
-                Array("{\"range\":".utf8) + range + Array(",\"uri\":".utf8) + occurrence.uriJSON + [UInt8(ascii: "}")]
+            out += Located.rangeKey
+            located.writeRange(k, into: &out)
+            out += Located.uriKey
+            out += located.uris[located.file[k]]
+            out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
         return RawJSON(bytes: out)
     }
 
-    /// Each occurrence with its protocol range as JSON text, in the order given, converted
-    /// file by file in one sweep each (``LSPPosition/positions(in:_:)``).
-    static func protocolRanges(_ occurrences: [NameOccurrence]) -> [(Occurrence, [UInt8])] {
-        var byFile: [String: [Int]] = [:]
-        for (k, occurrence) in occurrences.enumerated() { byFile[occurrence.file.path, default: []].append(k) }
-        var ranges = [[UInt8]](repeating: [], count: occurrences.count)
-        var uris = [[UInt8]](repeating: [], count: occurrences.count)
-        for indices in byFile.values {
-            let file = occurrences[indices[0]].file
-            var uri: [UInt8] = []
-            JSON.write(string: LSPWorkspace.uri(of: file.path), into: &uri)
-            for (k, range) in zip(indices, LSPPosition.rangesJSON(in: file, indices.map { occurrences[$0].range })) {
-                ranges[k] = range
-                uris[k] = uri
+    /// Occurrences with their protocol positions, computed file by file in one sweep each
+    /// (``LSPPosition/positions(in:_:)``), and their files' URIs as JSON strings.
+    struct Located {
+        static let rangeKey = Array("{\"range\":".utf8)
+        static let uriKey = Array(",\"uri\":".utf8)
+        var start: [(line: Int, character: Int)]
+        var end: [(line: Int, character: Int)]
+        /// Each occurrence's index into `uris` and `paths`.
+        var file: [Int]
+        var uris: [[UInt8]] = []
+        var paths: [String] = []
+
+        init(_ occurrences: [NameOccurrence]) {
+            start = Array(repeating: (0, 0), count: occurrences.count)
+            end = start
+            file = Array(repeating: 0, count: occurrences.count)
+            var byFile: [String: [Int]] = [:]
+            for (k, occurrence) in occurrences.enumerated() { byFile[occurrence.file.path, default: []].append(k) }
+            for (path, indices) in byFile.sorted(by: { $0.key < $1.key }) {
+                var uri: [UInt8] = []
+                JSON.write(string: LSPWorkspace.uri(of: path), into: &uri)
+                uris.append(uri)
+                paths.append(path)
+                let offsets = indices.flatMap { [occurrences[$0].range.lowerBound, occurrences[$0].range.upperBound] }
+                let positions = LSPPosition.positions(in: occurrences[indices[0]].file, offsets)
+                for (n, k) in indices.enumerated() {
+                    start[k] = positions[2 * n]
+                    end[k] = positions[2 * n + 1]
+                    file[k] = uris.count - 1
+                }
             }
         }
-        return occurrences.indices.map { (Occurrence(file: occurrences[$0].file, uriJSON: uris[$0]), ranges[$0]) }
-    }
 
-    /// An occurrence's file, and its URI as a JSON string.
-    struct Occurrence {
-        var file: SourceFile
-        var uriJSON: [UInt8]
+        /// `{"end":{"character":C,"line":L},"start":{...}}`, keys sorted as ``JSON/data(_:)`` writes them.
+        func writeRange(_ k: Int, into out: inout [UInt8]) {
+            func position(_ p: (line: Int, character: Int)) {
+                out += Array("{\"character\":".utf8)
+                JSON.write(int: p.character, into: &out)
+                out += Array(",\"line\":".utf8)
+                JSON.write(int: p.line, into: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out += Array("{\"end\":".utf8)
+            position(end[k])
+            out += Array(",\"start\":".utf8)
+            position(start[k])
+            out.append(UInt8(ascii: "}"))
+        }
     }
 
     func rename(at offset: Int, to newName: String) -> Result<Any, LSPServer.Failure> {
@@ -240,16 +270,20 @@ struct LSPFeatures {
         // as JSON text, file by file, as the references are.
         var newText: [UInt8] = []
         JSON.write(string: written, into: &newText)
-        var edits: [String: [UInt8]] = [:]
-        for (occurrence, range) in Self.protocolRanges(references.filter { $0.formerOf == nil }) {
-            let path = occurrence.file.path
-            // Appended in place: a copy per edit would cost the square of their number.
-            if edits[path] == nil { edits[path] = [UInt8(ascii: "[")] } else { edits[path]!.append(UInt8(ascii: ",")) }
-            edits[path]!.append(contentsOf: Array("{\"newText\":".utf8) + newText + Array(",\"range\":".utf8))
-            edits[path]!.append(contentsOf: range + [UInt8(ascii: "}")])
+        let edited = references.filter { $0.formerOf == nil }
+        let located = Located(edited)
+        var edits = [[UInt8]](repeating: [], count: located.uris.count)
+        for k in edited.indices {
+            // Appended in place, into one buffer a file.
+            edits[located.file[k]].append(UInt8(ascii: edits[located.file[k]].isEmpty ? "[" : ","))
+            edits[located.file[k]] += Array("{\"newText\":".utf8) + newText + Array(",\"range\":".utf8)
+            located.writeRange(k, into: &edits[located.file[k]])
+            edits[located.file[k]].append(UInt8(ascii: "}"))
         }
         var changes: JSONObject = [:]
-        for (path, text) in edits { changes[LSPWorkspace.uri(of: path)] = RawJSON(bytes: text + [UInt8(ascii: "]")]) }
+        for (n, text) in edits.enumerated() {
+            changes[LSPWorkspace.uri(of: located.paths[n])] = RawJSON(bytes: text + [UInt8(ascii: "]")])
+        }
         return .success(["changes": changes] as JSONObject)
     }
 

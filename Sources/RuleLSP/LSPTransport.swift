@@ -135,7 +135,7 @@ enum JSON {
         if type == Bool.self, let bool = value as? Bool {
             out += Array((bool ? "true" : "false").utf8)
         } else if type == Int.self, let int = value as? Int {
-            out += Array(String(int).utf8)
+            write(int: int, into: &out)
         } else if type == Double.self, let double = value as? Double {
             out += Array((double.isFinite ? "\(double)" : "null").utf8)
         } else if let number = value as? NSNumber {
@@ -156,6 +156,28 @@ enum JSON {
         } else {
             out += Array("null".utf8)
         }
+    }
+
+    /// A whole number's digits, written in place (no string made).
+    static func write(int value: Int, into out: inout [UInt8]) {
+        guard value >= 0 else {
+            out += Array(String(value).utf8)
+            return
+        }
+        var count = 1
+        var rest = value / 10
+        while rest > 0 {
+            count += 1
+            rest /= 10
+        }
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        var index = out.count - 1
+        rest = value
+        repeat {
+            out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        } while rest > 0
     }
 
     /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or `\u00XX`.
@@ -234,18 +256,6 @@ enum LSPPosition {
             ["line": $0.line, "character": $0.character] as JSONObject
         }
         return stride(from: 0, to: positions.count, by: 2).map { ["start": positions[$0], "end": positions[$0 + 1]] }
-    }
-
-    /// The protocol ranges of `ranges` as JSON text, each `{"end":...,"start":...}` (as
-    /// ``JSON/data(_:)`` writes them, keys sorted), in one sweep.
-    static func rangesJSON(in file: SourceFile, _ ranges: [SourceRange]) -> [[UInt8]] {
-        let positions = positions(in: file, ranges.flatMap { [$0.lowerBound, $0.upperBound] })
-        func position(_ p: (line: Int, character: Int)) -> String {
-            "{\"character\":\(p.character),\"line\":\(p.line)}"
-        }
-        return stride(from: 0, to: positions.count, by: 2).map {
-            Array("{\"end\":\(position(positions[$0 + 1])),\"start\":\(position(positions[$0]))}".utf8)
-        }
     }
 
     /// The protocol position of each offset, in one sweep over the offsets in order.

@@ -337,6 +337,9 @@ final class LSPTests: XCTestCase {
         let parsed = try JSONSerialization.jsonObject(with: Data(#"{"id":7,"b":true,"d":2.5}"#.utf8)) as! [String: Any]
         XCTAssertEqual(String(decoding: JSON.data(parsed), as: UTF8.self), #"{"b":true,"d":2.5,"id":7}"#)
         XCTAssertEqual(String(decoding: JSON.data(["a": "x/y\u{0}"]), as: UTF8.self), #"{"a":"x/y\u0000"}"#)
+        XCTAssertEqual(
+            String(decoding: JSON.data([0, 9, 10, 99, 100, Int.max, -5, Int.min] as [Any]), as: UTF8.self),
+            "[0,9,10,99,100,\(Int.max),-5,\(Int.min)]")
     }
 
     /// 20,000 uses of one name on one line: every one found, in order, at its UTF-16 column.

@@ -214,18 +214,26 @@ struct LSPFeatures {
         /// `{"end":{"character":C,"line":L},"start":{...}}`, keys sorted as ``JSON/data(_:)`` writes them.
         func writeRange(_ k: Int, into out: inout [UInt8]) {
             func position(_ p: (line: Int, character: Int)) {
-                out += Array("{\"character\":".utf8)
+                out += Located.characterKey
                 JSON.write(int: p.character, into: &out)
-                out += Array(",\"line\":".utf8)
+                out += Located.lineKey
                 JSON.write(int: p.line, into: &out)
                 out.append(UInt8(ascii: "}"))
             }
-            out += Array("{\"end\":".utf8)
+            out += Located.endKey
             position(end[k])
-            out += Array(",\"start\":".utf8)
+            out += Located.startKey
             position(start[k])
             out.append(UInt8(ascii: "}"))
         }
+
+        // The fixed parts, made once.
+        static let characterKey = Array("{\"character\":".utf8)
+        static let lineKey = Array(",\"line\":".utf8)
+        static let endKey = Array("{\"end\":".utf8)
+        static let startKey = Array(",\"start\":".utf8)
+        static let newTextKey = Array("{\"newText\":".utf8)
+        static let rangeAfterTextKey = Array(",\"range\":".utf8)
     }
 
     func rename(at offset: Int, to newName: String) -> Result<Any, LSPServer.Failure> {
@@ -276,7 +284,9 @@ struct LSPFeatures {
         for k in edited.indices {
             // Appended in place, into one buffer a file.
             edits[located.file[k]].append(UInt8(ascii: edits[located.file[k]].isEmpty ? "[" : ","))
-            edits[located.file[k]] += Array("{\"newText\":".utf8) + newText + Array(",\"range\":".utf8)
+            edits[located.file[k]] += Located.newTextKey
+            edits[located.file[k]] += newText
+            edits[located.file[k]] += Located.rangeAfterTextKey
             located.writeRange(k, into: &edits[located.file[k]])
             edits[located.file[k]].append(UInt8(ascii: "}"))
         }

@@ -1,0 +1,263 @@
+import Foundation
+import RuleRuntime
+import XCTest
+
+/// Every clause computed straight from grammar.md's definitions (section 4, "Local days", the
+/// scopes) over plain arrays of times, and compared with the engine on 10,000 seeded random
+/// histories: `canExecute`, `tryToExecute` and `explain`'s earliest time, after every step.
+/// Sessions and versions, windows, stacked caps, groups, growing gaps, and local days across
+/// zones and daylight-saving changes (the histories start four days before Europe's change).
+final class ClauseModelTests: XCTestCase {
+    /// A history's random numbers (a fixed seed per history).
+    struct Random {
+        var state: UInt64
+        mutating func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        mutating func pick<T>(_ values: [T]) -> T { values[next(values.count)] }
+    }
+
+    enum Scope: Equatable {
+        case install, version, session
+        case within(Double)
+        var text: String {
+            switch self {
+            case .install: return ""
+            case .version: return " per version"
+            case .session: return " per session"
+            case .within(let d): return " within \(Int(d))s"
+            }
+        }
+    }
+
+    enum Clause {
+        case minEvents(Int, Scope)
+        case maxEvents(Int, Scope)
+        case maxExec(Int, Scope)
+        case sinceFirst(Double)
+        case sinceLast(Double)
+        case between([Double])
+        case minDays(Int, days: Int)
+        var text: String {
+            switch self {
+            case .minEvents(let n, let scope): return "min_events \(n)\(scope.text)"
+            case .maxEvents(let n, let scope): return "max_events \(n)\(scope.text)"
+            case .maxExec(let n, let scope): return "max_exec \(n)\(scope.text)"
+            case .sinceFirst(let d): return "since_first \(Int(d))s"
+            case .sinceLast(let d): return "since_last \(Int(d))s"
+            case .between(let gaps): return "between " + gaps.map { "\(Int($0))s" }.joined(separator: ", ")
+            case .minDays(let n, let days): return "min_days \(n) within \(days)d"
+            }
+        }
+    }
+
+    /// A time with the session, version and zone current when it was recorded.
+    struct Stamp {
+        var time: Double
+        var session: Int
+        var version: Int
+        var zone: TimeZone
+    }
+
+    /// The model's state: every event and execution, kept whole.
+    struct History {
+        var events: [String: [Stamp]] = [:]
+        var executions: [String: [Stamp]] = [:]
+        var session = 0
+        var version = 0
+        var zone: TimeZone
+        var now: Double
+    }
+
+    static func count(_ stamps: [Stamp], _ scope: Scope, _ h: History) -> Int {
+        switch scope {
+        case .install: return stamps.count
+        case .version: return stamps.filter { $0.version == h.version }.count
+        case .session: return stamps.filter { $0.session == h.session }.count
+        // "A window of D counts times whose age (never negative) is less than D."
+        case .within(let d): return stamps.filter { max(0, h.now - $0.time) < d }.count
+        }
+    }
+
+    /// The local date of `time` in `zone`, as a day number.
+    static func day(_ time: Double, _ zone: TimeZone) -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: time))
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        return Int((utc.date(from: parts)!.timeIntervalSince1970 / 86_400).rounded())
+    }
+
+    /// Whether `clause` holds, and from when it would hold by waiting alone: `now` when it is
+    /// not time-based or holds already, a time, or nil (never by waiting).
+    static func model(
+        _ clause: Clause, events: [Stamp], executions: [Stamp], _ h: History
+    ) -> (passes: Bool, ready: Double?) {
+        let now = h.now
+        /// The time at which enough counted times leave window `d` for `allowed` to remain.
+        func windowReady(_ stamps: [Stamp], _ scope: Scope, allowed: Int) -> Double? {
+            guard case .within(let d) = scope else { return now }
+            if allowed < 0 { return nil }
+            let inside = stamps.map(\.time).filter { max(0, now - $0) < d }.sorted()
+            let excess = inside.count - allowed
+            return excess > 0 ? inside[excess - 1] + d : now
+        }
+        switch clause {
+        case .minEvents(let n, let scope):
+            return (count(events, scope, h) >= n, now)
+        case .maxEvents(let n, let scope):
+            let passes = count(events, scope, h) <= n
+            return (passes, passes ? now : windowReady(events, scope, allowed: n))
+        case .maxExec(let n, let scope):
+            let passes = count(executions, scope, h) < n
+            return (passes, passes ? now : windowReady(executions, scope, allowed: n - 1))
+        case .sinceFirst(let d):
+            // The first event is the one recorded first (the clock here never goes back).
+            guard let first = events.map(\.time).min() else { return (false, nil) }
+            return (now - first >= d, now - first >= d ? now : first + d)
+        case .sinceLast(let d):
+            guard let last = events.map(\.time).max() else { return (true, now) }
+            return (now - last >= d, now - last >= d ? now : last + d)
+        case .between(let gaps):
+            // After the k-th execution the k-th gap applies (the last one from then on).
+            guard let last = executions.map(\.time).max() else { return (true, now) }
+            let gap = gaps[min(executions.count, gaps.count) - 1]
+            return (now - last >= gap, now - last >= gap ? now : last + gap)
+        case .minDays(let n, let days):
+            // Distinct local dates (each event's in the zone it was recorded in) among the
+            // `days` dates ending today (in the zone now); a date after today does not count.
+            let today = day(now, h.zone)
+            let active = Set(events.map { day($0.time, $0.zone) }.filter { $0 <= today && $0 > today - days })
+            return (active.count >= n, active.count >= n ? now : nil)
+        }
+    }
+
+    struct Rules {
+        var text: String
+        var own: [Clause]
+        var streams: [String]
+        var group: [Clause]?
+    }
+
+    static func makeRules(_ random: inout Random) -> Rules {
+        let scopes: [Scope] = [.install, .version, .session, .within(3_600), .within(86_400), .within(3 * 86_400)]
+        let durations: [Double] = [1_800, 3_600, 86_400, 2 * 86_400 + 7]
+        func clause(group: Bool) -> Clause {
+            switch random.next(group ? 2 : 7) {
+            case 0: return .maxExec(random.next(4), random.pick(scopes))
+            case 1:
+                let count = 1 + random.next(3)
+                var gaps: [Double] = []
+                for _ in 0..<count { gaps.append((gaps.last ?? 0) + random.pick(durations)) }
+                return .between(gaps)
+            case 2: return .minEvents(random.next(5), random.pick(scopes))
+            case 3: return .maxEvents(random.next(5), random.pick(scopes))
+            case 4: return .sinceFirst(random.pick(durations))
+            case 5: return .sinceLast(random.pick(durations))
+            default: return .minDays(1 + random.next(3), days: 2 + random.next(6))
+            }
+        }
+        let own = (0..<(1 + random.next(4))).map { _ in clause(group: false) }
+        let streams = random.pick([["S"], ["a"], ["a", "b"]])
+        let on = streams == ["S"] ? "" : "on " + streams.joined(separator: ", ") + "; "
+        let body = "scenario S < \(on)" + own.map(\.text).joined(separator: "; ") + " >"
+        guard random.next(2) == 0 else { return Rules(text: "# language 1.1\n\(body)\n", own: own, streams: streams) }
+        let shared = (0..<(1 + random.next(2))).map { _ in clause(group: true) }
+        let text = """
+            # language 1.1
+            group G < \(shared.map(\.text).joined(separator: "; ")) > {
+                \(body)
+                scenario T < on b >
+            }
+
+            """
+        return Rules(text: text, own: own, streams: streams, group: shared)
+    }
+
+    func testEveryClauseMatchesItsDefinitionOverRandomHistories() throws {
+        let start = 1_774_440_000.0  // 2026-03-25T12:00:00Z: Europe moves its clocks 4 days later
+        let zones = ["Europe/Paris", "America/New_York", "Asia/Kathmandu", "UTC"].map { TimeZone(identifier: $0)! }
+        let steps: [Double] = [0, 60, 1_800, 3_600, 5 * 3_600, 86_399, 86_400, 2 * 86_400 + 7]
+        var compared = 0
+        var histories = 0
+        var refused = 0
+        var seed = 0
+        while histories < 10_000 {
+            seed += 1
+            var random = Random(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+            let rules = Self.makeRules(&random)
+            let clock = ManualClock(Date(timeIntervalSince1970: start))
+            var h = History(zone: random.pick(zones), now: start)
+            // The checker refuses clauses that can never hold together: another seed.
+            guard
+                let engine = try? RuleEngine(
+                    source: rules.text, store: InMemoryStore(), clock: clock,
+                    options: RuleEngine.Options(recentLimit: 64, logSubsystem: nil, timeZone: h.zone))
+            else {
+                refused += 1
+                continue
+            }
+            histories += 1
+            var versionName = 1
+            engine.startSession(version: "\(versionName)")
+            func stamp() -> Stamp { Stamp(time: h.now, session: h.session, version: h.version, zone: h.zone) }
+            func expected() -> (passes: Bool, earliest: Double?) {
+                let events = rules.streams.flatMap { h.events[$0] ?? [] }
+                let own = h.executions["S"] ?? []
+                let budget = own + (h.executions["T"] ?? [])
+                var passes = true
+                var earliest: Double? = h.now
+                let all = rules.own.map { ($0, own) } + (rules.group ?? []).map { ($0, budget) }
+                for (clause, executions) in all {
+                    let result = Self.model(clause, events: events, executions: executions, h)
+                    passes = passes && result.passes
+                    earliest = earliest.flatMap { e in result.ready.map { max(e, $0) } }
+                }
+                return (passes, earliest)
+            }
+            for step in 0..<24 {
+                switch random.next(10) {
+                case 0:
+                    h.session += 1
+                    if random.next(2) == 0 {
+                        h.version += 1
+                        versionName += 1
+                    }
+                    engine.startSession(version: "\(versionName)")
+                case 1, 2, 3:
+                    let stream = random.pick(["S", "a", "b"])
+                    engine.trigger(stream)
+                    h.events[stream, default: []].append(stamp())
+                case 4:
+                    let name = rules.group != nil && random.next(3) == 0 ? "T" : "S"
+                    engine.recordExecution(name)
+                    h.executions[name, default: []].append(stamp())
+                case 5:
+                    let want = expected().passes
+                    XCTAssertEqual(engine.tryToExecute("S"), want, "seed \(seed) step \(step): \(rules.text)")
+                    if want { h.executions["S", default: []].append(stamp()) }
+                case 6 where random.next(8) == 0:
+                    // The device travels: dates recorded stay; "today" is in the new zone.
+                    h.zone = random.pick(zones)
+                    engine.timeZone = h.zone
+                default:
+                    h.now += random.pick(steps)
+                    clock.set(Date(timeIntervalSince1970: h.now))
+                }
+                let want = expected()
+                let explanation = engine.explain("S")
+                XCTAssertEqual(engine.canExecute("S"), want.passes, "seed \(seed) step \(step): \(rules.text)")
+                XCTAssertEqual(explanation.wouldRun, want.passes, "seed \(seed) step \(step): \(explanation)")
+                XCTAssertEqual(
+                    explanation.earliest?.timeIntervalSince1970, want.earliest,
+                    "seed \(seed) step \(step): \(explanation)")
+                compared += 1
+                if compared % 50_000 == 0, testRun?.failureCount ?? 0 > 20 { return }
+            }
+        }
+        XCTAssertEqual(compared, 240_000)
+        XCTAssertLessThan(refused, 2_000, "most random rules are valid")
+    }
+}

@@ -32,9 +32,11 @@ extension TimelinePicture {
         func laneY(_ k: Int) -> Double { Layout.top + Layout.laneHeight * Double(k + 1) }
         let height = laneY(lanes.count) + 24
         let total = Layout.left + Layout.width + 20
-        var rowOf: [String: Int] = [:]
-        for (k, lane) in lanes.enumerated() where lane.kind != .stream { rowOf["s:" + lane.name] = k }
-        for (k, lane) in lanes.enumerated() where lane.kind == .stream { rowOf["e:" + lane.name] = k }
+        // The row of each scenario's lane, and of each stream's.
+        var ruleRow: [String: Int] = [:]
+        var streamRow: [String: Int] = [:]
+        for (k, lane) in lanes.enumerated() where lane.kind == .scenario { ruleRow[lane.name] = k }
+        for (k, lane) in lanes.enumerated() where lane.kind == .stream { streamRow[lane.name] = k }
 
         var svg: [String] = []
         svg.append(
@@ -85,7 +87,7 @@ extension TimelinePicture {
             svg.append("</g>")
         }
         for tick in ticks {
-            guard let row = rowOf["s:" + tick.lane] else { continue }
+            guard let row = ruleRow[tick.lane] else { continue }
             let y = laneY(row)
             svg.append(
                 "<line class=\"tick\" data-lane=\"\(escape(tick.lane))\" data-at=\"\(tick.seconds)\" "
@@ -93,7 +95,7 @@ extension TimelinePicture {
                     + "y2=\"\(number(y + Layout.laneHeight - 1))\"><title>\(escape(tick.text))</title></line>")
         }
         for mark in tries {
-            guard let row = rowOf["s:" + mark.lane] else { continue }
+            guard let row = ruleRow[mark.lane] else { continue }
             svg.append(
                 "<circle class=\"try \(mark.answer ?? "no")\" data-lane=\"\(escape(mark.lane))\" "
                     + "data-at=\"\(mark.seconds)\" data-sample=\"\(mark.sample)\"\(mark.behind ? " data-behind=\"yes\"" : "") cx=\"\(number(x(mark.seconds)))\" "
@@ -101,7 +103,7 @@ extension TimelinePicture {
                     + "\(escape(mark.lane)): \(escape(mark.text))</title></circle>")
         }
         for mark in events {
-            guard let row = rowOf["e:" + mark.lane] else { continue }
+            guard let row = streamRow[mark.lane] else { continue }
             svg.append(
                 "<circle class=\"event\" data-lane=\"\(escape(mark.lane))\" data-at=\"\(mark.seconds)\" "
                     + "cx=\"\(number(x(mark.seconds)))\" cy=\"\(number(laneY(row) + Layout.laneHeight / 2))\" r=\"3\">"

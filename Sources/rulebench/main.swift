@@ -326,9 +326,15 @@ func callBenchmarks(_ goals: inout [Goal]) throws -> RuleEngine {
     goals.append(Goal(key: "try_no_vs_limit", value: byName.median, unit: "x", limit: 1.5, atMost: true))
     goals.append(Goal(key: "try_handle_vs_limit", value: byHandle.median, unit: "x", limit: 1.0, atMost: true))
 
-    let memoryTrigger = measure(batch: 20_000) { warm.trigger("AskToSubscribe") }
-    line("trigger, in-memory store", memoryTrigger.summary)
-    goals.append(Goal(key: "trigger_memory_ns", value: memoryTrigger.median, unit: "ns", limit: 500, atMost: true))
+    // The in-memory trigger beside the same limit, in the same rounds: an absolute figure
+    // flipped with the CPU (187-200 ns on one machine, 343-630 ns on another for one code),
+    // so the goal is the ratio; the absolute median is printed beside it.
+    let triggers = interleaved(batch: 20_000, [limit, { warm.trigger("AskToSubscribe") }])
+    line("trigger, in-memory store", triggers.samples[1].summary)
+    let triggerRatio = triggers.ratio(1, to: 0)
+    line("  trigger / limit, per round", triggerRatio.ratioSummary)
+    goals.append(Goal(key: "trigger_memory_vs_limit", value: triggerRatio.median, unit: "x", limit: 4, atMost: true))
+    line("trigger_memory_ns (printed, not a goal)", String(format: "%.0f", triggers.samples[1].median))
     return warm
 }
 

@@ -74,7 +74,7 @@ final class CompiledScenario: @unchecked Sendable {
 
     init(name: String, group: Int?, keep: Int) {
         self.name = name
-        key = "s:" + NameTable.canonical(name)
+        key = StoreKey.scenario(NameTable.canonical(name))
         keyBytes = CompiledScenario.bytes(of: key)
         streams = []
         clauses = []
@@ -177,7 +177,7 @@ final class CompiledGroup: @unchecked Sendable {
 
     init(name: String, keep: Int) {
         self.name = name
-        key = "g:" + NameTable.canonical(name)
+        key = StoreKey.group(NameTable.canonical(name))
         executionKeep = keep
     }
 }
@@ -357,7 +357,7 @@ final class CompiledRules: @unchecked Sendable {
             guard paramIndex.insert(param.name.text) == params.count else { continue }
             params.append(
                 CompiledParam(
-                    name: param.name.text, key: "p:" + NameTable.canonical(param.name.text), type: type,
+                    name: param.name.text, key: StoreKey.param(NameTable.canonical(param.name.text)), type: type,
                     defaultValue: value))
         }
         self.paramIndex = paramIndex

@@ -183,11 +183,11 @@ struct EngineCore {
                 views[index] = view
                 built[index] = true
             } else {
-                orphans.insert("s:" + name)
+                orphans.insert(StoreKey.scenario(name))
             }
         }
         for (name, tally) in state.groups {
-            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert("g:" + name) }
+            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert(StoreKey.group(name)) }
         }
         for (name, value) in state.params {
             if let index = rules.paramIndex[name] { self.stored[index] = value }
@@ -350,7 +350,7 @@ struct EngineCore {
     }
 
     /// `e:NAME`, the store's key for the stream in `slot` (made when needed, not kept per stream).
-    func streamKey(_ slot: Int) -> String { "e:" + streams.name(slot) }
+    func streamKey(_ slot: Int) -> String { StoreKey.stream(streams.name(slot)) }
 
     /// Recent times kept for the stream in `slot`.
     func keep(_ slot: Int) -> Int { slot < streamKeep.count ? streamKeep[slot] : rules.recentLimit }

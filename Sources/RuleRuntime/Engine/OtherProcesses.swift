@@ -74,14 +74,14 @@ extension EngineCore {
         }
         for (name, view) in written.scenarios {
             guard let index = rules.scenarioIndex[name] else {
-                orphans.insert("s:" + name)
+                orphans.insert(StoreKey.scenario(name))
                 continue
             }
             views[index] = view
             built[index] = true
         }
         for (name, tally) in written.groups {
-            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert("g:" + name) }
+            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert(StoreKey.group(name)) }
         }
         for (name, value) in written.params {
             if let index = rules.paramIndex[name] { stored[index] = value }
@@ -100,27 +100,25 @@ extension EngineCore {
 
     /// Forgets the entry `key` another process deleted.
     private mutating func delete(_ key: String) {
-        guard key.utf8.count >= 2 else { return }
-        let name = String(key.dropFirst(2))
-        switch key.first {
-        case "e": if let slot = streams.index[name] { tallies[slot] = Tally() }
-        case "s":
+        guard let (kind, name) = StoreKey.parse(key) else { return }
+        switch kind {
+        case .stream: if let slot = streams.index[name] { tallies[slot] = Tally() }
+        case .scenario:
             if let index = rules.scenarioIndex[name] {
                 views[index] = ScenarioState()
                 built[index] = false
             }
             orphans.remove(key)
-        case "g":
+        case .group:
             if let index = rules.groupIndex[name] { budgets[index] = Tally() }
             orphans.remove(key)
-        case "p": if let index = rules.paramIndex[name] { stored[index] = nil }
-        case "t": todos[name] = nil
-        case "d": if let slot = streams.index[name] { days[slot] = nil }
-        case "a": storedActive = nil
-        case "m": meta = SessionMeta()
-        case "i": imports[name] = nil
-        case "w": renamed[key] = nil
-        default: break
+        case .param: if let index = rules.paramIndex[name] { stored[index] = nil }
+        case .todo: todos[name] = nil
+        case .days: if let slot = streams.index[name] { days[slot] = nil }
+        case .activeRules: storedActive = nil
+        case .meta: meta = SessionMeta()
+        case .importReport: imports[name] = nil
+        case .rename: renamed[key] = nil
         }
     }
 

@@ -67,8 +67,8 @@ final class ChangeRecord: ByteSink {
         var name = name
         name.withUTF8 { utf8 in
             varint(UInt64(utf8.count + 2))
-            u8(UInt8(ascii: "e"))
-            u8(UInt8(ascii: ":"))
+            u8(StoreKey.Kind.stream.rawValue)
+            u8(StoreKey.separator)
             append(UnsafeRawBufferPointer(utf8))
         }
         setValue { record in

@@ -33,7 +33,7 @@ struct EngineState {
 
     static let format: UInt8 = 1
     static let scenarioFormat: UInt8 = 3
-    static let metaKey = "m:"
+    static let metaKey = StoreKey.meta
 
     /// Decodes stored entries (as ``RuleStore/load()`` returns them).
     init(entries: [String: [UInt8]]) throws {
@@ -88,8 +88,7 @@ struct EngineState {
     /// True for an `e:` entry, a stream's.
     @inline(__always)
     private static func isStream(_ entry: RecordIndex.Entry, in bytes: [UInt8]) -> Bool {
-        entry.keyCount >= 2 && bytes[entry.keyStart] == UInt8(ascii: "e")
-            && bytes[entry.keyStart + 1] == UInt8(ascii: ":")
+        StoreKey.kind(of: bytes, entry.keyStart..<entry.keyStart + entry.keyCount) == .stream
     }
 
     /// Decodes stored entries, each stream's tally straight into its slot of `streams` (the
@@ -128,10 +127,9 @@ struct EngineState {
         var unlistedNumber = 0
         for entry in stored.index.live {
             let key = entry.key
-            guard key.count >= 2, bytes[key.lowerBound + 1] == UInt8(ascii: ":") else { continue }
-            let kind = bytes[key.lowerBound]
+            guard let kind = StoreKey.kind(of: bytes, key) else { continue }
             let nameBytes = key.lowerBound + 2..<key.upperBound
-            if kind == UInt8(ascii: "e") && !placedSlots.isEmpty {
+            if kind == .stream && !placedSlots.isEmpty {
                 // Staged streams are decoded already: in their slots, or given one now.
                 defer { streamNumber += 1 }
                 if placedSlots[streamNumber] >= 0 { continue }
@@ -148,12 +146,12 @@ struct EngineState {
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
             do {
                 let format = try reader.u8()
-                let newest = kind == UInt8(ascii: "s") ? EngineState.scenarioFormat : EngineState.format
+                let newest = kind == .scenario ? EngineState.scenarioFormat : EngineState.format
                 guard format >= 1 && format <= newest else {
                     throw DecodeError(
                         description: "entry format \(format) is not one this library reads (1...\(newest))")
                 }
-                if kind == UInt8(ascii: "e") {
+                if kind == .stream {
                     let slot = bytes.withUnsafeBytes {
                         streams.slot(bytes: UnsafeRawBufferPointer(rebasing: $0[nameBytes]))
                     }
@@ -167,7 +165,7 @@ struct EngineState {
                 }
                 let name = String(decoding: bytes[nameBytes], as: UTF8.self)
                 switch kind {
-                case UInt8(ascii: "s"):
+                case .scenario:
                     var view = ScenarioState()
                     if format == 3 {
                         byReference.append((name, try reader.string()))
@@ -177,15 +175,15 @@ struct EngineState {
                     view.executions = try Tally.decode(&reader)
                     if format >= 2 { view.streams = try reader.u64() }
                     scenarios[name] = view
-                case UInt8(ascii: "g"): groups[name] = try Tally.decode(&reader)
-                case UInt8(ascii: "p"): params[name] = try ParamValue.decode(&reader)
-                case UInt8(ascii: "t"): todos[name] = try ToDoItem.decode(&reader)
-                case UInt8(ascii: "m"): meta = try SessionMeta.decode(&reader)
-                case UInt8(ascii: "i"): imports[name] = try reader.string()
-                case UInt8(ascii: "a"): activeRules = try reader.string()
-                case UInt8(ascii: "d"): days[name] = try DayBits.decode(&reader)
-                case UInt8(ascii: "w"): renamed["w:" + name] = try reader.string()
-                default: continue
+                case .group: groups[name] = try Tally.decode(&reader)
+                case .param: params[name] = try ParamValue.decode(&reader)
+                case .todo: todos[name] = try ToDoItem.decode(&reader)
+                case .meta: meta = try SessionMeta.decode(&reader)
+                case .importReport: imports[name] = try reader.string()
+                case .activeRules: activeRules = try reader.string()
+                case .days: days[name] = try DayBits.decode(&reader)
+                case .rename: renamed[StoreKey.key(.rename, name)] = try reader.string()
+                case .stream: continue  // decoded above
                 }
             } catch let error as DecodeError {
                 throw RuleStoreError.undecodableEntry(
@@ -197,7 +195,7 @@ struct EngineState {
             // tally is ever deleted: a missing one is damage, not an empty history.
             guard let slot = streams.index[stream], slot < storedStreams.count, storedStreams[slot] else {
                 throw RuleStoreError.undecodableEntry(
-                    key: "s:" + scenario, reason: "its events refer to stream '\(stream)', which is not stored")
+                    key: StoreKey.scenario(scenario), reason: "its events refer to stream '\(stream)', which is not stored")
             }
             scenarios[scenario]?.events = tallies[slot]
         }
@@ -242,11 +240,11 @@ struct EngineState {
                 return Tally.merged(decoded, keep: decoded.map(\.recent.count).reduce(0, +), in: meta.epoch)
             }
             do {
-                switch canonical.utf8.first {
-                case UInt8(ascii: "e"):
+                switch StoreKey.parse(canonical)?.kind {
+                case .stream:
                     guard let slot = streams.index[name] else { continue }
                     tallies[slot] = try union(values)
-                case UInt8(ascii: "s"):
+                case .scenario:
                     var events: [Tally] = []
                     var executions: [Tally] = []
                     var fingerprint: UInt64?
@@ -267,19 +265,19 @@ struct EngineState {
                         events: Tally.merged(events, keep: keep(events), in: meta.epoch),
                         executions: Tally.merged(executions, keep: keep(executions), in: meta.epoch),
                         streams: fingerprint)
-                case UInt8(ascii: "g"): groups[name] = try union(values)
-                case UInt8(ascii: "d"):
+                case .group: groups[name] = try union(values)
+                case .days:
                     var union = DayBits()
                     for range in values {
                         var r = try reader(range)
                         union.formUnion(try DayBits.decode(&r))
                     }
                     days[name] = union
-                case UInt8(ascii: "p"):
+                case .param:
                     let chosen = group.first { Array($0.key.utf8) == Array(canonical.utf8) }?.value ?? values.last!
                     var r = try reader(chosen)
                     params[name] = try ParamValue.decode(&r)
-                case UInt8(ascii: "t"):
+                case .todo:
                     let items = try values.map { range -> ToDoItem in
                         var r = try reader(range)
                         return try ToDoItem.decode(&r)
@@ -356,21 +354,21 @@ struct EngineState {
     }
 
     static func change(todo name: String, _ item: ToDoItem?) -> StoreChange {
-        StoreChange(key: "t:" + name, value: item.map { i in encode { i.encode(&$0) } })
+        StoreChange(key: StoreKey.todo(name), value: item.map { i in encode { i.encode(&$0) } })
     }
 
     /// `d:NAME`: the days stream NAME had events on.
     static func change(daysOf stream: String, _ bits: DayBits?) -> StoreChange {
-        StoreChange(key: "d:" + stream, value: bits.map { b in encode { b.encode(&$0) } })
+        StoreChange(key: StoreKey.days(stream), value: bits.map { b in encode { b.encode(&$0) } })
     }
 
     /// `a:`: the rules made active, as ``ActiveRules/description`` words them.
     static func change(activeRules text: String) -> StoreChange {
-        StoreChange(key: "a:", value: encode { $0.string(text) })
+        StoreChange(key: StoreKey.activeRules, value: encode { $0.string(text) })
     }
 
     static func change(importMarker peer: String, report json: String) -> StoreChange {
-        StoreChange(key: "i:" + peer, value: encode { $0.string(json) })
+        StoreChange(key: StoreKey.importReport(peer), value: encode { $0.string(json) })
     }
 
     static func change(meta: SessionMeta) -> StoreChange {

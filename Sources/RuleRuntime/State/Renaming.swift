@@ -40,8 +40,8 @@ extension EngineState {
             tallies[from] = Tally()
             storedStreams[to] = true
             storedStreams[from] = false
-            changes.append(EngineState.change(key: "e:" + new, tallies[to]))
-            changes.append(StoreChange(key: "e:" + old, value: nil))
+            changes.append(EngineState.change(key: StoreKey.stream(new), tallies[to]))
+            changes.append(StoreChange(key: StoreKey.stream(old), value: nil))
             if days[new] == nil, let bits = days.removeValue(forKey: old) {
                 days[new] = bits
                 changes.append(EngineState.change(daysOf: new, bits))
@@ -79,19 +79,19 @@ extension EngineState {
             case .scenario:
                 guard scenarios[new] == nil, let old = formers.first(where: { scenarios[$0] != nil }) else { break }
                 scenarios[new] = scenarios.removeValue(forKey: old)
-                changes.append(StoreChange(key: "s:" + old, value: nil))
+                changes.append(StoreChange(key: StoreKey.scenario(old), value: nil))
                 movedViews.append(new)
                 if rename.countsOwnStream { moveStream(to: new, from: [old]) }
             case .group:
                 guard groups[new] == nil, let old = formers.first(where: { groups[$0] != nil }) else { break }
                 groups[new] = groups.removeValue(forKey: old)
-                changes.append(EngineState.change(key: "g:" + new, groups[new]))
-                changes.append(StoreChange(key: "g:" + old, value: nil))
+                changes.append(EngineState.change(key: StoreKey.group(new), groups[new]))
+                changes.append(StoreChange(key: StoreKey.group(old), value: nil))
             case .param:
                 guard params[new] == nil, let old = formers.first(where: { params[$0] != nil }) else { break }
                 params[new] = params.removeValue(forKey: old)
-                changes.append(EngineState.change(key: "p:" + new, params[new]))
-                changes.append(StoreChange(key: "p:" + old, value: nil))
+                changes.append(EngineState.change(key: StoreKey.param(new), params[new]))
+                changes.append(StoreChange(key: StoreKey.param(old), value: nil))
             }
         }
         if !movedStreams.isEmpty {
@@ -107,7 +107,7 @@ extension EngineState {
             movedViews = Array(scenarios.keys)
         }
         for name in Set(movedViews).sorted() {
-            changes.append(EngineState.change(key: "s:" + name, scenarios[name]))
+            changes.append(EngineState.change(key: StoreKey.scenario(name), scenarios[name]))
         }
         return changes
     }
@@ -152,24 +152,23 @@ extension EngineState {
     /// `w:KIND:NEW`, the key of a rename record (its value: the former names, newest first, one
     /// a line).
     static func renameKey(_ kind: RenameKind, _ new: String) -> String {
-        let letter: String
+        let stored: StoreKey.Kind
         switch kind {
-        case .scenario: letter = "s"
-        case .group: letter = "g"
-        case .param: letter = "p"
-        case .event: letter = "e"
+        case .scenario: stored = .scenario
+        case .group: stored = .group
+        case .param: stored = .param
+        case .event: stored = .stream
         }
-        return "w:" + letter + ":" + new
+        return StoreKey.rename(stored, new)
     }
 
     static func parseRenameKey(_ key: String) -> (RenameKind, String)? {
-        let parts = key.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "w" else { return nil }
-        switch parts[1] {
-        case "s": return (.scenario, String(parts[2]))
-        case "g": return (.group, String(parts[2]))
-        case "p": return (.param, String(parts[2]))
-        case "e": return (.event, String(parts[2]))
+        guard let (kind, name) = StoreKey.parseRename(key) else { return nil }
+        switch kind {
+        case .scenario: return (.scenario, name)
+        case .group: return (.group, name)
+        case .param: return (.param, name)
+        case .stream: return (.event, name)
         default: return nil
         }
     }

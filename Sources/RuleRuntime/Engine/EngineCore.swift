@@ -187,7 +187,11 @@ struct EngineCore {
             }
         }
         for (name, tally) in state.groups {
-            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert(StoreKey.group(name)) }
+            if let index = rules.groupIndex[name] {
+                budgets[index] = tally
+            } else {
+                orphans.insert(StoreKey.group(name))
+            }
         }
         for (name, value) in state.params {
             if let index = rules.paramIndex[name] { self.stored[index] = value }

@@ -81,7 +81,11 @@ extension EngineCore {
             built[index] = true
         }
         for (name, tally) in written.groups {
-            if let index = rules.groupIndex[name] { budgets[index] = tally } else { orphans.insert(StoreKey.group(name)) }
+            if let index = rules.groupIndex[name] {
+                budgets[index] = tally
+            } else {
+                orphans.insert(StoreKey.group(name))
+            }
         }
         for (name, value) in written.params {
             if let index = rules.paramIndex[name] { stored[index] = value }

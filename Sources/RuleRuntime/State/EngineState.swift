@@ -195,7 +195,8 @@ struct EngineState {
             // tally is ever deleted: a missing one is damage, not an empty history.
             guard let slot = streams.index[stream], slot < storedStreams.count, storedStreams[slot] else {
                 throw RuleStoreError.undecodableEntry(
-                    key: StoreKey.scenario(scenario), reason: "its events refer to stream '\(stream)', which is not stored")
+                    key: StoreKey.scenario(scenario),
+                    reason: "its events refer to stream '\(stream)', which is not stored")
             }
             scenarios[scenario]?.events = tallies[slot]
         }

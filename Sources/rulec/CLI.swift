@@ -22,32 +22,36 @@ enum ExitCode {
 
 enum CLI {
     static let version = "0.1.0"
-    static let commands = [
-        "check", "simulate", "fmt", "gen", "dump", "state", "explain", "trigger", "diff", "seal", "lsp",
+    /// Every command, in the order `rulec --help` lists them: the one list.
+    static let all: [any Command.Type] = [
+        CheckCommand.self, SimulateCommand.self, GenCommand.self, FmtCommand.self, DumpCommand.self,
+        StateCommand.self, ExplainCommand.self, TriggerCommand.self, DiffCommand.self, SealCommand.self,
+        LSPCommand.self,
     ]
-    static let mainUsage =
+    static var commands: [String] { all.map { $0.options.word } }
+    static var mainUsage: String {
         "Usage: rulec <command> [options] ...   (commands: \(commands.joined(separator: ", ")); see 'rulec --help')"
-    static let mainHelp = """
-        rulec: the command-line tool for .rules files.
+    }
 
-        Usage: rulec <command> [options] ...
+    /// `rulec --help`: each command's name and operands, then its summary.
+    static var mainHelp: String {
+        let left = all.map { $0.options.synopsis(all: false) }
+        let column = 30
+        let lines = zip(all, left).map { command, label in
+            "  " + label + String(repeating: " ", count: max(2, column - label.count)) + command.summary
+        }
+        return """
+            rulec: the command-line tool for .rules files.
 
-        Commands:
-          check FILE|DIR ...            check rules; print diagnostics; exit 1 on any error
-          simulate RULES... TIMELINE    replay a timeline against the rules with a simulated clock
-          gen swift FILE|DIR ...        write Swift constants for the rules' names (checks first)
-          fmt [--check|--write] FILE|DIR ...  print or rewrite files in the canonical layout
-          dump --json FILE|DIR ...      the checked program as one JSON document
-          state FILE                    print what a state file holds
-          explain --state FILE RULES... explain each scenario on a state file
-          trigger --state FILE RULES... EVENT  record an event into a state file (opened shared)
-          diff [--state FILE] OLD NEW   what changing the rules does to users' history; exit 1 on a loss
-          seal [--write] FILE           add the last line a delivered rules file needs (RuleDelivery)
-          lsp                           the language server for editors (stdio)
+            Usage: rulec <command> [options] ...
 
-        Run 'rulec <command> --help' for a command's options.
-        Exit status: 0 success, 1 errors in the input, 64 wrong usage.
-        """
+            Commands:
+            \(lines.joined(separator: "\n"))
+
+            Run 'rulec <command> --help' for a command's options.
+            Exit status: 0 success, 1 errors in the input, 64 wrong usage.
+            """
+    }
 
     /// Prints `error: MESSAGE` and a usage line to standard error; returns 64.
     static func misuse(_ message: String, usage: String) -> Int32 {

@@ -2,10 +2,18 @@ import Foundation
 import RuleLang
 
 /// `rulec check FILE|DIR ... [--warnings-as-errors] [--json]`
-enum CheckCommand {
+enum CheckCommand: Command {
+    static let summary = "check rules; print diagnostics; exit 1 on any error"
+    static let warningsAsErrors = Flag("--warnings-as-errors", help: "report warnings as errors (and exit 1 on them)")
+    static let json = Flag("--json", help: "print one JSON object per diagnostic, one per line")
+    static let stamp = Valued("--stamp", value: "FILE", help: "when there is no error, write FILE (for build systems)")
+    static let language = Valued(
+        "--language", value: "X.Y",
+        help: "check that the files load on apps reading language X.Y\n(default: the newest this rulec reads)")
     static let options = CommandOptions(
+        name: "check",
         title: "rulec check: check .rules files as one program.",
-        usage: "Usage: rulec check [--warnings-as-errors] [--json] [--stamp FILE] [--language X.Y] FILE|DIR ...",
+        operands: "FILE|DIR ...",
         about: """
             Checks every .rules file named, and every .rules file below each directory
             (recursively; hidden entries and directories holding a '.rulecignore' file
@@ -13,27 +21,18 @@ enum CheckCommand {
             declared only once across them. Diagnostics are printed sorted by file and
             position as 'path:line:col: severity: message' with the source line.
             """,
-        options: [
-            .init("--warnings-as-errors", help: "report warnings as errors (and exit 1 on them)"),
-            .init("--json", help: "print one JSON object per diagnostic, one per line"),
-            .init("--stamp", value: "FILE", help: "when there is no error, write FILE (for build systems)"),
-            .init(
-                "--language", value: "X.Y",
-                help: "check that the files load on apps reading language X.Y\n(default: the newest this rulec reads)"),
-        ],
+        options: [warningsAsErrors, json, stamp, language],
         exitStatus: "Exit status: 0 no errors, 1 any error, 64 wrong usage.")
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
         let paths = parsed.operands
-        let json = parsed.has("--json")
-        let warningsAsErrors = parsed.has("--warnings-as-errors")
-        let stamp = parsed.value("--stamp")
+        let json = parsed[Self.json]
+        let warningsAsErrors = parsed[Self.warningsAsErrors]
+        let stamp = parsed[Self.stamp]
         var language = LanguageVersion.current
-        if let argument = parsed.value("--language") {
+        if let argument = parsed[Self.language] {
             guard let version = LanguageVersion(argument), version >= .initial, version <= .current else {
                 return CLI.misuse(
                     "'--language' takes a version from 1.0 to \(LanguageVersion.current), not '\(argument)'",

@@ -3,10 +3,22 @@ import RuleLang
 import RuleRuntime
 
 /// `rulec diff [--json] [--state FILE [--at TIME]] OLD NEW`
-enum DiffCommand {
+enum DiffCommand: Command {
+    static let summary = "what changing the rules does to users' history; exit 1 on a loss"
+    static let json = Flag("--json", help: "print one JSON object per finding, one per line")
+    static let state = Valued(
+        "--state", value: "FILE",
+        help:
+            "also say which scenarios' answers change for the state in FILE\n(read, never written), and the clause that changes each"
+    )
+    static let at = Valued(
+        "--at", value: "TIME",
+        help: "with --state: ask at TIME, ISO 8601 ('2026-03-01T12:00:00Z') or\nseconds since 1970; default now"
+    )
     static let options = CommandOptions(
+        name: "diff",
         title: "rulec diff: what changing the rules from OLD to NEW does to users who already have state.",
-        usage: "Usage: rulec diff [--json] [--state FILE [--at TIME]] OLD NEW",
+        operands: "OLD NEW",
         about: """
             OLD and NEW are a rules file or a directory of them (each checked as one program).
             Lists, located in NEW (or in OLD for something removed):
@@ -18,31 +30,18 @@ enum DiffCommand {
                        and in which direction; a scenario moved into or out of a group; a
                        param's type changed (stored values are ignored)
             """,
-        options: [
-            .init("--json", help: "print one JSON object per finding, one per line"),
-            .init(
-                "--state", value: "FILE",
-                help:
-                    "also say which scenarios' answers change for the state in FILE\n(read, never written), and the clause that changes each"
-            ),
-            .init(
-                "--at", value: "TIME",
-                help: "with --state: ask at TIME, ISO 8601 ('2026-03-01T12:00:00Z') or\nseconds since 1970; default now"
-            ),
-        ],
+        options: [json, state, at],
         exitStatus: """
             Exit status: 0 nothing would lose history, 1 something would (or errors in the
             rules, or an unreadable state), 64 wrong usage.
             """)
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (json, statePath, operands) = (parsed.has("--json"), parsed.value("--state"), parsed.operands)
+        let (json, statePath, operands) = (parsed[Self.json], parsed[Self.state], parsed.operands)
         var at = Date()
-        if let value = parsed.value("--at") {
+        if let value = parsed[Self.at] {
             guard let date = ExplainCommand.parseTime(value) else {
                 return CLI.misuse(
                     "'\(value)' is not a time; use ISO 8601 ('2026-03-01T12:00:00Z') or seconds since 1970",

@@ -2,12 +2,15 @@ import Foundation
 import RuleLang
 
 /// `rulec dump --json FILE|DIR ...`: the checked program as one JSON document for other tools.
-enum DumpCommand {
+enum DumpCommand: Command {
+    static let summary = "the checked program as one JSON document"
     /// The document's shape; bumped on any change that is not an addition.
     static let formatVersion = 1
+    static let json = Flag("--json", required: true, help: "JSON, the only format (required)")
     static let options = CommandOptions(
+        name: "dump",
         title: "rulec dump: the checked program as one JSON document, for other tools.",
-        usage: "Usage: rulec dump --json FILE|DIR ...",
+        operands: "FILE|DIR ...",
         about: """
             Checks the files as one program (as 'rulec check' does; errors stop it, with the
             usual diagnostics on standard error) and prints, with keys sorted:
@@ -28,15 +31,13 @@ enum DumpCommand {
             'operand', 'left', 'right', 'function', 'argument', 'scope', 'inner'). A range is
             {"file": PATH, "start": "LINE:COL", "end": "LINE:COL"}, 1-based, columns in characters.
             """,
-        options: [.init("--json", help: "JSON, the only format (required)")],
+        options: [json],
         exitStatus: "Exit status: 0 printed, 1 errors in the rules, 64 wrong usage.")
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (paths, json) = (parsed.operands, parsed.has("--json"))
+        let (paths, json) = (parsed.operands, parsed[Self.json])
         guard json else { return CLI.misuse("'--json' is the only format", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to dump", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }

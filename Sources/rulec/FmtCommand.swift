@@ -2,34 +2,33 @@ import Foundation
 import RuleLang
 
 /// `rulec fmt [--check | --write] [--width N] FILE|DIR ...`
-enum FmtCommand {
+enum FmtCommand: Command {
+    static let summary = "print or rewrite files in the canonical layout"
+    static let check = Flag("--check", help: "list the files that would change; exit 1 if any")
+    static let write = Flag("--write", help: "rewrite the files that change, in place")
+    static let width = Valued("--width", value: "N", help: "wrap a body one clause a line past N columns (default 100)")
     static let options = CommandOptions(
+        name: "fmt",
         title: "rulec fmt: the canonical layout of .rules files (grammar.md, \"Layout\").",
-        usage: "Usage: rulec fmt [--check | --write] [--width N] FILE|DIR ...",
+        operands: "FILE|DIR ...",
         about: """
             Prints each file in the canonical layout to standard output, or with --write
             replaces the files that change, or with --check lists them and exits 1. Comments
             stay where they were; clause order and meaning never change. A file with errors
             is left alone and its diagnostics printed.
             """,
-        options: [
-            .init("--check", help: "list the files that would change; exit 1 if any"),
-            .init("--write", help: "rewrite the files that change, in place"),
-            .init("--width", value: "N", help: "wrap a body one clause a line past N columns (default 100)"),
-        ],
+        options: [check, write, width],
         exitStatus: """
             Exit status: 0 done (or, with --check, nothing to change), 1 a file would change
             or has errors, 64 wrong usage.
             """)
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (check, write, paths) = (parsed.has("--check"), parsed.has("--write"), parsed.operands)
+        let (check, write, paths) = (parsed[Self.check], parsed[Self.write], parsed.operands)
         var width = 100
-        if let value = parsed.value("--width") {
+        if let value = parsed[Self.width] {
             guard let number = Int(value), number >= 20, number <= 10_000 else {
                 return CLI.misuse("'--width' needs a number from 20 to 10000", usage: usage)
             }

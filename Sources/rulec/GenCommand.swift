@@ -2,10 +2,16 @@ import Foundation
 import RuleLang
 
 /// `rulec gen swift RULES... [-o FILE] [--access public|internal]`
-enum GenCommand {
+enum GenCommand: Command {
+    static let summary = "write Swift constants for the rules' names (checks first)"
+    static let output = Valued(
+        "-o", "--output", value: "FILE",
+        help: "write the source to FILE (replaced whole) instead of standard output")
+    static let access = Valued("--access", value: "LEVEL", help: "'internal' (the default) or 'public'")
     static let options = CommandOptions(
+        name: "gen swift",
         title: "rulec gen swift: Swift constants for the names of .rules files.",
-        usage: "Usage: rulec gen swift [-o FILE] [--access public|internal] FILE|DIR ...",
+        operands: "FILE|DIR ...",
         about: """
             Checks the files as one program (as 'rulec check' does) and, when there is no
             error, writes Swift source with one typed constant per scenario, group, event and
@@ -20,15 +26,8 @@ enum GenCommand {
             identifiers; two rule names that become one are an error. Diagnostics go to
             standard error, the source to standard output or FILE.
             """,
-        options: [
-            .init(
-                "-o", "--output", value: "FILE",
-                help: "write the source to FILE (replaced whole) instead of standard output"),
-            .init("--access", value: "LEVEL", help: "'internal' (the default) or 'public'"),
-        ],
+        options: [output, access],
         exitStatus: "Exit status: 0 written, 1 errors in the rules, 64 wrong usage.")
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
@@ -40,9 +39,9 @@ enum GenCommand {
             return CLI.misuse(Suggestions.unknown("language", language, among: ["swift"], limit: 1), usage: usage)
         }
         let paths = Array(parsed.operands.dropFirst())
-        let output = parsed.value("--output")
+        let output = parsed[Self.output]
         var access = SwiftGenerator.Access.internal
-        if let value = parsed.value("--access") {
+        if let value = parsed[Self.access] {
             guard let level = SwiftGenerator.Access(rawValue: value) else {
                 return CLI.misuse(
                     Suggestions.unknown("access level", value, among: ["public", "internal"], limit: 1), usage: usage)

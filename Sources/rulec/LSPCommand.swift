@@ -11,11 +11,13 @@ import RuleLang
 #endif
 
 /// `rulec lsp`: the language server on standard input and output.
-enum LSPCommand {
+enum LSPCommand: Command {
+    static let summary = "the language server for editors (stdio)"
     static let options = CommandOptions(
+        name: "lsp",
         title:
             "rulec lsp: a Language Server Protocol 3.17 server for .rules files, on standard input and output\n(JSON-RPC with Content-Length framing).",
-        usage: "Usage: rulec lsp",
+        operands: "",
         about: """
             The workspace folder's .rules files are checked as one program, as
             'rulec check DIR' checks them (.rulecignore included); open documents are
@@ -32,8 +34,6 @@ enum LSPCommand {
             Exit status: 0 after 'shutdown' then 'exit', 1 when the input ends or
             'exit' comes without 'shutdown', 64 wrong usage.
             """)
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)

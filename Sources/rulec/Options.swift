@@ -16,28 +16,68 @@ struct CommandOptions {
         /// What it does; a `\n` starts a line of its own, indented under the first.
         let help: String
 
-        init(_ names: String..., value: String? = nil, help: String) {
+        /// True for an option the command cannot run without: the usage line shows it bare.
+        let required: Bool
+
+        init(names: [String], value: String?, required: Bool = false, help: String) {
             self.names = names
             self.value = value
+            self.required = required
             self.help = help
         }
 
         var name: String { names[names.count - 1] }
     }
 
+    /// The command's name: `check` (`gen swift`: the word `rulec` dispatches on, then a word
+    /// the command reads as its first operand).
+    let name: String
+    /// The word after `rulec`.
+    var word: String { String(name.split(separator: " ")[0]) }
     /// `rulec check: check .rules files as one program.`
     let title: String
-    /// `Usage: rulec check ...`
-    let usage: String
+    /// What follows the options on the usage line: `FILE|DIR ...`.
+    let operands: String
     /// What the command does (may be empty).
     let about: String
     let options: [Option]
     /// `Exit status: ...`
     let exitStatus: String
 
+    init(
+        name: String, title: String, operands: String, about: String = "", options: [any DeclaredOption],
+        exitStatus: String
+    ) {
+        self.name = name
+        self.title = title
+        self.operands = operands
+        self.about = about
+        self.options = options.map(\.option)
+        self.exitStatus = exitStatus
+    }
+
+    /// `Usage: rulec check [--json] [--stamp FILE] FILE|DIR ...`, made from the declarations:
+    /// each option by its last spelling, in brackets unless required, then the operands.
+    var usage: String { "Usage: rulec " + synopsis(all: true) }
+
+    /// The name, the options (all, or the required ones), the operands.
+    func synopsis(all: Bool) -> String {
+        var words = [name]
+        for option in options where all || option.required {
+            let spelt = option.name + (option.value.map { " " + $0 } ?? "")
+            words.append(option.required ? spelt : "[" + spelt + "]")
+        }
+        if !operands.isEmpty { words.append(operands) }
+        return words.joined(separator: " ")
+    }
+
     /// The help text, options generated from the declarations.
     var help: String {
-        let all = options + [Option("--", help: "ends the options"), Option("-h", "--help", help: "show this help")]
+        let all =
+            options + [
+                Option(names: ["--"], value: nil, help: "ends the options"),
+                Option(names: ["-h", "--help"], value: nil, help: "show this help"),
+            ]
         let left = all.map { option in option.names.joined(separator: ", ") + (option.value.map { " " + $0 } ?? "") }
         let column = max(13, (left.map(\.count).max() ?? 0) + 3)
         var lines: [String] = []
@@ -114,9 +154,32 @@ struct ParsedOptions {
     /// misuse reported (64).
     var exit: Int32?
 
-    /// True when the flag or option `name` was given.
-    func has(_ name: String) -> Bool { given.contains { $0.name == name } }
+    /// True when `flag` was given.
+    subscript(_ flag: Flag) -> Bool { given.contains { $0.name == flag.option.name } }
 
-    /// The value of option `name` given last, if any.
-    func value(_ name: String) -> String? { given.last { $0.name == name }?.value }
+    /// The value of `option` given last, if any.
+    subscript(_ option: Valued) -> String? { given.last { $0.name == option.option.name }?.value }
+}
+
+/// An option a command declares once, as a static property, and reads through it.
+protocol DeclaredOption {
+    var option: CommandOptions.Option { get }
+}
+
+/// A flag: `parsed[Self.json]` is true when it was given.
+struct Flag: DeclaredOption {
+    let option: CommandOptions.Option
+
+    init(_ names: String..., required: Bool = false, help: String) {
+        option = .init(names: names, value: nil, required: required, help: help)
+    }
+}
+
+/// An option with a value: `parsed[Self.state]` is its value given last, or nil.
+struct Valued: DeclaredOption {
+    let option: CommandOptions.Option
+
+    init(_ names: String..., value: String, required: Bool = false, help: String) {
+        option = .init(names: names, value: value, required: required, help: help)
+    }
 }

@@ -3,10 +3,13 @@ import RuleLang
 import RuleRuntime
 
 /// `rulec seal [--write] FILE`
-enum SealCommand {
+enum SealCommand: Command {
+    static let summary = "add the last line a delivered rules file needs (RuleDelivery)"
+    static let write = Flag("--write", help: "rewrite FILE instead of printing")
     static let options = CommandOptions(
+        name: "seal",
         title: "rulec seal: make a rules file ready for delivery after release.",
-        usage: "Usage: rulec seal [--write] FILE",
+        operands: "FILE",
         about: """
             Checks FILE and prints it with a seal as its last line,
             '# sealed crc32=XXXXXXXX bytes=N' (the CRC-32 and the length of every byte before
@@ -15,19 +18,15 @@ enum SealCommand {
             a matching seal, or with more than one seal line: a download cut short or damaged in
             transit never becomes the rules.
             """,
-        options: [
-            .init("--write", help: "rewrite FILE instead of printing")
-        ],
+        options: [write],
         exitStatus: """
             Exit status: 0 sealed, 1 errors in the rules or an unwritable file, 64 wrong usage.
             """)
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (operands, write) = (parsed.operands, parsed.has("--write"))
+        let (operands, write) = (parsed.operands, parsed[Self.write])
         guard operands.count == 1 else {
             return CLI.misuse(operands.isEmpty ? "missing FILE" : "seal takes one FILE", usage: usage)
         }

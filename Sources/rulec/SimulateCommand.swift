@@ -4,10 +4,28 @@ import RuleRuntime
 import RuleTimeline
 
 /// `rulec simulate RULES... TIMELINE [--json]`
-enum SimulateCommand {
+enum SimulateCommand: Command {
+    static let summary = "replay a timeline against the rules with a simulated clock"
+    static let json = Flag("--json", help: "print one JSON object per output line")
+    static let html = Valued(
+        "--html", value: "FILE",
+        help:
+            "also draw the timeline into FILE, one self-contained HTML page: a lane\nper scenario and group (eligible spans, executions, answers), events,\nsessions, swaps and zone changes; the explain line on hover"
+    )
+    static let timeZone = Valued(
+        "--time-zone", value: "ZONE",
+        help:
+            "the device's time zone at the start (an IANA name such as\nEurope/Paris; default UTC); a 'timezone' step moves it"
+    )
+    static let save = Valued(
+        "--save", value: "FILE",
+        help:
+            "write the final state to FILE, a FileStore file (replaced whole), for\n'rulec state' and 'rulec explain --state'"
+    )
     static let options = CommandOptions(
+        name: "simulate",
         title: "rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.",
-        usage: "Usage: rulec simulate [--json] [--html FILE] [--save FILE] [--time-zone ZONE] RULES... TIMELINE",
+        operands: "RULES... TIMELINE",
         about: """
             RULES are .rules files or directories, checked together; TIMELINE is the
             last argument. Each timeline line is 'TIME STEP ...' where TIME is an
@@ -23,27 +41,8 @@ enum SimulateCommand {
               next [SCENARIO ...]     execute the highest-priority eligible scenario: 'TIME next NAME' or 'TIME next none'
             '#' starts a comment. Names with spaces may be quoted.
             """,
-        options: [
-            .init("--json", help: "print one JSON object per output line"),
-            .init(
-                "--html", value: "FILE",
-                help:
-                    "also draw the timeline into FILE, one self-contained HTML page: a lane\nper scenario and group (eligible spans, executions, answers), events,\nsessions, swaps and zone changes; the explain line on hover"
-            ),
-            .init(
-                "--time-zone", value: "ZONE",
-                help:
-                    "the device's time zone at the start (an IANA name such as\nEurope/Paris; default UTC); a 'timezone' step moves it"
-            ),
-            .init(
-                "--save", value: "FILE",
-                help:
-                    "write the final state to FILE, a FileStore file (replaced whole), for\n'rulec state' and 'rulec explain --state'"
-            ),
-        ],
+        options: [json, html, timeZone, save],
         exitStatus: "Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.")
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     /// The simulation starts at 2026-01-01T00:00:00Z.
     static let start = TimelineRunner.start
@@ -51,11 +50,11 @@ enum SimulateCommand {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let json = parsed.has("--json")
-        let save = parsed.value("--save")
+        let json = parsed[Self.json]
+        let save = parsed[Self.save]
         var zone = TimeZone(identifier: "UTC")!
         var paths = parsed.operands
-        if let value = parsed.value("--time-zone") {
+        if let value = parsed[Self.timeZone] {
             guard let found = TimeZone(identifier: value) else {
                 return CLI.misuse("unknown time zone '\(value)'; use an IANA name such as Europe/Paris", usage: usage)
             }
@@ -97,7 +96,7 @@ enum SimulateCommand {
                 parser.diagnostics.sortedByPosition())
             FileHandle.standardError.write(Data(warnings.utf8))
         }
-        if let html = parsed.value("--html") {
+        if let html = parsed[Self.html] {
             let picture = TimelinePicture(
                 steps: steps, engine: engine, clock: clock, zone: zone,
                 title: (timelinePath as NSString).lastPathComponent, json: json)

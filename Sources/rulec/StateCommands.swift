@@ -30,24 +30,25 @@ enum StateFile {
 }
 
 /// `rulec state FILE [--json]`
-enum StateCommand {
+enum StateCommand: Command {
+    static let summary = "print what a state file holds"
+    static let json = Flag("--json", help: "one JSON document instead (times in seconds since 1970)")
     static let options = CommandOptions(
+        name: "state",
         title: "rulec state: print what a state file holds.",
-        usage: "Usage: rulec state [--json] FILE",
+        operands: "FILE",
         about: """
             FILE is a FileStore file, written by an app or by 'rulec simulate --save'. Prints
             the session and version, then every stream, scenario view, group budget, param
             value and to-do, sorted by name. The file is read, never changed.
             """,
-        options: [.init("--json", help: "one JSON document instead (times in seconds since 1970)")],
+        options: [json],
         exitStatus: "Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage.")
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (paths, json) = (parsed.operands, parsed.has("--json"))
+        let (paths, json) = (parsed.operands, parsed[Self.json])
         guard paths.count == 1 else { return CLI.misuse("expected one state FILE", usage: usage) }
         guard let entries = StateFile.entries(paths[0]) else { return ExitCode.failure }
         let snapshot: StateSnapshot
@@ -117,10 +118,16 @@ enum StateCommand {
 }
 
 /// `rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]`
-enum ExplainCommand {
+enum ExplainCommand: Command {
+    static let summary = "explain each scenario on a state file"
+    static let state = Valued("--state", value: "FILE", required: true, help: "the state file (required)")
+    static let at = Valued(
+        "--at", value: "TIME",
+        help: "evaluate at TIME: ISO 8601 ('2026-03-01T12:00:00Z') or seconds\nsince 1970; default now")
     static let options = CommandOptions(
+        name: "explain",
         title: "rulec explain: why each scenario would or would not run, on a device's state.",
-        usage: "Usage: rulec explain RULES... --state FILE [SCENARIO...] [--at TIME]",
+        operands: "RULES... [SCENARIO...]",
         about: """
             Loads the rules (files or directories, checked together) over the state in FILE
             (a FileStore file from an app or from 'rulec simulate --save'; read, never
@@ -128,25 +135,18 @@ enum ExplainCommand {
             is not an existing path), each clause with its numbers and the earliest time the
             time-based clauses pass, as engine.explain does.
             """,
-        options: [
-            .init("--state", value: "FILE", help: "the state file (required)"),
-            .init(
-                "--at", value: "TIME",
-                help: "evaluate at TIME: ISO 8601 ('2026-03-01T12:00:00Z') or seconds\nsince 1970; default now"),
-        ],
+        options: [state, at],
         exitStatus: """
             Exit status: 0 explained, 1 errors in the rules, an unknown scenario or a damaged
             state file, 64 wrong usage.
             """)
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let statePath = parsed.value("--state")
+        let statePath = parsed[Self.state]
         var at: Date?
-        if let value = parsed.value("--at") {
+        if let value = parsed[Self.at] {
             guard let date = parseTime(value) else {
                 return CLI.misuse(
                     "'\(value)' is not a time; use ISO 8601 ('2026-03-01T12:00:00Z') or seconds since 1970",

@@ -3,10 +3,14 @@ import RuleLang
 import RuleRuntime
 
 /// `rulec trigger --state FILE [--count N] RULES... EVENT`
-enum TriggerCommand {
+enum TriggerCommand: Command {
+    static let summary = "record an event into a state file (opened shared)"
+    static let state = Valued("--state", value: "FILE", required: true, help: "the state file (required)")
+    static let count = Valued("--count", value: "N", help: "how many times (1 to 1000000; default 1)")
     static let options = CommandOptions(
+        name: "trigger",
         title: "rulec trigger: record an event into a state file, as an app would.",
-        usage: "Usage: rulec trigger --state FILE [--count N] RULES... EVENT",
+        operands: "RULES... EVENT",
         about: """
             Records EVENT N times (default 1) at the current time into FILE, through the same
             store an app uses, opened shared: an app or its extensions may have the file open
@@ -14,10 +18,7 @@ enum TriggerCommand {
             does not exist. RULES (files or directories, checked together) are the app's rules:
             they say which scenarios count the event. For QA, and to drive processes from a shell.
             """,
-        options: [
-            .init("--state", value: "FILE", help: "the state file (required)"),
-            .init("--count", value: "N", help: "how many times (1 to 1000000; default 1)"),
-        ],
+        options: [state, count],
         exitStatus: """
             Prints the event's count afterwards. When the rules declare events, an EVENT that no
             declaration or rule names is an error, with did-you-mean, and nothing is written;
@@ -25,15 +26,13 @@ enum TriggerCommand {
             recorded, 1 errors in the rules, an unknown event or a damaged or unwritable state
             file, 64 wrong usage.
             """)
-    static var usage: String { options.usage }
-    static var help: String { options.help }
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (statePath, operands) = (parsed.value("--state"), parsed.operands)
+        let (statePath, operands) = (parsed[Self.state], parsed.operands)
         var count = 1
-        if let value = parsed.value("--count") {
+        if let value = parsed[Self.count] {
             guard let n = Int(value), (1...1_000_000).contains(n) else {
                 return CLI.misuse("'--count' takes a whole number from 1 to 1000000, not '\(value)'", usage: usage)
             }

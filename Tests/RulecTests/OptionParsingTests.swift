@@ -26,6 +26,37 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertEqual(a.stderr, b.stderr, "\(joined)", file: file, line: line)
     }
 
+    /// The commands are declared once: `rulec --help` lists them from the one list, each with
+    /// its required options and operands; each usage line is made from the command's options
+    /// (every one of them named in it); no command reads an option by a string.
+    func testCommandsAreDeclaredOnce() throws {
+        let help = try run(["--help"]).stdout
+        let listed = help.split(separator: "\n").filter { $0.hasPrefix("  ") }.map {
+            String($0.dropFirst(2).split(separator: " ")[0])
+        }
+        XCTAssertEqual(listed, Self.commands)
+        for command in Self.commands {
+            let arguments = command == "gen" ? [command, "swift"] : [command]
+            let text = try run(arguments + ["--help"]).stdout
+            let usage = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("Usage: rulec ") })
+            let options = text.split(separator: "\n").drop { $0 != "Options:" }.dropFirst()
+                .prefix { !$0.isEmpty }.compactMap { line -> String? in
+                    let label = line.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]
+                    return label.hasPrefix("--") && label != "--" && label != "--help" ? String(label) : nil
+                }
+            for option in options {
+                XCTAssertTrue(usage.contains(option.hasSuffix(",") ? String(option.dropLast()) : option), "\(usage)")
+            }
+        }
+        let sources = RulecBinary.packageRoot.appendingPathComponent("Sources/rulec")
+        for file in try FileManager.default.contentsOfDirectory(atPath: sources.path) where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            XCTAssertFalse(
+                text.contains("parsed.has(") || text.contains("parsed.value("), "\(file) reads an option by string")
+            XCTAssertFalse(text.contains("usage: \"Usage:"), "\(file) writes its usage line by hand")
+        }
+    }
+
     func testHelpUnknownOptionAndMissingValueInEveryCommand() throws {
         for command in Self.commands {
             let arguments = command == "gen" ? [command, "swift"] : [command]

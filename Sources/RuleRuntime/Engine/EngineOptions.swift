@@ -1,0 +1,69 @@
+import Foundation
+
+extension RuleEngine {
+    /// Tuning knobs; the defaults suit apps.
+    public struct Options: Sendable {
+        /// Recent timestamps kept per stream for window queries of the API and `when`
+        /// (`count(x within D)`, `beenDone(scope: .since(D))`); windowed clauses raise it as they need.
+        public var recentLimit = 16
+        /// For testers: scenarios forced to pass (`true`) or fail (`false`) whatever their
+        /// clauses and group say; `explain` shows "forced by override". Names the rules lack
+        /// are listed in ``RuleEngine/unknownNames``. See ``launchOverrides(arguments:environment:)``.
+        public var overrides: [String: Bool] = [:]
+        /// The `os.Logger` subsystem that receives every decision at debug level on Apple
+        /// platforms (category `decisions`); nil sends none. Ignored elsewhere.
+        public var logSubsystem: String? = "rules"
+        /// The device's time zone, where a local day begins for `min_days` and `active_days`
+        /// (nil, the default: the current one, read when first needed). Change it with
+        /// ``RuleEngine/timeZone`` when the device moves.
+        public var timeZone: TimeZone?
+        /// Whether this process is the app or one of its extensions, for a state file they share
+        /// (``ProcessRole``): only the app begins sessions and sets the version. Unless set (nil),
+        /// an app extension's process (a bundle ending in `.appex`) is an extension, any other the
+        /// app: read from the main bundle at the first `startSession`, not before (reading it
+        /// at every engine's creation cost about a megabyte: rulebench `bytes_per_stream_100k`).
+        public var role: ProcessRole?
+
+        /// Options with the given limits, overrides, log subsystem, time zone and role.
+        public init(
+            recentLimit: Int = 16, overrides: [String: Bool] = [:], logSubsystem: String? = "rules",
+            timeZone: TimeZone? = nil, role: ProcessRole? = nil
+        ) {
+            self.recentLimit = max(1, recentLimit)
+            self.overrides = overrides
+            self.logSubsystem = logSubsystem
+            self.timeZone = timeZone
+            self.role = role
+        }
+
+        /// Overrides from the launch arguments and the environment, so a tester can force a
+        /// scenario from an Xcode scheme or `simctl launch`: `-RulesForce NAME` (repeatable)
+        /// or `RULES_FORCE=A,B` force a pass; `-RulesBlock NAME` or `RULES_BLOCK=C` force a
+        /// fail. An app opts in: `options.overrides = Options.launchOverrides()`, typically in
+        /// debug and TestFlight builds only.
+        public static func launchOverrides(
+            arguments: [String] = ProcessInfo.processInfo.arguments,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) -> [String: Bool] {
+            var overrides: [String: Bool] = [:]
+            func names(_ variable: String) -> [String] {
+                (environment[variable] ?? "").split(separator: ",").map {
+                    String($0).trimmingCharacters(in: .whitespaces)
+                }.filter { !$0.isEmpty }
+            }
+            for name in names("RULES_FORCE") { overrides[name] = true }
+            for name in names("RULES_BLOCK") { overrides[name] = false }
+            var index = arguments.startIndex
+            while index < arguments.endIndex {
+                let next = arguments.index(after: index)
+                if next < arguments.endIndex, arguments[index] == "-RulesForce" || arguments[index] == "-RulesBlock" {
+                    overrides[arguments[next]] = arguments[index] == "-RulesForce"
+                    index = arguments.index(after: next)
+                } else {
+                    index = next
+                }
+            }
+            return overrides
+        }
+    }
+}

@@ -97,7 +97,8 @@ public struct TimelinePicture {
                     lanes[k].states.append(
                         State(
                             answer: failing.isEmpty ? .yes : .no,
-                            reason: failing.isEmpty ? "open" : failing.map(\.description).joined(separator: "; ")))
+                            reason: failing.isEmpty
+                                ? "open" : failing.map { "\($0.clause): \($0.detail)" }.joined(separator: "; ")))
                 case .stream:
                     lanes[k].states.append(State(answer: .absent, reason: ""))
                 }

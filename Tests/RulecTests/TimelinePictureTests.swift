@@ -166,6 +166,42 @@ final class TimelinePictureTests: XCTestCase {
         XCTAssertEqual(sessions.map { $0.attributes["data-at"]! }, ["0", "7200", "86400"])
     }
 
+    /// The hover, run under Node (`Tests/Browser/hover.js`: the page's script with a stub of the
+    /// DOM): over a scenario's lane at the time of each `try` it answered no (nothing later at
+    /// that time changes that scenario), it shows that time and the reason the text output gives.
+    func testTheHoverShowsTheExplainLineOfThatMoment() throws {
+        let candidates = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"]
+        guard let node = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            if ProcessInfo.processInfo.environment["RULES_NODE"] == "required" {
+                XCTFail("RULES_NODE=required and no node found")
+            }
+            throw XCTSkip("no Node.js installed (CI installs Debian's nodejs)")
+        }
+        TemporaryFiles.watch()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = RulecBinary.packageRoot.path
+        let page = directory.appendingPathComponent("page.html").path
+        let rules = ["\(root)/examples/app.rules", "\(root)/examples/app.timeline"]
+        XCTAssertEqual(try RulecBinary.run(["simulate", "--html", page] + rules).status, 0)
+        let text = try RulecBinary.run(["simulate", "--json"] + rules)
+        let refused = try text.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }.filter { $0["step"] as? String == "try" && $0["result"] as? String == "no" }
+        XCTAssertEqual(refused.count, 5)
+        let requests = refused.flatMap { [$0["name"] as! String, "\($0["seconds"] as! Int)"] }
+        let hovered = try Subprocess.run(
+            URL(fileURLWithPath: node), ["\(root)/Tests/Browser/hover.js", page] + requests, in: directory)
+        XCTAssertEqual(hovered.status, 0, hovered.stderr)
+        let lines = hovered.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, refused.count)
+        for (line, output) in zip(lines, refused) {
+            XCTAssertTrue(line.hasPrefix("\(output["time"]!) ("), line)
+            XCTAssertTrue(line.hasSuffix(") scenario \(output["name"]!): \(output["reason"]!)"), line)
+        }
+    }
+
     /// Ten scenarios and a group over a year: sessions, a zone change, a swap to rules with one
     /// more scenario, a name that needs escaping, random events and answers from a fixed seed.
     func testAYearOfTenScenariosIsDrawnWhereTheSimulationSays() throws {

@@ -44,23 +44,25 @@ public struct DirectorySearch {
                 // A FIFO, socket or device named *.rules is never opened: reading one would
                 // wait for a writer that may never come.
                 if let kind = DirectorySearch.notRegular(path) {
-                    let note =
-                        "\(path): warning: skipped: \(kind), not a regular file; to skip it silently, "
-                        + "list '\(entry)' in a '\(DirectorySearch.skipMarker)' file beside it\n"
-                    FileHandle.standardError.write(Data(note.utf8))
+                    DirectorySearch.skip(path, entry, "warning", "\(kind), not a regular file")
                     continue
                 }
                 if let tool = DirectorySearch.otherTool(path) {
-                    let note =
-                        "\(path): note: skipped: \(tool), not rules of this language; to skip it silently, "
-                        + "list '\(entry)' in a '\(DirectorySearch.skipMarker)' file beside it\n"
-                    FileHandle.standardError.write(Data(note.utf8))
+                    DirectorySearch.skip(path, entry, "note", "\(tool), not rules of this language")
                     continue
                 }
                 files.append(path)
             }
         }
         return files
+    }
+
+    /// Says on standard error that `path` (`entry` in its folder) is skipped, and why.
+    static func skip(_ path: String, _ entry: String, _ severity: String, _ why: String) {
+        let note =
+            "\(path): \(severity): skipped: \(why); to skip it silently, "
+            + "list '\(entry)' in a '\(DirectorySearch.skipMarker)' file beside it\n"
+        FileHandle.standardError.write(Data(note.utf8))
     }
 
     /// What the file at `path` (followed through links) is when it is not a regular file: "a

@@ -171,7 +171,7 @@ struct LSPFeatures {
             out += Located.rangeKey
             located.writeRange(k, into: &out)
             out += Located.uriKey
-            out += located.uris[located.file[k]]
+            out += located.uriJSON[located.file[k]]
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
@@ -185,10 +185,11 @@ struct LSPFeatures {
         static let uriKey = Array(",\"uri\":".utf8)
         var start: [(line: Int, character: Int)]
         var end: [(line: Int, character: Int)]
-        /// Each occurrence's index into `uris` and `paths`.
+        /// Each occurrence's index into `uris` and `uriJSON`.
         var file: [Int]
-        var uris: [[UInt8]] = []
-        var paths: [String] = []
+        /// Each file's URI, and the same as a JSON string.
+        var uris: [String] = []
+        var uriJSON: [[UInt8]] = []
 
         init(_ occurrences: [NameOccurrence]) {
             start = Array(repeating: (0, 0), count: occurrences.count)
@@ -197,10 +198,11 @@ struct LSPFeatures {
             var byFile: [String: [Int]] = [:]
             for (k, occurrence) in occurrences.enumerated() { byFile[occurrence.file.path, default: []].append(k) }
             for (path, indices) in byFile.sorted(by: { $0.key < $1.key }) {
-                var uri: [UInt8] = []
-                JSON.write(string: LSPWorkspace.uri(of: path), into: &uri)
+                let uri = LSPWorkspace.uri(of: path)
+                var text: [UInt8] = []
+                JSON.write(string: uri, into: &text)
                 uris.append(uri)
-                paths.append(path)
+                uriJSON.append(text)
                 let offsets = indices.flatMap { [occurrences[$0].range.lowerBound, occurrences[$0].range.upperBound] }
                 let positions = LSPPosition.positions(in: occurrences[indices[0]].file, offsets)
                 for (n, k) in indices.enumerated() {
@@ -292,7 +294,7 @@ struct LSPFeatures {
         }
         var changes: JSONObject = [:]
         for (n, text) in edits.enumerated() {
-            changes[LSPWorkspace.uri(of: located.paths[n])] = RawJSON(bytes: text + [UInt8(ascii: "]")])
+            changes[located.uris[n]] = RawJSON(bytes: text + [UInt8(ascii: "]")])
         }
         return .success(["changes": changes] as JSONObject)
     }

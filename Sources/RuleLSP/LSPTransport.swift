@@ -248,17 +248,9 @@ enum LSPPosition {
         return ["line": line, "character": units]
     }
 
-    /// The protocol ranges of many byte ranges of `file`, in one sweep over their offsets in
-    /// order: linear in the file's size plus the ranges' number (each ``range(in:_:)`` call
-    /// counts from its line's start, so many names on one line would cost the square).
-    static func ranges(in file: SourceFile, _ ranges: [SourceRange]) -> [JSONObject] {
-        let positions = positions(in: file, ranges.flatMap { [$0.lowerBound, $0.upperBound] }).map {
-            ["line": $0.line, "character": $0.character] as JSONObject
-        }
-        return stride(from: 0, to: positions.count, by: 2).map { ["start": positions[$0], "end": positions[$0 + 1]] }
-    }
-
-    /// The protocol position of each offset, in one sweep over the offsets in order.
+    /// The protocol position of each offset, in one sweep over the offsets in order: linear in
+    /// the file's size plus the offsets' number (``position(in:offset:)`` counts from the line's
+    /// start each time, so many names on one line would cost the square).
     static func positions(in file: SourceFile, _ unclamped: [Int]) -> [(line: Int, character: Int)] {
         let offsets = unclamped.map { min(max($0, 0), file.bytes.count) }
         let order = offsets.indices.sorted { offsets[$0] < offsets[$1] }

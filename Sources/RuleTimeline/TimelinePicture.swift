@@ -22,6 +22,9 @@ public struct TimelinePicture {
         enum Answer: String { case yes, no, absent }
         var answer: Answer
         var reason: String
+        /// For a scenario that would not run: when its time-based clauses pass, if waiting can
+        /// make them (``Explanation/earliest``).
+        var earliest: Date? = nil
     }
 
     struct Lane {
@@ -81,19 +84,28 @@ public struct TimelinePicture {
             guard seconds >= latest else { return }
             clock.set(TimelineRunner.start.addingTimeInterval(TimeInterval(seconds)))
             times.append(seconds)
+            // Each scenario explained once a sample; a group's lane reads its first member's.
+            var explained: [String: Explanation] = [:]
+            func explain(_ name: String) -> Explanation {
+                if let found = explained[name] { return found }
+                let explanation = engine.explain(name)
+                explained[name] = explanation
+                return explanation
+            }
             for k in lanes.indices {
                 switch lanes[k].kind {
                 case .scenario:
-                    let explanation = engine.explain(lanes[k].name)
+                    let explanation = explain(lanes[k].name)
                     let answer: State.Answer = !explanation.isKnown ? .absent : explanation.wouldRun ? .yes : .no
-                    lanes[k].states.append(State(answer: answer, reason: explanation.reason))
+                    lanes[k].states.append(
+                        State(answer: answer, reason: explanation.reason, earliest: explanation.earliest))
                 case .group:
                     let group = lanes[k].name
                     guard let member = engine.program.scenarios.first(where: { $0.group == group }) else {
                         lanes[k].states.append(State(answer: .absent, reason: "no such group in these rules"))
                         continue
                     }
-                    let failing = engine.explain(member.name).failing.filter { $0.group == group }
+                    let failing = explain(member.name).failing.filter { $0.group == group }
                     lanes[k].states.append(
                         State(
                             answer: failing.isEmpty ? .yes : .no,
@@ -109,7 +121,7 @@ public struct TimelinePicture {
             sample(at: now)
             var points = Set(grid.filter { $0 > now && $0 < next })
             for lane in lanes where now >= latest && lane.kind == .scenario && lane.states.last?.answer == .no {
-                if let earliest = engine.explain(lane.name).earliest {
+                if let earliest = lane.states.last?.earliest {
                     let seconds = Int64(earliest.timeIntervalSince(TimelineRunner.start).rounded(.up))
                     if seconds > now && seconds < next { points.insert(seconds) }
                 }

@@ -37,8 +37,7 @@ enum DumpCommand: Command {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (paths, json) = (parsed.operands, parsed[Self.json])
-        guard json else { return CLI.misuse("'--json' is the only format", usage: usage) }
+        let paths = parsed.operands
         if paths.isEmpty { return CLI.misuse("missing FILE or DIR to dump", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)

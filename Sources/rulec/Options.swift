@@ -134,6 +134,10 @@ struct CommandOptions {
                 parsed.given.append((option.name, ""))
             }
         }
+        // A required option (shown bare in the usage line) is checked here, once for every command.
+        for option in options where option.required && !parsed.given.contains(where: { $0.name == option.name }) {
+            return misuse("missing '" + option.name + (option.value.map { " " + $0 } ?? "") + "'")
+        }
         return parsed
     }
 
@@ -159,6 +163,10 @@ struct ParsedOptions {
 
     /// The value of `option` given last, if any.
     subscript(_ option: Valued) -> String? { given.last { $0.name == option.option.name }?.value }
+
+    /// The value of a required option: ``CommandOptions/parse(_:)`` refused the command line
+    /// without it.
+    subscript(required option: Valued) -> String { self[option] ?? "" }
 }
 
 /// An option a command declares once, as a static property, and reads through it.

@@ -144,7 +144,7 @@ enum ExplainCommand: Command {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let statePath = parsed[Self.state]
+        let statePath = parsed[required: Self.state]
         var at: Date?
         if let value = parsed[Self.at] {
             guard let date = parseTime(value) else {
@@ -157,7 +157,6 @@ enum ExplainCommand: Command {
         // An existing path is rules; anything else names a scenario.
         let paths = parsed.operands.filter { FileManager.default.fileExists(atPath: $0) }
         let names = parsed.operands.filter { !FileManager.default.fileExists(atPath: $0) }
-        guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }
         if paths.isEmpty { return CLI.misuse("missing RULES", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)

@@ -30,7 +30,7 @@ enum TriggerCommand: Command {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
-        let (statePath, operands) = (parsed[Self.state], parsed.operands)
+        let (statePath, operands) = (parsed[required: Self.state], parsed.operands)
         var count = 1
         if let value = parsed[Self.count] {
             guard let n = Int(value), (1...1_000_000).contains(n) else {
@@ -38,7 +38,6 @@ enum TriggerCommand: Command {
             }
             count = n
         }
-        guard let statePath else { return CLI.misuse("missing '--state FILE'", usage: usage) }
         guard operands.count >= 2, let event = operands.last else {
             return CLI.misuse(operands.isEmpty ? "missing RULES and EVENT" : "missing EVENT", usage: usage)
         }

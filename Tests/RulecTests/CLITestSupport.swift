@@ -55,3 +55,26 @@ enum Subprocess {
         try run(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments, in: directory)
     }
 }
+
+/// Tools the editor and browser checks run on, from Debian's packages in CI.
+enum ExternalTool {
+    /// The first of `candidates` installed. When none is: fails the test where
+    /// `RULES_<VARIABLE>=required` (CI installs them), else skips it.
+    static func find(_ candidates: [String], variable: String, what: String) throws -> String {
+        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) { return found }
+        if ProcessInfo.processInfo.environment[variable] == "required" {
+            XCTFail("\(variable)=required and no \(what) found")
+        }
+        throw XCTSkip("no \(what) installed (CI installs Debian's)")
+    }
+
+    static func node() throws -> String {
+        try find(["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"], variable: "RULES_NODE", what: "Node.js")
+    }
+
+    static func chromium() throws -> String {
+        let given = ProcessInfo.processInfo.environment["CHROMIUM"].map { [$0] } ?? []
+        return try find(
+            given + ["/usr/bin/chromium", "/usr/bin/chromium-browser"], variable: "RULES_BROWSER", what: "chromium")
+    }
+}

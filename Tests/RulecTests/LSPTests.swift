@@ -272,9 +272,10 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(events.names.map(\.text), ["launch", "café😀", #"say "hi" \ bye"#])
     }
 
-    /// `LSPPosition.ranges` (one sweep) against `position(in:offset:)` per offset, on text with
-    /// a byte order mark, multi-byte and astral characters and invalid bytes, in random order.
-    func testRangesInOneSweepMatchPositionsOneByOne() {
+    /// `LSPPosition.positions` (one sweep) against `position(in:offset:)` per offset, on text
+    /// with a byte order mark, multi-byte and astral characters and invalid bytes, in random order
+    /// (offsets past the end and before the start included).
+    func testPositionsInOneSweepMatchPositionsOneByOne() {
         var bytes: [UInt8] = [0xEF, 0xBB, 0xBF]
         var seed: UInt64 = 7
         func random(_ bound: Int) -> Int {
@@ -287,20 +288,13 @@ final class LSPTests: XCTestCase {
         ]
         for _ in 0..<3_000 { bytes += pieces[random(pieces.count)] }
         let file = SourceFile(path: "x.rules", bytes: bytes)
-        let ranges: [SourceRange] = (0..<2_000).map { _ in
-            let a = random(bytes.count + 1)
-            let b = random(bytes.count + 1)
-            return min(a, b)..<max(a, b)
-        }
-        let swept = LSPPosition.ranges(in: file, ranges)
-        XCTAssertEqual(swept.count, ranges.count)
-        for (range, got) in zip(ranges, swept) {
+        let offsets = (0..<4_000).map { _ in random(bytes.count + 21) - 10 }
+        let swept = LSPPosition.positions(in: file, offsets)
+        XCTAssertEqual(swept.count, offsets.count)
+        for (offset, got) in zip(offsets, swept) {
             XCTAssertEqual(
-                got as NSDictionary,
-                [
-                    "start": LSPPosition.position(in: file, offset: range.lowerBound),
-                    "end": LSPPosition.position(in: file, offset: range.upperBound),
-                ] as NSDictionary)
+                ["line": got.line, "character": got.character] as NSDictionary,
+                LSPPosition.position(in: file, offset: offset) as NSDictionary, "offset \(offset)")
         }
     }
 

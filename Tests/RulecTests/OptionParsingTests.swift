@@ -57,6 +57,19 @@ final class OptionParsingTests: XCTestCase {
         }
     }
 
+    /// An option the usage line shows bare is required: its absence is misuse, said by the parser.
+    func testARequiredOptionMissingIsMisuse() throws {
+        for (arguments, message) in [
+            (["explain", rules], "error: missing '--state FILE'"),
+            (["trigger", rules, "x"], "error: missing '--state FILE'"),
+            (["dump", rules], "error: missing '--json'"),
+        ] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertTrue(result.stderr.hasPrefix(message + "\nUsage: rulec \(arguments[0])"), result.stderr)
+        }
+    }
+
     func testHelpUnknownOptionAndMissingValueInEveryCommand() throws {
         for command in Self.commands {
             let arguments = command == "gen" ? [command, "swift"] : [command]

@@ -8,21 +8,6 @@ import XCTest
 /// `try` of the colour of that answer. CI sets RULES_BROWSER=required; elsewhere the test is
 /// skipped when no chromium is installed.
 final class TimelinePictureTests: XCTestCase {
-    static var chromium: String? {
-        let candidates = [
-            ProcessInfo.processInfo.environment["CHROMIUM"], "/usr/bin/chromium", "/usr/bin/chromium-browser",
-        ]
-        return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    func browser() throws -> String {
-        if let found = Self.chromium { return found }
-        if ProcessInfo.processInfo.environment["RULES_BROWSER"] == "required" {
-            XCTFail("RULES_BROWSER=required and no chromium found")
-        }
-        throw XCTSkip("no chromium installed (CI installs Debian's)")
-    }
-
     struct Element {
         var name: String
         var attributes: [String: String]
@@ -67,7 +52,7 @@ final class TimelinePictureTests: XCTestCase {
     func checkPicture(
         rules: [String], timeline: String, in directory: URL, extra: [String] = []
     ) throws -> (checked: Int, elements: [Element]) {
-        let chromium = try browser()
+        let chromium = try ExternalTool.chromium()
         let page = directory.appendingPathComponent("page.html")
         let drawn = try RulecBinary.run(["simulate"] + extra + ["--html", page.path] + rules + [timeline])
         XCTAssertEqual(drawn.status, 0, drawn.stderr)
@@ -170,13 +155,7 @@ final class TimelinePictureTests: XCTestCase {
     /// DOM): over a scenario's lane at the time of each `try` it answered no (nothing later at
     /// that time changes that scenario), it shows that time and the reason the text output gives.
     func testTheHoverShowsTheExplainLineOfThatMoment() throws {
-        let candidates = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"]
-        guard let node = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            if ProcessInfo.processInfo.environment["RULES_NODE"] == "required" {
-                XCTFail("RULES_NODE=required and no node found")
-            }
-            throw XCTSkip("no Node.js installed (CI installs Debian's nodejs)")
-        }
+        let node = try ExternalTool.node()
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -7,13 +7,7 @@ import XCTest
 /// skipped when no Node.js is installed.
 final class VSCodeExtensionTests: XCTestCase {
     func testTheExtensionRunsUnderNodeAgainstRulecLSP() throws {
-        let candidates = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"]
-        guard let node = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            if ProcessInfo.processInfo.environment["RULES_NODE"] == "required" {
-                XCTFail("RULES_NODE=required and no node found")
-            }
-            throw XCTSkip("no Node.js installed (CI installs Debian's nodejs)")
-        }
+        let node = try ExternalTool.node()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: node)
         process.arguments = [RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules/test/check.js").path]

@@ -369,7 +369,9 @@ struct EngineCore {
     mutating func startSession(version: String) {
         verifyStore()
         // An extension joins the app's session and version (read from the shared file).
-        if (role ?? ProcessRole.current) == .appExtension { return }
+        // The role not given is read from the main bundle once, at the first session.
+        if role == nil { role = ProcessRole.current }
+        if role == .appExtension { return }
         if shared { _ = lockFileForWriting() }
         rebaseEpochsIfNeeded()
         let time = now()

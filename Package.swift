@@ -17,7 +17,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // A SIGBUS guard for the shared region's mapping (PATH.shm cut short by something else).
         .target(name: "CRegionGuard"),
-        .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib", "CRegionGuard"]),
+        // CRC-32 folded by carry-less multiplication where the CPU has it (x86-64).
+        .target(name: "CRuleChecksum"),
+        .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib", "CRegionGuard", "CRuleChecksum"]),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.
@@ -35,7 +37,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
         .testTarget(
-            name: "RuleRuntimeTests", dependencies: ["RuleRuntime", "rule-test-fixture", "readme-app", "TestSupport"]),
+            name: "RuleRuntimeTests", dependencies: [
+                "RuleRuntime", "CRuleChecksum", "rule-test-fixture", "readme-app", "TestSupport",
+            ]),
         .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport"]),
     ]
 )

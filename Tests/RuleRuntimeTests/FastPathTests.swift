@@ -2,6 +2,7 @@ import Foundation
 import RuleLang
 import TestSupport
 import XCTest
+import CRuleChecksum
 
 @testable import RuleRuntime
 
@@ -547,11 +548,53 @@ final class ChecksumTests: XCTestCase {
             bytes.withUnsafeBytes { whole in
                 let raw = UnsafeRawBufferPointer(rebasing: whole[offset..<offset + length])
                 XCTAssertEqual(CRC32.sliced(raw, continuing: start), expected, "length \(length)")
+                XCTAssertEqual(CRC32.folded(raw, continuing: start), expected, "length \(length), folded")
                 XCTAssertEqual(CRC32.zlib(raw, continuing: start), expected, "length \(length)")
                 XCTAssertEqual(CRC32.checksum(raw, continuing: start), expected, "length \(length)")
             }
         }
-        bytes.withUnsafeBytes { XCTAssertEqual(CRC32.checksum($0), bitwise(bytes), "zlib's, long") }
+        bytes.withUnsafeBytes {
+            XCTAssertEqual(CRC32.checksum($0), bitwise(bytes), "long")
+            XCTAssertEqual(CRC32.folded($0), bitwise(bytes), "long, folded")
+        }
         XCTAssertEqual(CRC32.hex(of: [bytes[0..<5], bytes[5..<2_100]]), String(format: "%08x", bitwise(bytes)))
+    }
+
+    /// The folding constants are what their definitions give: reflect32(x^e mod P) shifted left
+    /// once for e = 160, 96, 64, and x^64 div P and P reflected to 33 bits.
+    func testTheFoldingConstantsFollowFromThePolynomial() {
+        let p: UInt64 = 0x1_04C1_1DB7
+        func power(_ e: Int) -> UInt64 {
+            var r: UInt64 = 1
+            for _ in 0..<e {
+                r <<= 1
+                if r & (1 << 32) != 0 { r ^= p }
+            }
+            return r
+        }
+        func reflect(_ value: UInt64, bits: Int) -> UInt64 {
+            (0..<bits).reduce(0) { $0 | ((value >> UInt64($1)) & 1) << UInt64(bits - 1 - $1) }
+        }
+        // x^64 div P, by long division over GF(2); x^64 needs a 65th bit, kept apart.
+        var quotient: UInt64 = 0
+        var rest: UInt64 = 0
+        var restHigh = true  // the x^64 term
+        for shift in stride(from: 32, through: 0, by: -1) {
+            let top = shift + 32
+            let set = top == 64 ? restHigh : (rest >> UInt64(top)) & 1 == 1
+            guard set else { continue }
+            quotient |= 1 << UInt64(shift)
+            if top == 64 { restHigh = false } else { rest ^= 1 << UInt64(top) }
+            rest ^= (p & 0xFFFF_FFFF) << UInt64(shift)
+        }
+        XCTAssertEqual(reflect(power(160), bits: 32) << 1, RULES_CRC32_K160)
+        XCTAssertEqual(reflect(power(96), bits: 32) << 1, RULES_CRC32_K96)
+        XCTAssertEqual(reflect(power(64), bits: 32) << 1, RULES_CRC32_K64)
+        XCTAssertEqual(reflect(quotient, bits: 33), RULES_CRC32_MU)
+        XCTAssertEqual(reflect(p, bits: 33), RULES_CRC32_P)
+        #if arch(x86_64)
+            // Every x86-64 machine this project runs on has it: the folded path is the one tested.
+            XCTAssertTrue(CRC32.folds)
+        #endif
     }
 }

@@ -1,17 +1,23 @@
+internal import CRuleChecksum
 internal import CZlib
 
-/// CRC-32 as zlib's `crc32` computes it (the reflected polynomial 0xEDB88320), sixteen bytes at
-/// a step through sixteen tables ("slicing by 16") for the short buffers every record has (its
-/// 8-byte header, a payload of a few hundred bytes), zlib's `crc32` for longer ones.
+/// CRC-32 as zlib's `crc32` computes it (the reflected polynomial 0xEDB88320). Where the CPU
+/// has carry-less multiplication (x86-64 with PCLMULQDQ), whole 16-byte blocks are folded by
+/// it (`CRuleChecksum`) and the last few bytes go through the tables; elsewhere sixteen bytes
+/// at a step through sixteen tables ("slicing by 16") for the short buffers every record has,
+/// and zlib's `crc32` for longer ones.
 ///
-/// zlib spends about 100 ns setting up each call: its `crc32` of a 186-byte record takes 131 ns
-/// here against 56-58 ns by table (`rulebench file`, "checksum"), and 32 ns for 16 bytes, 683 ns
-/// for 4 KiB. That was a tenth of a file trigger and most of a compaction's replay, and
-/// `trigger_shared_vs_write` failed because of it (docs/speed.md).
+/// A 186-byte record: zlib 200-274 ns here, the tables 83-121 ns, folding FOLD_NS
+/// (`rulebench file`, "checksum", same runs). The tables' CRC was about a tenth of a file
+/// trigger and a fifth of a shared one (its records, and the replay of a shared compaction
+/// on the caller's path).
 enum CRC32 {
     /// Below this many bytes the tables are faster than zlib here (about 0.3 ns a byte; zlib
     /// 193 ns for 512 bytes, 683 ns for 4 KiB); above, zlib's wider steps.
     static let shortLimit = 512
+
+    /// Whether this CPU folds blocks in hardware.
+    static let folds = rules_crc32_fold_available() != 0
 
     /// `tables[k * 256 + b]`: the CRC of byte `b` followed by `k` zero bytes.
     static let tables: [UInt32] = {
@@ -32,7 +38,16 @@ enum CRC32 {
 
     /// The CRC-32 of `raw`, continuing from `crc` (0 to start), as zlib's `crc32(crc, raw)`.
     static func checksum(_ raw: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        raw.count >= shortLimit ? zlib(raw, continuing: crc) : sliced(raw, continuing: crc)
+        if folds { return folded(raw, continuing: crc) }
+        return raw.count >= shortLimit ? zlib(raw, continuing: crc) : sliced(raw, continuing: crc)
+    }
+
+    /// Whole 16-byte blocks folded in hardware, the rest by the tables (only where ``folds``).
+    static func folded(_ raw: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard let base = raw.baseAddress, raw.count >= 16 else { return sliced(raw, continuing: crc) }
+        let blocks = raw.count & ~15
+        let crc = rules_crc32_fold(crc, base, blocks)
+        return blocks == raw.count ? crc : sliced(UnsafeRawBufferPointer(rebasing: raw[blocks...]), continuing: crc)
     }
 
     /// zlib's `crc32`.
@@ -86,10 +101,28 @@ enum CRC32 {
 }
 
 extension FileStore {
-    /// The checksum of `bytes` by zlib's `crc32` (`zlib: true`) or by the tables records below
-    /// ``CRC32/shortLimit`` bytes use. For rulebench's comparison only.
+    /// How ``checksum(_:by:)`` computes a CRC-32. For rulebench's comparison only.
     @_spi(Benchmarks)
-    public static func checksum(_ bytes: UnsafeRawBufferPointer, zlib: Bool) -> UInt32 {
-        zlib ? CRC32.zlib(bytes) : CRC32.sliced(bytes)
+    public enum ChecksumMethod: CaseIterable, Sendable {
+        /// zlib's `crc32`.
+        case zlib
+        /// Sixteen tables, sixteen bytes at a step.
+        case tables
+        /// Blocks folded by carry-less multiplication (the tables where the CPU has none).
+        case folding
     }
+
+    /// The CRC-32 of `bytes`, computed by `method`. For rulebench's comparison only.
+    @_spi(Benchmarks)
+    public static func checksum(_ bytes: UnsafeRawBufferPointer, by method: ChecksumMethod) -> UInt32 {
+        switch method {
+        case .zlib: CRC32.zlib(bytes)
+        case .tables: CRC32.sliced(bytes)
+        case .folding: CRC32.folded(bytes)
+        }
+    }
+
+    /// Whether this CPU folds in hardware. For rulebench's report only.
+    @_spi(Benchmarks)
+    public static var checksumFolds: Bool { CRC32.folds }
 }

@@ -16,17 +16,34 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
+// The CRC of each byte value, for the bytes after the last whole block; filled by
+// `rules_crc32_fold_available`, which callers run before the first fold.
+static uint32_t byte_table[256];
+
 int rules_crc32_fold_available(void) {
+    for (uint32_t byte = 0; byte < 256; byte++) {
+        uint32_t crc = byte;
+        for (int k = 0; k < 8; k++) crc = crc & 1 ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
+        byte_table[byte] = crc;
+    }
     unsigned int a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     // ECX bit 1: PCLMULQDQ; bit 19: SSE4.1 (for the last extract).
     return (c & (1u << 1)) && (c & (1u << 19)) ? 1 : 0;
 }
 
+// The bytes after the blocks, one at a time (at most 15, or a short buffer's 8-byte header).
+static uint32_t crc32_bytes(uint32_t crc, const unsigned char *p, size_t count) {
+    uint32_t state = ~crc;
+    for (size_t k = 0; k < count; k++) state = byte_table[(state ^ p[k]) & 0xFF] ^ (state >> 8);
+    return ~state;
+}
+
 __attribute__((target("pclmul,sse4.1")))
 uint32_t rules_crc32_fold(uint32_t crc, const void *bytes, size_t count) {
     const unsigned char *p = (const unsigned char *)bytes;
     size_t blocks = count >> 4;
+    if (blocks == 0) return crc32_bytes(crc, p, count);
     const __m128i fold128 = _mm_set_epi64x((long long)RULES_CRC32_K96, (long long)RULES_CRC32_K160);
     const __m128i fold32 = _mm_set_epi64x(0, (long long)RULES_CRC32_K64);
     const __m128i barrett = _mm_set_epi64x((long long)RULES_CRC32_MU, (long long)RULES_CRC32_P);
@@ -45,7 +62,8 @@ uint32_t rules_crc32_fold(uint32_t crc, const void *bytes, size_t count) {
     __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x, low32), barrett, 0x10);
     t = _mm_clmulepi64_si128(_mm_and_si128(t, low32), barrett, 0x00);
     x = _mm_xor_si128(x, t);
-    return ~(uint32_t)_mm_extract_epi32(x, 1);
+    uint32_t folded = ~(uint32_t)_mm_extract_epi32(x, 1);
+    return crc32_bytes(folded, p + 16 * blocks, count & 15);
 }
 
 #else

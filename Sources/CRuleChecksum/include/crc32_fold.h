@@ -13,12 +13,12 @@
 #define RULES_CRC32_P 0x1db710641ULL
 
 /// Whether `rules_crc32_fold` runs on this CPU: 1 on x86-64 with carry-less multiplication
-/// (PCLMULQDQ) and SSE4.1, 0 elsewhere (the caller then uses its tables).
+/// (PCLMULQDQ) and SSE4.1, 0 elsewhere (the caller then uses its tables). Called once, before
+/// the first `rules_crc32_fold`.
 int rules_crc32_fold_available(void);
 
-/// Continues zlib's CRC-32 `crc` over the first `count & ~15` bytes at `bytes` (whole 16-byte
-/// blocks, at least one) and returns it; the caller checksums the rest. Only where
-/// `rules_crc32_fold_available()` says 1, and with `count >= 16`.
+/// Continues zlib's CRC-32 `crc` over the `count` bytes at `bytes` and returns it: whole 16-byte
+/// blocks folded, the rest a byte at a time. Only where `rules_crc32_fold_available()` said 1.
 uint32_t rules_crc32_fold(uint32_t crc, const void *bytes, size_t count);
 
 #endif

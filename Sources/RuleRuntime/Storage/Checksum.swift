@@ -16,7 +16,7 @@ enum CRC32 {
     /// 193 ns for 512 bytes, 683 ns for 4 KiB); above, zlib's wider steps.
     static let shortLimit = 512
 
-    /// Whether this CPU folds blocks in hardware.
+    /// Whether this CPU folds blocks in hardware (read before the first fold, which needs it).
     static let folds = rules_crc32_fold_available() != 0
 
     /// `tables[k * 256 + b]`: the CRC of byte `b` followed by `k` zero bytes.
@@ -38,16 +38,16 @@ enum CRC32 {
 
     /// The CRC-32 of `raw`, continuing from `crc` (0 to start), as zlib's `crc32(crc, raw)`.
     static func checksum(_ raw: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        if folds { return folded(raw, continuing: crc) }
+        if folds, let base = raw.baseAddress { return rules_crc32_fold(crc, base, raw.count) }
         return raw.count >= shortLimit ? zlib(raw, continuing: crc) : sliced(raw, continuing: crc)
     }
 
-    /// Whole 16-byte blocks folded in hardware, the rest by the tables (only where ``folds``).
+    /// Whole 16-byte blocks folded in hardware, the bytes after them by a table (only where
+    /// ``folds``; the tables elsewhere).
     static func folded(_ raw: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        guard let base = raw.baseAddress, raw.count >= 16 else { return sliced(raw, continuing: crc) }
-        let blocks = raw.count & ~15
-        let crc = rules_crc32_fold(crc, base, blocks)
-        return blocks == raw.count ? crc : sliced(UnsafeRawBufferPointer(rebasing: raw[blocks...]), continuing: crc)
+        guard folds else { return sliced(raw, continuing: crc) }
+        guard let base = raw.baseAddress else { return crc }
+        return rules_crc32_fold(crc, base, raw.count)
     }
 
     /// zlib's `crc32`.

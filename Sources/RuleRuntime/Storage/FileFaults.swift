@@ -46,11 +46,11 @@ extension FileStore {
         case deleted, replaced, truncated
     }
 
-    /// Under the lock(s): an `fstat` and a `stat`, so called at most every 100 ms on the append
-    /// path (rulebench `trigger_file_vs_write`: the pair costs about a `write(2)`), and whenever
+    /// Under the lock(s): an `fstat` and a `stat`, so called at most once a millisecond on the
+    /// append path (rulebench `trigger_file_vs_write`: the pair costs about a `write(2)`), and whenever
     /// a shared store reads what other processes wrote.
     func checkFile() -> FileCheck {
-        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        lastIdentityCheck = FileStore.checkClock()
         if let region, region.isDetached { regionDetached = true }
         let atPath = FileIdentity(path: realPath)
         if atPath == identity {

@@ -145,10 +145,26 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     // MARK: Shared mode
 
     /// How often, at most, an append checks that the path still names the open file and that
-    /// the file is as long as its acknowledged records (1 ms, in uptime nanoseconds): every
-    /// append of an app's calls, seconds apart, and one in a millisecond of a loop (an `fstat`
-    /// and a `stat` on each append would cost about half a file trigger here).
+    /// the file is as long as its acknowledged records (1 ms, in uptime nanoseconds, read from
+    /// a coarse clock: see ``checkClock()``): every append of an app's calls, seconds apart,
+    /// and one a tick of that clock in a loop (an `fstat` and a `stat` on each append would cost
+    /// about half a file trigger here).
     static let checkInterval: UInt64 = 1_000_000
+
+    /// The clock the identity check's interval is read from. Linux: the coarse monotonic clock
+    /// (it moves a tick at a time, 1-4 ms by the kernel's configuration; read without the
+    /// time-stamp counter, it took about a fifth of the precise clock's 25-30 ns here, which is
+    /// 2-3% of a file trigger). Elsewhere: `DispatchTime`, whose uptime clock is already cheap.
+    @inline(__always)
+    static func checkClock() -> UInt64 {
+        #if os(Linux)
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+            return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+        #else
+            return DispatchTime.now().uptimeNanoseconds
+        #endif
+    }
 
     /// The lock and counters shared with other processes (shared mode only).
     var region: SharedRegion?
@@ -290,9 +306,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             if try changedSinceSeen() { throw StoreConflict() }
         }
         try repairIfNeeded()
-        // A cheap look, at most once a millisecond, for the file deleted, replaced or cut short.
+        // A cheap look, at most once a millisecond (a tick), for the file deleted, replaced or cut short.
         var replaced: RuleStoreError?
-        let clock = DispatchTime.now().uptimeNanoseconds
+        let clock = FileStore.checkClock()
         if clock &- lastIdentityCheck > FileStore.checkInterval {
             replaced = try recreateIfReplaced()
         }

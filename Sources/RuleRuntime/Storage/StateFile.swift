@@ -164,7 +164,7 @@ extension FileStore {
             defer { free(resolved) }
             return String(cString: resolved)
         }
-        lastIdentityCheck = DispatchTime.now().uptimeNanoseconds
+        lastIdentityCheck = FileStore.checkClock()
         // We hold the lock: temporary files left by a killed compaction are ours to remove.
         removeLeftoverCompactions()
         var size = Int(info.st_size)

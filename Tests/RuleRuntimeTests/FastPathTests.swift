@@ -1,8 +1,8 @@
+import CRuleChecksum
 import Foundation
 import RuleLang
 import TestSupport
 import XCTest
-import CRuleChecksum
 
 @testable import RuleRuntime
 

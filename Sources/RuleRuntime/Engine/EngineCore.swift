@@ -68,6 +68,10 @@ struct EngineCore {
     let formerStreams: [String: String]
     /// The renames the state records (`w:KIND:NEW`, to the former name), kept for a restore.
     var renamed: [String: String] = [:]
+    /// Shared file, another process on rules with other names for a stream: by slot, the
+    /// other name whose key (`e:`, `d:`) holds this stream's history in the file. The next
+    /// write moves it under this engine's name (``moveAliasedHistory()``).
+    var staleAliases: [Int: String] = [:]
 
     var failure: RuleStoreError?
     var failureHandler: (@Sendable (RuleStoreError) -> Void)?
@@ -249,6 +253,7 @@ struct EngineCore {
             return
         }
         if !rebasedUnsaved.isEmpty { addRebased() }
+        if !staleAliases.isEmpty { moveAliasedHistory() }
         record.finish()
         do {
             // Called through the optional rather than bound: a bound copy is retained and

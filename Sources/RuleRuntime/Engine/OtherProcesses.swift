@@ -50,6 +50,19 @@ extension EngineCore {
     mutating func reload(_ entries: StoredEntries) throws {
         let state = try EngineState(entries, streams: streams)
         load(state)
+        // History under another process's name for one of this engine's streams: taken in
+        // under this engine's name, unless the file holds that name too (it then wins).
+        for (name, own) in streamAliases() {
+            guard let from = streams.index[name], from < state.storedStreams.count, state.storedStreams[from] else {
+                continue
+            }
+            let target = slot(own)
+            if target < state.storedStreams.count && state.storedStreams[target] { continue }
+            tallies[target] = tallies[from]
+            tallies[from] = Tally()
+            if let bits = days.removeValue(forKey: from) { days[target] = bits }
+            staleAliases[target] = name
+        }
         // Views stored from other streams than the rules count now: stored again when next written.
         _ = remergeViewsOfOtherStreams()
         dropStoredParamsOfAnotherType()
@@ -69,8 +82,36 @@ extension EngineCore {
         let written = try EngineState(StoredEntries(present), streams: streams)
         streams = written.streams
         while tallies.count < streams.count { tallies.append() }
+        for (key, old) in written.renamed { renamed[key] = old }
+        // A stream another process's rules call otherwise (a rename one side has and the other
+        // has not) is this engine's stream: its history is taken in under this engine's name,
+        // and the deletion of the other key that came with it is not a reset.
+        let aliases = streamAliases()
+        var arrived: [Int: String] = [:]
         for slot in written.storedStreams.indices where written.storedStreams[slot] {
-            tallies[slot] = written.tallies[slot]
+            let name = streams.name(slot)
+            guard let own = aliases[name] else {
+                tallies[slot] = written.tallies[slot]
+                arrived[slot] = name
+                staleAliases[slot] = nil
+                continue
+            }
+            let target = self.slot(own)
+            // The file holds both names (rules older than this library): this engine's own wins.
+            if written.storedStreams.indices.contains(target), written.storedStreams[target] { continue }
+            tallies[target] = written.tallies[slot]
+            arrived[target] = name
+            staleAliases[target] = name
+        }
+        deleted.removeAll { key in
+            guard let (kind, name) = StoreKey.parse(key), kind == .stream || kind == .days else { return false }
+            let own = aliases[name] ?? name
+            guard let slot = streams.index[own], let from = arrived[slot] else {
+                // The other name's key is gone: nothing left to move.
+                if own != name, let slot = streams.index[own], staleAliases[slot] == name { staleAliases[slot] = nil }
+                return own != name
+            }
+            return from != name
         }
         for (name, view) in written.scenarios {
             guard let index = rules.scenarioIndex[name] else {
@@ -91,15 +132,44 @@ extension EngineCore {
             if let index = rules.paramIndex[name] { stored[index] = value }
         }
         for (name, item) in written.todos { todos[name] = item }
-        for (name, bits) in written.days { days[slot(name)] = bits }
+        for (name, bits) in written.days { days[slot(aliases[name] ?? name)] = bits }
         if let rules = written.activeRules { storedActive = rules }
         if present[EngineState.metaKey] != nil { meta = written.meta }
         for (name, report) in written.imports { imports[name] = report }
-        for (key, old) in written.renamed { renamed[key] = old }
         for key in deleted { delete(key) }
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         dropStoredParamsOfAnotherType()
         forgetViewsStoredAsStreams()
+    }
+
+    /// Stream names other rules use for this engine's streams, to the name this engine uses: an
+    /// event's former names (these rules renamed it), and, from the renames the state records,
+    /// a newer name these rules do not know for a stream they know by a former one (the rules of
+    /// an app's extension, bundled, beside an app that took delivered rules).
+    func streamAliases() -> [String: String] {
+        var aliases = formerStreams
+        for (key, formers) in renamed {
+            guard let (kind, new) = EngineState.parseRenameKey(key), kind == .event, rules.streams.index[new] == nil,
+                let old = formers.split(separator: "\n").map(String.init).first(where: {
+                    rules.streams.index[$0] != nil
+                })
+            else { continue }
+            aliases[new] = old
+        }
+        return aliases
+    }
+
+    /// Writes the history the file holds under another name (``staleAliases``) under this
+    /// engine's name, and deletes the other name's keys, in this call's record: one key per
+    /// history again, whichever rules read it next.
+    mutating func moveAliasedHistory() {
+        for (slot, other) in staleAliases.sorted(by: { $0.key < $1.key }) {
+            record.set(streamKey(slot), tallies[slot])
+            record.delete(StoreKey.stream(other))
+            if let bits = days[slot] { record.add(EngineState.change(daysOf: streams.name(slot), bits)) }
+            record.delete(StoreKey.days(other))
+        }
+        staleAliases = [:]
     }
 
     /// Forgets the entry `key` another process deleted.

@@ -136,6 +136,9 @@ public final class RuleEngine: @unchecked Sendable {
         recentLimit = options.recentLimit
         core = .allocate(capacity: 1)
         core.initialize(to: built)
+        // Shared: what the engine wrote at its start (moves, a merge, the active rules) took the
+        // file's lock; it is let go now, as at the end of every call, not at the next call.
+        shared?.endCall()
     }
 
     deinit {

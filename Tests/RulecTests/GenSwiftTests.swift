@@ -215,10 +215,9 @@ final class GenSwiftTests: XCTestCase {
         let result = try Subprocess.tool(
             "swiftc",
             [
-                "-typecheck", "-I", modules.path, "-I", zlibModule.path, "-I", guardModule.path, "-Xfrontend",
-                "-typo-correction-limit",
-                "-Xfrontend", "10", names.path, mainFile.path,
-            ], in: directory)
+                "-typecheck", "-I", modules.path, "-Xfrontend", "-typo-correction-limit", "-Xfrontend", "10",
+                names.path, mainFile.path,
+            ] + cModuleFlags, in: directory)
         return (result.status, result.stdout + result.stderr)
     }
 
@@ -273,6 +272,9 @@ final class GenSwiftTests: XCTestCase {
 let zlibModule = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Sources/CZlib")
 
-/// The folder of the shared region's SIGBUS guard's module map (a C target of RuleRuntime's), for
-/// a bare `swiftc` as `zlibModule`.
-let guardModule = zlibModule.deletingLastPathComponent().appendingPathComponent("CRegionGuard/include")
+/// The `-I` flags of the module maps RuleRuntime's C modules need, for a bare `swiftc` as
+/// `zlibModule`: zlib's, the shared region's SIGBUS guard's and the folded CRC-32's (C targets).
+let cModuleFlags = [
+    zlibModule, zlibModule.deletingLastPathComponent().appendingPathComponent("CRegionGuard/include"),
+    zlibModule.deletingLastPathComponent().appendingPathComponent("CRuleChecksum/include"),
+].flatMap { ["-I", $0.path] }

@@ -69,8 +69,7 @@ final class ReadmeSnippetTests: XCTestCase {
         let modules = RulecBinary.url.deletingLastPathComponent().appendingPathComponent("Modules")
         let result = try Subprocess.tool(
             "swiftc",
-            ["-typecheck", "-swift-version", "6", "-I", modules.path, "-I", zlibModule.path, "-I", guardModule.path]
-                + files,
+            ["-typecheck", "-swift-version", "6", "-I", modules.path] + cModuleFlags + files,
             in: directory)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr + "\n" + helpers)
     }

@@ -13,13 +13,16 @@ targets=("$@")
 root=.build/fuzz
 # The harnesses keep a program in a global, which LeakSanitizer reports at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-# RuleRuntime imports the system zlib through the CZlib module map, and its shared region's
-# SIGBUS guard (a C target, compiled here with the toolchain's clang and linked in).
+# RuleRuntime imports the system zlib through the CZlib module map, and two C targets of its
+# own, compiled here with the toolchain's clang and linked in: the shared region's SIGBUS guard
+# and the folded CRC-32.
 mkdir -p "$root"
 clang -c -O -fsanitize=address Sources/CRegionGuard/region_guard.c -I Sources/CRegionGuard/include \
   -o "$root/region_guard.o"
+clang -c -O -fsanitize=address Sources/CRuleChecksum/crc32_fold.c -I Sources/CRuleChecksum/include \
+  -o "$root/crc32_fold.o"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -I Sources/CZlib
-  -I Sources/CRegionGuard/include "$root/region_guard.o")
+  -I Sources/CRegionGuard/include -I Sources/CRuleChecksum/include "$root/region_guard.o" "$root/crc32_fold.o")
 
 sources() {  # copies of the given sources without imports of the package's modules
   local out="$root/$1/src"

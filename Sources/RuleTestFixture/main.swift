@@ -243,11 +243,14 @@ func sharedLoop(_ path: String) -> Never {
     }
 }
 
-func serve(_ path: String) -> Never {
+/// Answers calls read from standard input over the shared file at `path`, with `sharedRules` or
+/// the rules in the file `rulesPath`.
+func serve(_ path: String, rulesPath: String? = nil) -> Never {
     let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
     let engine: RuleEngine
     do {
-        engine = try RuleEngine(source: sharedRules, store: sharedStore(path, compaction: 2048), clock: clock)
+        let rules = try rulesPath.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? sharedRules
+        engine = try RuleEngine(source: rules, store: sharedStore(path, compaction: 2048), clock: clock)
     } catch {
         fail("\(error)")
     }
@@ -453,6 +456,8 @@ case ("shared-count", 3):
     sharedCount(arguments[1], Int(arguments[2]) ?? 0)
 case ("serve", 2):
     serve(arguments[1])
+case ("serve", 3):
+    serve(arguments[1], rulesPath: arguments[2])
 case ("shared-rules", 1):
     say(sharedRules)
     exit(0)

@@ -42,7 +42,9 @@ final class SharedRenameTests: XCTestCase {
             defer { removeFolder(of: url) }
             var engines: [(engine: RuleEngine, renamed: Bool)] = []
             func open(renamed: Bool) throws {
-                let store = FileStore(url: url, options: .init(shared: true))
+                // Small files: compactions by one engine replace the file under the others, which
+                // then read it whole.
+                let store = FileStore(url: url, options: .init(compactionThreshold: 1_024, shared: true))
                 engines.append((try RuleEngine(source: renamed ? new : old, store: store), renamed))
             }
             try open(renamed: false)
@@ -87,5 +89,39 @@ final class SharedRenameTests: XCTestCase {
         XCTAssertFalse(store.holdsLock, "the lock is let go when the engine is made")
         XCTAssertEqual(renaming.count("open"), 1)
         XCTAssertEqual(first.count("launch"), 1)
+    }
+
+    /// The same across processes: two child processes, one on each rules, and this process on the
+    /// old rules, trigger in a seeded order on one shared file (the children compact it every
+    /// 2 KiB); after each step every one counts every trigger acknowledged so far.
+    func testProcessesOnBothRulesCountEveryTrigger() throws {
+        let url = temporaryURL("processes.state")
+        defer { removeFolder(of: url) }
+        let folder = url.deletingLastPathComponent()
+        var children: [(process: FixtureProcess, stream: String)] = []
+        for (name, rules, stream) in [("old", old, "launch"), ("new", new, "open")] {
+            let rulesFile = folder.appendingPathComponent("\(name).rules")
+            try rules.write(to: rulesFile, atomically: true, encoding: .utf8)
+            children.append((try FixtureProcess(["serve", url.path, rulesFile.path], input: true), stream))
+        }
+        defer { for child in children { child.process.input?.closeFile() } }
+        let here = try RuleEngine(source: old, store: FileStore(url: url, options: .init(shared: true)))
+        var generator = SeededGenerator(seed: 7)
+        var total = 0
+        for step in 0..<300 {
+            let who = Int.random(in: 0...2, using: &generator)
+            if who == 2 {
+                here.trigger("launch")
+            } else {
+                children[who].process.send("1800000000 t \(children[who].stream)")
+                XCTAssertEqual(children[who].process.readLine(), "ok")
+            }
+            total += 1
+            XCTAssertEqual(here.count("launch"), total, "step \(step), this process (old rules)")
+            for (process, stream) in children {
+                process.send("1800000000 n \(stream)")
+                XCTAssertEqual(process.readLine(), "\(total)", "step \(step), the child counting '\(stream)'")
+            }
+        }
     }
 }

@@ -50,19 +50,7 @@ extension EngineCore {
     mutating func reload(_ entries: StoredEntries) throws {
         let state = try EngineState(entries, streams: streams)
         load(state)
-        // History under another process's name for one of this engine's streams: taken in
-        // under this engine's name, unless the file holds that name too (it then wins).
-        for (name, own) in streamAliases() {
-            guard let from = streams.index[name], from < state.storedStreams.count, state.storedStreams[from] else {
-                continue
-            }
-            let target = slot(own)
-            if target < state.storedStreams.count && state.storedStreams[target] { continue }
-            tallies[target] = tallies[from]
-            tallies[from] = Tally()
-            if let bits = days.removeValue(forKey: from) { days[target] = bits }
-            staleAliases[target] = name
-        }
+        _ = takeInAliased(state, streamAliases())
         // Views stored from other streams than the rules count now: stored again when next written.
         _ = remergeViewsOfOtherStreams()
         dropStoredParamsOfAnotherType()
@@ -83,35 +71,30 @@ extension EngineCore {
         streams = written.streams
         while tallies.count < streams.count { tallies.append() }
         for (key, old) in written.renamed { renamed[key] = old }
+        for slot in written.storedStreams.indices where written.storedStreams[slot] {
+            tallies[slot] = written.tallies[slot]
+        }
         // A stream another process's rules call otherwise (a rename one side has and the other
         // has not) is this engine's stream: its history is taken in under this engine's name,
         // and the deletion of the other key that came with it is not a reset.
         let aliases = streamAliases()
-        var arrived: [Int: String] = [:]
-        for slot in written.storedStreams.indices where written.storedStreams[slot] {
-            let name = streams.name(slot)
-            guard let own = aliases[name] else {
-                tallies[slot] = written.tallies[slot]
-                arrived[slot] = name
-                staleAliases[slot] = nil
-                continue
+        if !aliases.isEmpty {
+            let taken = takeInAliased(written, aliases)
+            for slot in written.storedStreams.indices where written.storedStreams[slot] && taken[slot] == nil {
+                staleAliases[slot] = nil  // written under its own name again
             }
-            let target = self.slot(own)
-            // The file holds both names (rules older than this library): this engine's own wins.
-            if written.storedStreams.indices.contains(target), written.storedStreams[target] { continue }
-            tallies[target] = written.tallies[slot]
-            arrived[target] = name
-            staleAliases[target] = name
-        }
-        deleted.removeAll { key in
-            guard let (kind, name) = StoreKey.parse(key), kind == .stream || kind == .days else { return false }
-            let own = aliases[name] ?? name
-            guard let slot = streams.index[own], let from = arrived[slot] else {
-                // The other name's key is gone: nothing left to move.
-                if own != name, let slot = streams.index[own], staleAliases[slot] == name { staleAliases[slot] = nil }
-                return own != name
+            deleted.removeAll { key in
+                guard let (kind, name) = StoreKey.parse(key), kind == .stream || kind == .days,
+                    let slot = streams.index[aliases[name] ?? name]
+                else { return false }
+                if let other = taken[slot] { return other != name }
+                // The other name's key gone: nothing left to move.
+                if aliases[name] != nil {
+                    if staleAliases[slot] == name { staleAliases[slot] = nil }
+                    return true
+                }
+                return false
             }
-            return from != name
         }
         for (name, view) in written.scenarios {
             guard let index = rules.scenarioIndex[name] else {
@@ -147,16 +130,36 @@ extension EngineCore {
     /// a newer name these rules do not know for a stream they know by a former one (the rules of
     /// an app's extension, bundled, beside an app that took delivered rules).
     func streamAliases() -> [String: String] {
+        if renamed.isEmpty { return formerStreams }
         var aliases = formerStreams
         for (key, formers) in renamed {
-            guard let (kind, new) = EngineState.parseRenameKey(key), kind == .event, rules.streams.index[new] == nil,
-                let old = formers.split(separator: "\n").map(String.init).first(where: {
-                    rules.streams.index[$0] != nil
-                })
-            else { continue }
-            aliases[new] = old
+            if let (kind, new, old) = EngineState.renameBack(key, formers, for: rules), kind == .event {
+                aliases[new] = old
+            }
         }
         return aliases
+    }
+
+    /// Takes in the history `state` holds under another name for one of this engine's streams
+    /// (`aliases`, from ``streamAliases()``), under this engine's name, unless `state` holds that
+    /// name too (it then wins: a file written by a library before this one). The other name's
+    /// key is deleted at the next write (``staleAliases``). Returns, by slot taken in, the
+    /// other name.
+    mutating func takeInAliased(_ state: EngineState, _ aliases: [String: String]) -> [Int: String] {
+        var taken: [Int: String] = [:]
+        for (name, own) in aliases {
+            guard let from = streams.index[name], from < state.storedStreams.count, state.storedStreams[from] else {
+                continue
+            }
+            let target = slot(own)
+            if target < state.storedStreams.count && state.storedStreams[target] { continue }
+            tallies[target] = state.tallies[from]
+            if from != target { tallies[from] = Tally() }
+            if let bits = days.removeValue(forKey: from) { days[target] = bits }
+            staleAliases[target] = name
+            taken[target] = name
+        }
+        return taken
     }
 
     /// Writes the history the file holds under another name (``staleAliases``) under this

@@ -129,17 +129,7 @@ extension EngineState {
     func movesBack(_ rules: CompiledRules) -> [Move] {
         var moves: [Move] = []
         for (key, formers) in renamed.sorted(by: { $0.key < $1.key }) {
-            guard let (kind, new) = EngineState.parseRenameKey(key) else { continue }
-            let knows: (String) -> Bool
-            switch kind {
-            case .scenario: knows = { rules.scenarioIndex[$0] != nil }
-            case .group: knows = { rules.groupIndex[$0] != nil }
-            case .param: knows = { rules.paramIndex[$0] != nil }
-            case .event: knows = { rules.streams.index[$0] != nil }
-            }
-            guard !knows(new), let old = formers.split(separator: "\n").map(String.init).first(where: knows) else {
-                continue
-            }
+            guard let (kind, new, old) = EngineState.renameBack(key, formers, for: rules) else { continue }
             var countsOwnStream = false
             if kind == .scenario, let index = rules.scenarioIndex[old] {
                 countsOwnStream = rules.scenarios[index].streams == [rules.streams.index[old] ?? -1]
@@ -147,6 +137,26 @@ extension EngineState {
             moves.append(Move(kind: kind, name: old, formers: [new], countsOwnStream: countsOwnStream, back: true))
         }
         return moves
+    }
+
+    /// The rename record `key` (former names `formers`, newest first) read by `rules` that do
+    /// not know its new name while they know a former one: the kind, the new name and the first
+    /// former name the rules know; nil otherwise.
+    static func renameBack(_ key: String, _ formers: String, for rules: CompiledRules) -> (
+        kind: RenameKind, new: String, old: String
+    )? {
+        guard let (kind, new) = parseRenameKey(key) else { return nil }
+        let knows: (String) -> Bool
+        switch kind {
+        case .scenario: knows = { rules.scenarioIndex[$0] != nil }
+        case .group: knows = { rules.groupIndex[$0] != nil }
+        case .param: knows = { rules.paramIndex[$0] != nil }
+        case .event: knows = { rules.streams.index[$0] != nil }
+        }
+        guard !knows(new), let old = formers.split(separator: "\n").map(String.init).first(where: knows) else {
+            return nil
+        }
+        return (kind, new, old)
     }
 
     /// `w:KIND:NEW`, the key of a rename record (its value: the former names, newest first, one

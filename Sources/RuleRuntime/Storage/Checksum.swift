@@ -38,7 +38,7 @@ enum CRC32 {
 
     /// The CRC-32 of `raw`, continuing from `crc` (0 to start), as zlib's `crc32(crc, raw)`.
     static func checksum(_ raw: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        if folds, let base = raw.baseAddress { return rules_crc32_fold(crc, base, raw.count) }
+        if folds { return folded(raw, continuing: crc) }
         return raw.count >= shortLimit ? zlib(raw, continuing: crc) : sliced(raw, continuing: crc)
     }
 

@@ -196,6 +196,61 @@ final class SharedFileTests: XCTestCase {
         XCTAssertEqual(fresh.count("y"), 1)
     }
 
+    /// A shared file compacts off the caller's path: the append that crosses the threshold
+    /// starts it, and the first append after the new file is written switches to it.
+    func testASharedCompactionIsWrittenInTheBackgroundAndSwitchedAtTheNextAppend() throws {
+        let url = temporaryURL("background.state")
+        defer { removeFolder(of: url) }
+        let store = shared(url, compaction: 512)
+        let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+        var triggers = 0
+        while !store.lock.withLock({ store.compacting }) && triggers < 1_000 {
+            engine.trigger("x")
+            triggers += 1
+        }
+        XCTAssertTrue(store.lock.withLock { store.compacting }, "a compaction started")
+        store.waitForCompaction()
+        XCTAssertEqual(store.compactions, 0, "written, not switched to, off the caller's path")
+        let before = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+        engine.trigger("x")
+        XCTAssertEqual(store.compactions, 1)
+        let after = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+        XCTAssertLessThan(after, before)
+        XCTAssertEqual(try RuleEngine(source: rules, store: shared(url), clock: ManualClock()).count("x"), triggers + 1)
+    }
+
+    /// Two stores compacting one shared file at once (as two processes would) lose nothing:
+    /// the first to switch wins, the other drops its new file; a fresh engine and each engine
+    /// count every trigger after every step. No compaction's file is left behind, and those of
+    /// a process that died compacting are removed by the next compaction.
+    func testStoresCompactingOneSharedFileAtOnceLoseNothing() throws {
+        let url = temporaryURL("both.state")
+        defer { removeFolder(of: url) }
+        let dead = try FixtureProcess(["shared-rules"])
+        _ = dead.readToEnd()
+        dead.process.waitUntilExit()
+        let leftover = url.path + ".compacting-\(dead.process.processIdentifier)-1"
+        XCTAssertTrue(FileManager.default.createFile(atPath: leftover, contents: Data([1, 2, 3])))
+        var random = SeededGenerator(seed: 32)
+        do {
+            let stores = [shared(url, compaction: 512), shared(url, compaction: 512)]
+            let engines = try stores.map { try RuleEngine(source: rules, store: $0, clock: ManualClock()) }
+            for step in 1...600 {
+                let k = Int.random(in: 0..<2, using: &random)
+                engines[k].trigger("x")
+                if Int.random(in: 0..<4, using: &random) == 0 { stores[1 - k].waitForCompaction() }
+                XCTAssertEqual(engines[1 - k].count("x"), step)
+                XCTAssertEqual(engines[k].count("x"), step)
+            }
+            XCTAssertGreaterThan(stores[0].compactions + stores[1].compactions, 10)
+            for engine in engines { XCTAssertNil(engine.lastStoreError) }
+            XCTAssertEqual(try RuleEngine(source: rules, store: shared(url), clock: ManualClock()).count("x"), 600)
+            for store in stores { store.waitForCompaction() }
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+        XCTAssertEqual(left.filter { $0.contains(".compacting") }, [], "\(left)")
+    }
+
     func testAStoreReleasedMidCompactionCanBeOpenedAgainAtOnce() throws {
         let url = temporaryURL("reopen.state")
         defer { removeFolder(of: url) }

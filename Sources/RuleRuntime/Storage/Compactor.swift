@@ -9,8 +9,8 @@ import Foundation
 #endif
 
 /// FileStore's compactions: the file rewritten as one record of its live entries, in place
-/// (``compactLocked(appending:)``, under the lock) or, for an exclusive file, in the background
-/// while appends go on (``startCompaction()``).
+/// (``compactLocked(appending:)``, under the lock) or in the background while appends go on
+/// (``startCompaction()``).
 extension FileStore {
     /// Where a background compaction of the file at `path` writes the new file.
     static func compactingPath(_ path: String) -> String { path + ".compacting" }
@@ -110,18 +110,25 @@ extension FileStore {
         try syncDirectory()
     }
 
-    // MARK: - In the background (exclusive files)
+    // MARK: - In the background
 
     /// Starts compacting in the background: the live entries as they are now are written to
     /// a new file (and synced) while appends go on to the old one; then, under the lock, the
     /// records appended meanwhile are copied over, and the new file is locked and renamed
     /// into place. A kill at any moment leaves the old file, complete, or the new one.
+    ///
+    /// Shared: the same, except that the switch waits for this process's next append, which
+    /// holds the region's lock (``finishSharedCompaction()``), and that the new file has a name
+    /// of this store's own (`PATH.compacting-PID-N`): several processes may compact at once,
+    /// the first to switch wins and the others drop theirs, and no lock is held between calls.
     func startCompaction() {
         compacting = true
         let offset = fileLength
         let startedIn = generation
-        // One name per file: only the holder of the file's lock compacts it.
-        let temporary = FileStore.compactingPath(realPath)
+        let shared = region != nil
+        // Exclusive: one name per file, as only the holder of the file's lock compacts it.
+        let temporary =
+            shared ? FileStore.sharedCompactingPath(realPath) : FileStore.compactingPath(realPath)
         let system = self.system
         // A descriptor of our own, opened by name, to copy what is appended meanwhile: a `dup`
         // would share the store's lock and keep it after the store is released.
@@ -138,10 +145,11 @@ extension FileStore {
             // Emptied only once locked: a file locked by anyone else is neither cut short nor
             // removed (`out` is -1 unless it is ours).
             var out = open(temporary, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            if shared { FileStore.removeDeadCompactions(beside: label) }
             if failure != nil {
             } else if out < 0 {
                 failure = .io(path: temporary, operation: "open", errno: errno)
-            } else if flock(out, LOCK_EX | LOCK_NB) != 0 {
+            } else if !shared && flock(out, LOCK_EX | LOCK_NB) != 0 {
                 failure = .io(path: temporary, operation: "lock", errno: errno)
                 close(out)
                 out = -1
@@ -176,6 +184,14 @@ extension FileStore {
                 } catch {
                     failure = error as? RuleStoreError ?? .other(error)
                 }
+            }
+            if shared {
+                // The switch needs the region's lock, which this process's next append holds.
+                let ready = ReadyCompaction(
+                    out: out, temporary: temporary, copied: copied, startedIn: startedIn, liveSize: liveSize,
+                    failure: failure)
+                if let self { self.lock.withLock { self.readyCompaction = ready } } else { ready.discard() }
+                return
             }
             // Holds the store only while switching files: a store released meanwhile is gone
             // (its lock with it), and its new file is removed if it is still ours.
@@ -271,6 +287,102 @@ extension FileStore {
         return directory.isEmpty ? "." : directory
     }
 
+    // MARK: - In the background (shared files)
+
+    /// Where a shared file's background compaction by this store writes: a name of the
+    /// process's own (its id) and the store's (a number), beside the file.
+    static func sharedCompactingPath(_ path: String) -> String {
+        "\(path).compacting-\(getpid())-\(compactionNames.next())"
+    }
+    static let compactionNames = Counter()
+
+    /// Removes the new files of shared compactions whose process is gone (killed while
+    /// compacting), and those untouched for an hour (a process suspended that long drops its
+    /// compaction: it renames only a file still at its name). Run off the caller's path.
+    static func removeDeadCompactions(beside path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".compacting-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory)
+        else { return }
+        let now = time(nil)
+        for name in names where name.hasPrefix(prefix) {
+            let full = (directory as NSString).appendingPathComponent(name)
+            let fields = name.dropFirst(prefix.count).split(separator: "-")
+            guard let pid = fields.first.flatMap({ Int32($0) }) else { continue }
+            var info = stat()
+            let stale = stat(full, &info) == 0 && now - info.st_mtim.tv_sec > 3_600
+            if (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) || stale { unlink(full) }
+        }
+    }
+
+    /// Under both locks, in an append of a shared file: switches to the file a background
+    /// compaction wrote once it is ready, copying the records appended since its last round
+    /// (this process's and others', all read by now), as ``compactLocked(appending:)`` does in
+    /// place; drops it when the file changed meanwhile (another process compacted first, or
+    /// something outside replaced or cut the file).
+    func finishSharedCompaction() {
+        guard let ready = readyCompaction, let region else { return }
+        readyCompaction = nil
+        compacting = false
+        func drop(_ error: RuleStoreError?) {
+            ready.discard()
+            if case .corrupt = error {
+                lastIdentityCheck = 0
+            } else if let error {
+                backgroundError = error
+            }
+        }
+        guard ready.failure == nil, ready.startedIn == generation, fd >= 0, !contentsUnknown else {
+            return drop(ready.failure)
+        }
+        let out = ready.out
+        do {
+            let appended = try read(from: ready.copied, count: fileLength - ready.copied)
+            guard appended.count == fileLength - ready.copied else {
+                return drop(
+                    .corrupt(path: path, offset: ready.copied, reason: "the file changed while in use", keptAt: nil))
+            }
+            try FileStore.writeFully(out, appended, path: ready.temporary, system: system)
+            if options.syncEveryWrite && system.fsync(out) != 0 {
+                return drop(.io(path: ready.temporary, operation: "fsync", errno: errno))
+            }
+        } catch {
+            return drop(error as? RuleStoreError ?? .other(error))
+        }
+        // Renamed only while its name still holds it (an hour-old one may have been removed).
+        guard let newIdentity = FileIdentity(descriptor: out), FileIdentity(path: ready.temporary) == newIdentity
+        else { return drop(nil) }
+        let size = Int(lseek(out, 0, SEEK_END))
+        // As in place: the counters and the recorded file move before the rename.
+        let recorded = region.recordedFile
+        region.advance(replaced: true)
+        region.recordedFile = newIdentity
+        region.durableLength = size
+        region.faultNotice = (0, 0)
+        guard system.rename(ready.temporary, realPath) == 0 else {
+            region.recordedFile = recorded
+            region.durableLength = fileLength
+            return drop(.io(path: ready.temporary, operation: "rename", errno: errno))
+        }
+        let replaced = fd
+        let directory = (realPath as NSString).deletingLastPathComponent
+        let system = self.system
+        compactionQueue.async {
+            close(replaced)
+            _ = system.syncDirectory(directory.isEmpty ? "." : directory)
+        }
+        fd = out
+        generation += 1
+        compactionCount += 1
+        identity = newIdentity
+        fileLength = size
+        liveBytes = ready.liveSize
+        loadedVersion = RecordFormat.version
+        seenGeneration = region.generation
+        if !engineBehind { seenSequence = region.sequence }
+        appendedInCall = true
+    }
+
     #if canImport(Glibc)
         /// glibc's `malloc_trim`, looked up at run time (absent from other C libraries).
         private static let mallocTrim: (@convention(c) (Int) -> Int32)? = dlsym(
@@ -286,5 +398,23 @@ extension FileStore {
         #if canImport(Glibc)
             _ = mallocTrim?(0)
         #endif
+    }
+}
+
+/// A shared file's compaction, written in the background and waiting for the switch.
+struct ReadyCompaction {
+    let out: Int32
+    let temporary: String
+    /// Where the copy of later records stopped.
+    let copied: Int
+    let startedIn: Int
+    let liveSize: Int
+    let failure: RuleStoreError?
+
+    /// Closes and removes the new file (its name is this store's alone).
+    func discard() {
+        guard out >= 0 else { return }
+        if FileIdentity(descriptor: out) == FileIdentity(path: temporary) { unlink(temporary) }
+        close(out)
     }
 }

@@ -26,8 +26,9 @@ import Foundation
 ///   container: iOS terminates a suspended app that holds a file lock there (0xdead10cc).
 /// - **Shared** (``Options/shared``): any number of processes (an app, its widget, its
 ///   extensions) open the same file. No process holds a lock between calls: the lock (of
-///   `PATH.shm`, `SharedRegion`) is taken for the span of one call's append, or one
-///   compaction step, and let go before the call returns, across no callback and no `await`.
+///   `PATH.shm`, `SharedRegion`) is taken for the span of one call's append (which may
+///   switch to a file compacted in the background), and let go before the call returns,
+///   across no callback and no `await`.
 ///   Each call first reads a counter the processes share in memory and, when another process
 ///   wrote, reads their records; an append that finds the file changed since the call began
 ///   lets the engine read it and answer again, so a budget is never spent twice.
@@ -62,12 +63,13 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         /// Compact when the file is larger than this many bytes and twice its live data. Unless
         /// set, 6 MiB for an exclusive file and 1 MiB for a shared one.
         ///
-        /// An exclusive file compacts in the background, but each compaction's `fsync` and
-        /// rename still slow the appends of the moment (about twenty calls each): 6 MiB keeps
-        /// them out of the 99.9th percentile of a trigger (rulebench `trigger_file_p999_vs_write`,
-        /// one `write(2)` = 1x: 3.0-3.5x at 1 MiB, 1.18-2.20x at 4 MiB, 1.13-1.15x at 6 MiB), for
-        /// at most 6 MiB replayed at an engine's start (about 3 ms here, 0.55 ms for 1 MiB). A
-        /// shared file compacts under its lock, on the caller's path, so it keeps the smaller step.
+        /// A file compacts in the background, but each compaction's `fsync` and rename still
+        /// slow the appends of the moment (about twenty calls each): 6 MiB keeps them out of
+        /// the 99.9th percentile of an exclusive file's trigger (rulebench
+        /// `trigger_file_p999_vs_write`, one `write(2)` = 1x: 3.0-3.5x at 1 MiB, 1.18-2.20x at
+        /// 4 MiB, 1.13-1.15x at 6 MiB), for at most 6 MiB replayed at an engine's start (about
+        /// 3 ms here, 0.55 ms for 1 MiB). A shared file keeps the smaller step: every other
+        /// process reads it whole after a compaction.
         public var compactionThreshold: Int {
             get { chosenThreshold ?? (shared ? 1 << 20 : 6 << 20) }
             set { chosenThreshold = newValue }
@@ -133,9 +135,11 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// when the file has grown past twice that (and the threshold).
     var liveBytes = 0
     var pending: Repair?
-    /// Compactions of an exclusive file run here, off the caller's path.
+    /// Compactions run here, off the caller's path.
     let compactionQueue = DispatchQueue(label: "rules.FileStore.compaction", qos: .utility)
     var compacting = false
+    /// Shared: a background compaction's new file, switched to at the next append.
+    var readyCompaction: ReadyCompaction?
     /// Changes whenever the open file changes, so a compaction of an older file is dropped.
     var generation = 0
     /// A background compaction's failure, reported by the next `apply`.
@@ -230,6 +234,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             region.unlock()
         }
         if fd >= 0 { close(fd) }
+        readyCompaction?.discard()
     }
 
     // MARK: - Loading
@@ -335,12 +340,11 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         if let region, region.recordedFile == identity { region.durableLength = fileLength }
         // What load returned is stale now; a later load replays the file.
         loaded = nil
-        if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
+        if readyCompaction != nil {
+            finishSharedCompaction()
+        } else if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
             if let error = try recreateIfReplaced() {
                 replaced = error
-            } else if region != nil {
-                // Shared: in place, under the lock this call holds (one compaction step).
-                try compactLocked()
             } else {
                 startCompaction()
             }

@@ -119,13 +119,10 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
 /// half of it (and at least `compactionThreshold` bytes) is superseded values.
 public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     private let lock = NSLock()
-    /// Keys and values, each value after its key or, once it outgrew its place, at the end;
-    /// after one unused byte, so that the buffer has an address even for an empty key and value.
-    /// (Its mutable state is used only under `lock`: no run-time exclusivity checks.)
-    @exclusivity(unchecked) private var bytes: [UInt8] = [0]
-    @exclusivity(unchecked) private var index = RecordIndex()
-    /// Bytes of `bytes` no entry refers to any more.
-    @exclusivity(unchecked) private var garbage = 0
+    /// The entries (used only under `lock`: no run-time exclusivity checks). One property
+    /// changed through its mutating methods: reading three properties of the class on every
+    /// change retained and released their arrays, a third of an in-memory trigger.
+    @exclusivity(unchecked) private var buffer = Buffer(bytes: [0], index: RecordIndex(), garbage: 0)
     private let compactionThreshold: Int
     /// Rewrites of the buffer so far (tests).
     private(set) var compactions = 0
@@ -138,8 +135,7 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     init(_ entries: [String: [UInt8]], compactionThreshold: Int) {
         self.compactionThreshold = compactionThreshold
         let stored = StoredEntries(entries)
-        bytes = stored.bytes
-        index = stored.index
+        buffer = Buffer(bytes: stored.bytes, index: stored.index, garbage: 0)
     }
 
     public func load() throws -> [String: [UInt8]] {
@@ -149,7 +145,7 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     func loadEntries() throws -> StoredEntries {
         lock.lock()
         defer { lock.unlock() }
-        return StoredEntries(bytes: bytes, index: index)
+        return StoredEntries(bytes: buffer.bytes, index: buffer.index)
     }
 
     public func apply(_ changes: [StoreChange]) throws {
@@ -168,15 +164,28 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         _ = try RecordFormat.forEachChange(in: raw, from: start, to: raw.count) { key, value in
-            set(
+            buffer.set(
                 UnsafeRawBufferPointer(rebasing: raw[key]),
                 value.map { UnsafeRawBufferPointer(rebasing: raw[$0]) })
         }
-        if garbage > compactionThreshold && garbage * 2 > self.bytes.count { compact() }
+        if buffer.garbage > compactionThreshold && buffer.garbage * 2 > buffer.bytes.count {
+            buffer.compact()
+            compactions += 1
+        }
     }
+}
+
+/// An in-memory store's entries: keys and values in one buffer, and where each is.
+private struct Buffer {
+    /// Keys and values, each value after its key or, once it outgrew its place, at the end;
+    /// after one unused byte, so that the buffer has an address even for an empty key and value.
+    var bytes: [UInt8]
+    var index: RecordIndex
+    /// Bytes of `bytes` no entry refers to any more.
+    var garbage: Int
 
     /// Sets `key` to `value` (nil: deleted).
-    private func set(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) {
+    mutating func set(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) {
         let found = bytes.withUnsafeBytes { index.find(key, in: $0) }
         guard let found else {
             guard let value else { return }
@@ -212,7 +221,7 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     /// Rewrites the buffer with the live entries only.
-    private func compact() {
+    mutating func compact() {
         let old = bytes
         let live = index.live
         bytes = [0]
@@ -226,7 +235,6 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
                     UnsafeRawBufferPointer(rebasing: raw[entry.value!]))
             }
         }
-        compactions += 1
     }
 }
 

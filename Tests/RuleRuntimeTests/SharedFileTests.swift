@@ -91,7 +91,7 @@ final class SharedFileTests: XCTestCase {
     /// Calls interleaved at random between two processes on one shared file answer exactly as
     /// one engine in memory given the same calls at the same times.
     func testTwoProcessesInterleavedAnswerAsOneEngineInMemory() throws {
-        for seed: UInt64 in [1, 2, 3] {
+        for seed: UInt64 in [1, 2, 3, 4, 5, 6] {
             let url = temporaryURL("pair.state")
             defer { removeFolder(of: url) }
             let pair = try (0..<2).map { _ in try FixtureProcess(["serve", url.path], input: true) }
@@ -219,6 +219,37 @@ final class SharedFileTests: XCTestCase {
         XCTAssertEqual(try RuleEngine(source: rules, store: shared(url), clock: ManualClock()).count("x"), triggers + 1)
     }
 
+    /// A process that calls a few times and exits (a widget's) lets its background compaction
+    /// go with it: the next store to append to a file already over the threshold compacts it
+    /// in place, so the file never grows without end.
+    func testAStoreOpeningAFileOverTheThresholdCompactsItAtItsFirstAppend() throws {
+        let url = temporaryURL("short-lived.state")
+        defer { removeFolder(of: url) }
+        var triggers = 0
+        do {
+            let store = shared(url, compaction: 512)
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            while !store.lock.withLock({ store.compacting }) && triggers < 1_000 {
+                engine.trigger("x")
+                triggers += 1
+            }
+            store.waitForCompaction()
+            XCTAssertEqual(store.compactions, 0)
+        }
+        let size = { (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0 }
+        let before = size()
+        for round in 1...3 {
+            let store = shared(url, compaction: 512)
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            engine.trigger("x")
+            if round == 1 { XCTAssertEqual(store.compactions, 1, "in place, at once") }
+            XCTAssertEqual(engine.count("x"), triggers + round)
+        }
+        XCTAssertLessThan(size(), before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+        XCTAssertEqual(left.filter { $0.contains(".compacting") }, [], "\(left)")
+    }
+
     /// Two stores compacting one shared file at once (as two processes would) lose nothing:
     /// the first to switch wins, the other drops its new file; a fresh engine and each engine
     /// count every trigger after every step. No compaction's file is left behind, and those of
@@ -249,6 +280,33 @@ final class SharedFileTests: XCTestCase {
         }
         let left = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
         XCTAssertEqual(left.filter { $0.contains(".compacting") }, [], "\(left)")
+    }
+
+    /// A view counting one stream is stored by reference to it and not written again while
+    /// it equals the stream, so another process's records hold only the stream: an engine
+    /// that takes them in moves its view along, and answers as one engine would.
+    func testAViewStoredByReferenceFollowsItsStreamWrittenElsewhere() throws {
+        let url = temporaryURL("reference.state")
+        defer { removeFolder(of: url) }
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let writer = try RuleEngine(source: rules, store: shared(url), clock: clock)
+        let reader = try RuleEngine(source: rules, store: shared(url), clock: clock)
+        let model = try RuleEngine(source: rules, clock: clock)
+        for step in 1...12 {
+            clock.advance(by: 60)
+            writer.trigger("x")
+            model.trigger("x")
+            XCTAssertEqual(reader.explain("Five").description, model.explain("Five").description, "step \(step)")
+            XCTAssertEqual(reader.canExecute("Five"), model.canExecute("Five"), "step \(step)")
+            if step == 6 {
+                // The reader executes (its view written in full), then the writer goes on.
+                XCTAssertTrue(reader.tryToExecute("Five"))
+                XCTAssertTrue(model.tryToExecute("Five"))
+            }
+        }
+        XCTAssertEqual(writer.explain("Five").description, model.explain("Five").description)
+        let fresh = try RuleEngine(source: rules, store: shared(url), clock: clock)
+        XCTAssertEqual(fresh.explain("Five").description, model.explain("Five").description)
     }
 
     func testAStoreReleasedMidCompactionCanBeOpenedAgainAtOnce() throws {

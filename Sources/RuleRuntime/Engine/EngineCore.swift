@@ -463,7 +463,7 @@ struct EngineCore {
                 // Already stored as this stream, which the record carries: nothing else changed.
                 if same && storedAsStream[index] { return }
                 record.set(info.key, view: view, eventsFrom: same ? streams.name(slot) : nil)
-                storedAsStream[index] = same && !shared
+                storedAsStream[index] = same
             }
         }
     }

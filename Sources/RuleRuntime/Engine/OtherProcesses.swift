@@ -68,6 +68,7 @@ extension EngineCore {
             if let value { present[key] = Array(bytes[value]) } else { deleted.append(key) }
         }
         let written = try EngineState(StoredEntries(present), streams: streams)
+        let following = viewsFollowing(written)
         streams = written.streams
         while tallies.count < streams.count { tallies.append() }
         for (key, old) in written.renamed { renamed[key] = old }
@@ -96,6 +97,9 @@ extension EngineCore {
                 return false
             }
         }
+        for (index, slot) in following where written.scenarios[rules.scenarios[index].name] == nil {
+            views[index].events = tallies[slot]
+        }
         for (name, view) in written.scenarios {
             guard let index = rules.scenarioIndex[name] else {
                 orphans.insert(StoreKey.scenario(name))
@@ -123,6 +127,26 @@ extension EngineCore {
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         dropStoredParamsOfAnotherType()
         forgetViewsStoredAsStreams()
+    }
+
+    /// The views, among those counting one stream `written` holds, whose events are that
+    /// stream's tally now, by scenario, with the stream's slot. A view stored by reference
+    /// (its events written as its stream's name) is not written again while it stays equal to
+    /// its stream, so another process's record holds only the stream: such a view follows it.
+    private func viewsFollowing(_ written: EngineState) -> [(index: Int, slot: Int)] {
+        var following: [(index: Int, slot: Int)] = []
+        for slot in written.storedStreams.indices
+        where written.storedStreams[slot] && slot < tallies.count && slot + 1 < listenerStart.count {
+            for k in Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) {
+                let index = Int(listenerList[k])
+                guard triggerInfo[index].countsOneStream, built[index] else { continue }
+                let events = views[index].events
+                if events.recent.withUnsafeBufferPointer({ tallies.equals(slot, events.counts, $0) }) {
+                    following.append((index, slot))
+                }
+            }
+        }
+        return following
     }
 
     /// Stream names other rules use for this engine's streams, to the name this engine uses: an

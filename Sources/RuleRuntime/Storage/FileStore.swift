@@ -186,6 +186,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     var regionDetached = false
     /// True when this call appended (the change is then posted to other processes).
     var appendedInCall = false
+    /// True once this store appended a record.
+    var appendedSinceOpen = false
 
     /// What `load` found that the first write must repair.
     enum Repair {
@@ -340,15 +342,25 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         if let region, region.recordedFile == identity { region.durableLength = fileLength }
         // What load returned is stale now; a later load replays the file.
         loaded = nil
+        let threshold = options.compactionThreshold
         if readyCompaction != nil {
             finishSharedCompaction()
-        } else if !compacting && fileLength > options.compactionThreshold && fileLength > 2 * liveBytes {
+        } else if fileLength > threshold && fileLength > 2 * liveBytes {
+            // Shared: in place, under the lock this call holds, when the file was over the
+            // threshold before this store's first append (a process that calls a few times
+            // and exits, such as a widget's, would let every background compaction go with
+            // it), or twice over (compactions keep being dropped); otherwise in the background.
+            let inPlace =
+                region != nil && (!appendedSinceOpen || (fileLength > 2 * threshold && fileLength > 4 * liveBytes))
             if let error = try recreateIfReplaced() {
                 replaced = error
-            } else {
+            } else if inPlace {
+                try compactLocked()
+            } else if !compacting {
                 startCompaction()
             }
         }
+        appendedSinceOpen = true
         if let error = backgroundError {
             backgroundError = nil
             replaced = replaced ?? error

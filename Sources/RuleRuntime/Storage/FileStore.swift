@@ -349,9 +349,11 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             // Shared: in place, under the lock this call holds, when the file was over the
             // threshold before this store's first append (a process that calls a few times
             // and exits, such as a widget's, would let every background compaction go with
-            // it), or twice over (compactions keep being dropped); otherwise in the background.
+            // it), or four times over (compactions keep being dropped; not twice: in a loop of
+            // appends a file grows by more than the threshold while one is written and synced);
+            // otherwise in the background.
             let inPlace =
-                region != nil && (!appendedSinceOpen || (fileLength > 2 * threshold && fileLength > 4 * liveBytes))
+                region != nil && (!appendedSinceOpen || (fileLength > 4 * threshold && fileLength > 8 * liveBytes))
             if let error = try recreateIfReplaced() {
                 replaced = error
             } else if inPlace {

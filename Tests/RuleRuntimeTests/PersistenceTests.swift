@@ -198,12 +198,12 @@ final class PersistenceTests: XCTestCase {
         XCTAssertEqual(engine.count("AskToSubscribe"), 2_000)
     }
 
-    func testTheDefaultCompactionThresholdIsSixMiBExclusiveAndOneMiBShared() throws {
+    func testTheDefaultCompactionThresholdIsSixMiBExclusiveAndFourMiBShared() throws {
         XCTAssertEqual(FileStore.Options().compactionThreshold, 6 << 20)
-        XCTAssertEqual(FileStore.Options(shared: true).compactionThreshold, 1 << 20)
+        XCTAssertEqual(FileStore.Options(shared: true).compactionThreshold, 4 << 20)
         var options = FileStore.Options()
         options.shared = true
-        XCTAssertEqual(options.compactionThreshold, 1 << 20, "the default follows the mode set later")
+        XCTAssertEqual(options.compactionThreshold, 4 << 20, "the default follows the mode set later")
         options.compactionThreshold = 300
         options.shared = false
         XCTAssertEqual(options.compactionThreshold, 300, "a threshold set stays")

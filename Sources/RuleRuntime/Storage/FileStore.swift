@@ -61,17 +61,19 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         /// Throw on damage (default), or keep the valid prefix.
         public var recovery = Recovery.strict
         /// Compact when the file is larger than this many bytes and twice its live data. Unless
-        /// set, 6 MiB for an exclusive file and 1 MiB for a shared one.
+        /// set, 6 MiB for an exclusive file and 4 MiB for a shared one.
         ///
         /// A file compacts in the background, but each compaction's `fsync` and rename still
         /// slow the appends of the moment (about twenty calls each): 6 MiB keeps them out of
         /// the 99.9th percentile of an exclusive file's trigger (rulebench
         /// `trigger_file_p999_vs_write`, one `write(2)` = 1x: 3.0-3.5x at 1 MiB, 1.18-2.20x at
         /// 4 MiB, 1.13-1.15x at 6 MiB), for at most 6 MiB replayed at an engine's start (about
-        /// 3 ms here, 0.55 ms for 1 MiB). A shared file keeps the smaller step: every other
-        /// process reads it whole after a compaction.
+        /// 3 ms here, 0.55 ms for 1 MiB). A shared file: 4 MiB (rulebench
+        /// `trigger_shared_vs_write`, three runs against a build at 1 MiB in the same minutes:
+        /// 2.17-2.41x against 2.70-2.80x); the others then read the compacted file, its live
+        /// data only.
         public var compactionThreshold: Int {
-            get { chosenThreshold ?? (shared ? 1 << 20 : 6 << 20) }
+            get { chosenThreshold ?? (shared ? 4 << 20 : 6 << 20) }
             set { chosenThreshold = newValue }
         }
         private var chosenThreshold: Int?

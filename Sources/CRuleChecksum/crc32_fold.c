@@ -16,24 +16,15 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
-// For the bytes after the last whole block (and a record's 8-byte header): table k holds the
-// CRC of each byte value followed by k zero bytes, so that 8 bytes take one step of 8 lookups
-// ("slicing by 8"). Filled by `rules_crc32_fold_available`, which callers run before the
-// first fold. Byte at a time, those bytes were about half of the folded CRC's samples in a
-// shared trigger (perf annotate), for 8 to 23 bytes of 186.
-static uint32_t byte_table[8][256];
+// The CRC of each byte value, for the bytes after the last whole block; filled by
+// `rules_crc32_fold_available`, which callers run before the first fold.
+static uint32_t byte_table[256];
 
 int rules_crc32_fold_available(void) {
     for (uint32_t byte = 0; byte < 256; byte++) {
         uint32_t crc = byte;
         for (int k = 0; k < 8; k++) crc = crc & 1 ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
-        byte_table[0][byte] = crc;
-    }
-    for (uint32_t byte = 0; byte < 256; byte++) {
-        for (int k = 1; k < 8; k++) {
-            uint32_t previous = byte_table[k - 1][byte];
-            byte_table[k][byte] = (previous >> 8) ^ byte_table[0][previous & 0xFF];
-        }
+        byte_table[byte] = crc;
     }
     unsigned int a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
@@ -41,20 +32,10 @@ int rules_crc32_fold_available(void) {
     return (c & (1u << 1)) && (c & (1u << 19)) ? 1 : 0;
 }
 
-// The bytes after the blocks (at most 15, or a short buffer such as a record's 8-byte
-// header): 8 at a step, then one at a time.
+// The bytes after the blocks, one at a time (at most 15, or a short buffer's 8-byte header).
 static uint32_t crc32_bytes(uint32_t crc, const unsigned char *p, size_t count) {
     uint32_t state = ~crc;
-    while (count >= 8) {
-        uint32_t low = state ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        uint32_t high = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-        state = byte_table[7][low & 0xFF] ^ byte_table[6][(low >> 8) & 0xFF] ^ byte_table[5][(low >> 16) & 0xFF]
-            ^ byte_table[4][low >> 24] ^ byte_table[3][high & 0xFF] ^ byte_table[2][(high >> 8) & 0xFF]
-            ^ byte_table[1][(high >> 16) & 0xFF] ^ byte_table[0][high >> 24];
-        p += 8;
-        count -= 8;
-    }
-    for (size_t k = 0; k < count; k++) state = byte_table[0][(state ^ p[k]) & 0xFF] ^ (state >> 8);
+    for (size_t k = 0; k < count; k++) state = byte_table[(state ^ p[k]) & 0xFF] ^ (state >> 8);
     return ~state;
 }
 

@@ -353,15 +353,18 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             // and exits, such as a widget's, would let every background compaction go with
             // it), or four times over (compactions keep being dropped; not twice: in a loop of
             // appends a file grows by more than the threshold while one is written and synced);
-            // otherwise in the background.
+            // otherwise in the background. Nothing more while one runs: the look at the path
+            // costs two system calls, on every append of a compaction's seconds.
             let inPlace =
                 region != nil && (!appendedSinceOpen || (fileLength > 4 * threshold && fileLength > 8 * liveBytes))
-            if let error = try recreateIfReplaced() {
-                replaced = error
-            } else if inPlace {
-                try compactLocked()
-            } else if !compacting {
-                startCompaction()
+            if inPlace || !compacting {
+                if let error = try recreateIfReplaced() {
+                    replaced = error
+                } else if inPlace {
+                    try compactLocked()
+                } else {
+                    startCompaction()
+                }
             }
         }
         appendedSinceOpen = true

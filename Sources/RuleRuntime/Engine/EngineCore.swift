@@ -463,7 +463,9 @@ struct EngineCore {
                 // Already stored as this stream, which the record carries: nothing else changed.
                 if same && storedAsStream[index] { return }
                 record.set(info.key, view: view, eventsFrom: same ? streams.name(slot) : nil)
-                storedAsStream[index] = same
+                // Shared: written again on every event, so that a process of a library that
+                // does not move such views along (``viewsFollowing(_:)``) never reads one stale.
+                storedAsStream[index] = same && !shared
             }
         }
     }

@@ -131,8 +131,9 @@ extension EngineCore {
 
     /// The views, among those counting one stream `written` holds, whose events are that
     /// stream's tally now, by scenario, with the stream's slot. A view stored by reference
-    /// (its events written as its stream's name) is not written again while it stays equal to
-    /// its stream, so another process's record holds only the stream: such a view follows it.
+    /// (its events written as its stream's name) reads as its stream: a record holding only
+    /// the stream (what a writer that does not write such a view again would append; this
+    /// library writes it on every event in a shared file) moves it along.
     private func viewsFollowing(_ written: EngineState) -> [(index: Int, slot: Int)] {
         var following: [(index: Int, slot: Int)] = []
         for slot in written.storedStreams.indices

@@ -250,6 +250,40 @@ final class SharedFileTests: XCTestCase {
         XCTAssertEqual(left.filter { $0.contains(".compacting") }, [], "\(left)")
     }
 
+    /// The file deleted, or cut short, from outside between a background compaction's
+    /// writing and its switch: nothing acknowledged is lost (the switch copies from the file
+    /// this store holds, or drops the compaction and the file is written again from memory).
+    func testAFileChangedFromOutsideBeforeTheSwitchLosesNothing() throws {
+        for fault in ["deleted", "truncated"] {
+            let url = temporaryURL("outside.state")
+            defer { removeFolder(of: url) }
+            let clock = ManualClock()
+            let store = shared(url, compaction: 512)
+            let engine = try RuleEngine(source: rules, store: store, clock: clock)
+            var triggers = 0
+            while !store.lock.withLock({ store.compacting }) && triggers < 1_000 {
+                engine.trigger("x")
+                triggers += 1
+            }
+            store.waitForCompaction()
+            if fault == "deleted" {
+                XCTAssertEqual(unlink(url.path), 0)
+            } else {
+                XCTAssertEqual(truncate(url.path, 0), 0)
+            }
+            for _ in 0..<3 {
+                engine.trigger("x")
+                triggers += 1
+                // A look at the path at the next append, whatever the coarse clock reads.
+                store.lock.withLock { store.lastIdentityCheck = 0 }
+            }
+            store.waitForCompaction()
+            let fresh = try RuleEngine(source: rules, store: shared(url), clock: clock)
+            XCTAssertEqual(fresh.count("x"), triggers, fault)
+            XCTAssertEqual(engine.count("x"), triggers, fault)
+        }
+    }
+
     /// Two stores compacting one shared file at once (as two processes would) lose nothing:
     /// the first to switch wins, the other drops its new file; a fresh engine and each engine
     /// count every trigger after every step. No compaction's file is left behind, and those of

@@ -68,24 +68,8 @@ extension FileStore {
         }
         guard system.fsync(out) == 0 else { throw fail("fsync", errno) }
         guard let newIdentity = FileIdentity(descriptor: out) else { throw fail("stat", errno) }
-        // Shared: the counters move before the rename, so that a process killed in between has
-        // moved them and the others look at the file (a needless look when the rename failed).
-        // The new file is recorded before the rename too: a process killed in between leaves
-        // the path naming the old file, which the others keep using.
-        var behind = false
-        let recorded = region?.recordedFile
-        if let region {
-            behind = region.sequence != seenSequence || region.generation != seenGeneration
-            region.advance(replaced: true)
-            region.recordedFile = newIdentity
-            region.durableLength = size
-            region.faultNotice = (0, 0)
-        }
-        guard system.rename(temporary, realPath) == 0 else {
-            region?.recordedFile = recorded
-            region?.durableLength = fileLength
-            throw fail("rename", errno)
-        }
+        let behind = region.map { $0.sequence != seenSequence || $0.generation != seenGeneration } ?? false
+        guard renameCompacted(temporary, newIdentity, size: size) else { throw fail("rename", errno) }
         // The old file's last close frees its blocks (0.3 ms for 1 MiB here, a fifth of a
         // shared compaction): done on the compaction queue, off the caller's path and the lock.
         let replaced = fd
@@ -235,36 +219,18 @@ extension FileStore {
                 close(out)
                 unlink(temporary)
             }
-            if case .corrupt = error {
-                // The file changed under the compaction: something else cut it short. The next
-                // append checks it (and writes it again from memory), reporting that instead.
-                lastIdentityCheck = 0
-            } else if let error {
-                backgroundError = error
-            }
+            noteDropped(error)
             lock.unlock()
             return nil
         }
         guard failure == nil, startedIn == generation, fd >= 0, !contentsUnknown else { return drop(failure) }
-        let copied: Int
-        do {
-            let appended = try read(from: offset, count: fileLength - offset)
-            guard appended.count == fileLength - offset else {
-                return drop(.corrupt(path: path, offset: offset, reason: "the file changed while in use", keptAt: nil))
-            }
-            try FileStore.writeFully(out, appended, path: temporary, system: system)
-            if options.syncEveryWrite && system.fsync(out) != 0 {
-                return drop(.io(path: temporary, operation: "fsync", errno: errno))
-            }
-            copied = appended.count
-        } catch {
-            return drop(error as? RuleStoreError ?? .other(error))
-        }
+        let copied = fileLength - offset
+        if let error = copyAppended(from: offset, to: out, at: temporary) { return drop(error) }
         guard let newIdentity = FileIdentity(descriptor: out) else {
             return drop(.io(path: temporary, operation: "stat", errno: errno))
         }
         let size = Int(lseek(out, 0, SEEK_END))
-        guard size >= copied, system.rename(temporary, realPath) == 0 else {
+        guard size >= copied, renameCompacted(temporary, newIdentity, size: size) else {
             return drop(.io(path: temporary, operation: "rename", errno: errno))
         }
         // The old file is closed after the lock is released: its last close frees its blocks,
@@ -285,6 +251,59 @@ extension FileStore {
         }
         lock.unlock()
         return directory.isEmpty ? "." : directory
+    }
+
+    /// Under the lock: copies the records appended from `offset` to the durable length into
+    /// the new file `out` (synced with `syncEveryWrite`); the error, if it could not.
+    private func copyAppended(from offset: Int, to out: Int32, at temporary: String) -> RuleStoreError? {
+        do {
+            let appended = try read(from: offset, count: fileLength - offset)
+            guard appended.count == fileLength - offset else {
+                return .corrupt(path: path, offset: offset, reason: "the file changed while in use", keptAt: nil)
+            }
+            try FileStore.writeFully(out, appended, path: temporary, system: system)
+            if options.syncEveryWrite && system.fsync(out) != 0 {
+                return .io(path: temporary, operation: "fsync", errno: errno)
+            }
+            return nil
+        } catch {
+            return error as? RuleStoreError ?? .other(error)
+        }
+    }
+
+    /// Renames a compacted file (`newIdentity`, `size` bytes) over the file. Shared: the
+    /// counters move before the rename, so that a process killed in between has moved them and
+    /// the others look at the file (a needless look when the rename failed); the new file is
+    /// recorded before the rename too, and put back when it fails: a process killed in between
+    /// leaves the path naming the old file, which the others keep using. False (with `errno`)
+    /// when the rename failed.
+    private func renameCompacted(_ temporary: String, _ newIdentity: FileIdentity, size: Int) -> Bool {
+        let recorded = region?.recordedFile
+        if let region {
+            region.advance(replaced: true)
+            region.recordedFile = newIdentity
+            region.durableLength = size
+            region.faultNotice = (0, 0)
+        }
+        guard system.rename(temporary, realPath) == 0 else {
+            let code = errno
+            region?.recordedFile = recorded
+            region?.durableLength = fileLength
+            errno = code
+            return false
+        }
+        return true
+    }
+
+    /// A background compaction dropped: a file cut short under it is left to the next append's
+    /// look at the path (which writes it again from memory and reports that instead); any
+    /// other failure is reported by the next `apply`.
+    private func noteDropped(_ error: RuleStoreError?) {
+        if case .corrupt = error {
+            lastIdentityCheck = 0
+        } else if let error {
+            backgroundError = error
+        }
     }
 
     // MARK: - In the background (shared files)
@@ -326,42 +345,18 @@ extension FileStore {
         compacting = false
         func drop(_ error: RuleStoreError?) {
             ready.discard()
-            if case .corrupt = error {
-                lastIdentityCheck = 0
-            } else if let error {
-                backgroundError = error
-            }
+            noteDropped(error)
         }
         guard ready.failure == nil, ready.startedIn == generation, fd >= 0, !contentsUnknown else {
             return drop(ready.failure)
         }
         let out = ready.out
-        do {
-            let appended = try read(from: ready.copied, count: fileLength - ready.copied)
-            guard appended.count == fileLength - ready.copied else {
-                return drop(
-                    .corrupt(path: path, offset: ready.copied, reason: "the file changed while in use", keptAt: nil))
-            }
-            try FileStore.writeFully(out, appended, path: ready.temporary, system: system)
-            if options.syncEveryWrite && system.fsync(out) != 0 {
-                return drop(.io(path: ready.temporary, operation: "fsync", errno: errno))
-            }
-        } catch {
-            return drop(error as? RuleStoreError ?? .other(error))
-        }
+        if let error = copyAppended(from: ready.copied, to: out, at: ready.temporary) { return drop(error) }
         // Renamed only while its name still holds it (an hour-old one may have been removed).
         guard let newIdentity = FileIdentity(descriptor: out), FileIdentity(path: ready.temporary) == newIdentity
         else { return drop(nil) }
         let size = Int(lseek(out, 0, SEEK_END))
-        // As in place: the counters and the recorded file move before the rename.
-        let recorded = region.recordedFile
-        region.advance(replaced: true)
-        region.recordedFile = newIdentity
-        region.durableLength = size
-        region.faultNotice = (0, 0)
-        guard system.rename(ready.temporary, realPath) == 0 else {
-            region.recordedFile = recorded
-            region.durableLength = fileLength
+        guard renameCompacted(ready.temporary, newIdentity, size: size) else {
             return drop(.io(path: ready.temporary, operation: "rename", errno: errno))
         }
         let replaced = fd

@@ -204,8 +204,10 @@ struct Checker {
             return true
         }
         for file in files {
-            for declaration in file.declarations {
-                switch declaration {
+            // By index: a loop over the array copied each declaration (retaining its names and
+            // clauses) only to copy it again into the program.
+            for index in file.declarations.indices {
+                switch file.declarations[index] {
                 case .event(let event):
                     for name in event.names {
                         if let first = declaredEvents[name.text] {
@@ -285,7 +287,8 @@ struct Checker {
         // The strictest min_events and max_events of each scope are `minimums` and `maximums`.
         // The first since_first, since_last and between clause, with the largest duration seen.
         var times = TimeClauses()
-        for (position, clause) in clauses.enumerated() {
+        for position in clauses.indices {
+            let clause = clauses[position]
             let keyword = clause.kind.keyword
             if inGroup {
                 switch clause.kind {

@@ -16,6 +16,8 @@ public struct Parser {
     var separatorReported = false
     /// Set when `<` and `>` may compare at depth 0 (a lone expression, not a scenario body).
     var bareAnglesCompare = false
+    /// Uses of constructs newer than 1.0, for ``RuleFile/newerConstructs``.
+    var newerConstructs: [NewerConstruct] = []
     /// Errors not reported because they sit on input the lexer already rejected.
     var suppressed = 0
     /// Every error so far, reported or suppressed; used to avoid cascades.
@@ -49,7 +51,10 @@ public struct Parser {
         var parser = Parser(file: file)
         let declarations = parser.parseFile()
         return (
-            RuleFile(source: file, declarations: declarations, language: language), header + parser.sink.diagnostics
+            RuleFile(
+                source: file, declarations: declarations, language: language,
+                newerConstructs: parser.newerConstructs),
+            header + parser.sink.diagnostics
         )
     }
 
@@ -104,10 +109,11 @@ public struct Parser {
         return false
     }
 
-    /// Consumes `kind` or reports "expected WHAT" at the current token.
-    mutating func expect(_ kind: TokenKind, _ what: String) -> Token? {
+    /// Consumes `kind` or reports "expected WHAT" at the current token (the words of WHAT are
+    /// made only then).
+    mutating func expect(_ kind: TokenKind, _ what: @autoclosure () -> String) -> Token? {
         if check(kind) { return advance() }
-        error(expected: what)
+        error(expected: what())
         return nil
     }
 
@@ -375,9 +381,11 @@ public struct Parser {
     }
 
     /// body = "<" [ clause { ";" clause } [ ";" ] ] ">"
-    mutating func parseBody(of owner: String) -> [Clause] {
+    mutating func parseBody(of owner: @autoclosure () -> String) -> [Clause] {
         if check(.leftBrace) { return parseBracedBody() }
-        guard expect(.less, "'<' to open the body of \(owner)") != nil else {
+        // The owner's words are made only for an error (not once for each of 10,000 bodies).
+        guard match(.less) else {
+            error(expected: "'<' to open the body of \(owner())")
             // Skip what would have been the body, clauses and all.
             repeat { synchronize() } while match(.semicolon)
             if check(.greater) { advance() }
@@ -390,7 +398,7 @@ public struct Parser {
         while !check(.greater) && !sink.isFull {
             if check(.eof) || check(.rightBrace) || check(.leftBrace) || startsDeclaration {
                 // After an error in this body the missing '>' is part of the same mistake.
-                if !recovering { error(expected: "'>' to close the body of \(owner)") }
+                if !recovering { error(expected: "'>' to close the body of \(owner())") }
                 return clauses
             }
             let before = index

@@ -71,7 +71,17 @@ extension Parser {
             return nil
         }
         guard let kind else { return nil }
-        return Clause(kind: kind, range: start..<previous.range.upperBound)
+        let range = start..<previous.range.upperBound
+        switch kind {
+        case .growingBetween:
+            newerConstructs.append(
+                NewerConstruct(
+                    what: Construct.growingBetween.rawValue, version: Construct.growingBetween.version, range: range))
+        case .minDays:
+            newerConstructs.append(NewerConstruct(what: "'min_days'", version: Construct.days.version, range: range))
+        default: break
+        }
+        return Clause(kind: kind, range: range)
     }
 
     /// The clause keyword `token` spells, if any, compared as bytes.
@@ -488,7 +498,11 @@ extension Parser {
             skipPastCall()
             return Expr(.invalid, start..<previous.range.upperBound)
         }
-        return Expr(.call(function: function, argument: argument, scope: scope), start..<previous.range.upperBound)
+        let range = start..<previous.range.upperBound
+        if function.text == BuiltinFunction.activeDays.name {
+            newerConstructs.append(NewerConstruct(what: "'active_days'", version: Construct.days.version, range: range))
+        }
+        return Expr(.call(function: function, argument: argument, scope: scope), range)
     }
 
     /// After an error inside a call: skips to its ')' when it is on the way.

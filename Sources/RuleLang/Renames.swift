@@ -91,13 +91,7 @@ enum VersionAndRenameChecks {
                     }
                 }
             }
-            // A file declaring the newest version needs no search.
-            if declared < LanguageVersion.current {
-                for range in allGrowingBetweens(file) {
-                    newer.append((Construct.growingBetween.rawValue, Construct.growingBetween.version, range))
-                }
-                for (what, range) in allDayCounts(file) { newer.append((what, Construct.days.version, range)) }
-            }
+            for use in file.newerConstructs { newer.append((use.what, use.version, use.range)) }
             for (what, version, range) in newer.filter({ declared < $0.version }).sorted(by: {
                 $0.range.lowerBound < $1.range.lowerBound
             }) {
@@ -161,35 +155,6 @@ enum VersionAndRenameChecks {
             }
         }
         return diagnostics
-    }
-
-    /// The range of the first `between` with several gaps in `file`, if any.
-    /// Every `between` with several gaps in `file`.
-    static func allGrowingBetweens(_ file: RuleFile) -> [SourceRange] {
-        file.allInClauses { clause in
-            if case .growingBetween = clause.kind { return [clause.range] }
-            return []
-        }
-    }
-
-    /// Every `min_days` clause and `active_days` call in `file`, each with its name quoted.
-    static func allDayCounts(_ file: RuleFile) -> [(String, SourceRange)] {
-        func calls(in expr: Expr) -> [(String, SourceRange)] {
-            switch expr.kind {
-            case .call(let function, _, _) where function.text == BuiltinFunction.activeDays.name:
-                return [("'active_days'", expr.range)]
-            case .unary(_, let x), .parenthesized(let x): return calls(in: x)
-            case .binary(_, let x, let y): return calls(in: x) + calls(in: y)
-            default: return []
-            }
-        }
-        return file.allInClauses { clause in
-            switch clause.kind {
-            case .minDays: return [("'min_days'", clause.range)]
-            case .when(let expr): return calls(in: expr)
-            default: return []
-            }
-        }
     }
 
     /// The `# language` comment lines of `file` after its first line: they declare nothing.
@@ -258,20 +223,6 @@ extension RuleFile {
     /// The first range `find` gives for a clause of this file, in source order (each scenario's
     /// clauses, each group's and its members'), read in place: no list of bodies is made.
     /// What `find` gives for every clause, in order.
-    func allInClauses<T>(_ find: (Clause) -> [T]) -> [T] {
-        var found: [T] = []
-        for declaration in declarations {
-            switch declaration {
-            case .scenario(let scenario): for clause in scenario.clauses { found += find(clause) }
-            case .group(let group):
-                for clause in group.clauses { found += find(clause) }
-                for member in group.members { for clause in member.clauses { found += find(clause) } }
-            case .param, .event: continue
-            }
-        }
-        return found
-    }
-
     func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
         func search(_ clauses: [Clause]) -> SourceRange? {
             for clause in clauses { if let found = find(clause) { return found } }

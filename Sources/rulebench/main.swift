@@ -22,6 +22,7 @@ import RuleLang
 //   rulebench swap                             only the rule-swap figures (issue 20)
 //   rulebench cold                             only the cold-start figures
 //   rulebench lsp                              only the language server's figures (issue 22)
+//   rulebench front                            only the front end against JSONDecoder
 //   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
@@ -419,53 +420,8 @@ func fileBenchmarks(_ goals: inout [Goal]) throws {
             limit: 2, atMost: true))
 }
 
-func runBenchmarks() throws {
-    var goals: [Goal] = []
-    print("rulebench: \(ProcessInfo.processInfo.activeProcessorCount) cores; nanoseconds per call unless stated")
-    print(String(repeating: "-", count: 72))
-
-    for streams in [10_000, 100_000] {
-        if let bytes = bytesPerStream(streams) {
-            line(
-                "memory per stream, \(streams) streams",
-                String(format: "%.0f B after the last trigger, %.0f B idle 1 s later", bytes.now, bytes.idle))
-            if streams == 100_000 {
-                // Judged on the first figure: a compaction's peak counts.
-                goals.append(Goal(key: "bytes_per_stream_100k", value: bytes.now, unit: "B", limit: 150, atMost: true))
-            }
-        }
-    }
-
-    let warm = try callBenchmarks(&goals)
-    let explain = measure(batch: 2_000) { _ = warm.explain("AskToSubscribe") }
-    line("explain", explain.summary)
-
-    try fileBenchmarks(&goals)
-    try sharedBenchmarks(&goals)
-    try contentionBenchmarks(&goals)
-    try swapBenchmarks(&goals)
-    let syncedPath = temporaryPath("synced.state")
-    let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
-    line(
-        "trigger, file store, syncEveryWrite",
-        measure(rounds: 11, batch: 20) { synced.trigger("AskToSubscribe") }.summary)
-
-    // UserDefaultsStore with and without synchronize().
-    for synchronize in [false, true] {
-        let suite = "rulebench-\(getpid())-\(synchronize)"
-        if let defaults = UserDefaults(suiteName: suite) {
-            let engine = try RuleEngine(
-                source: card, store: UserDefaultsStore(defaults: defaults, synchronize: synchronize))
-            let samples = measure(rounds: 11, batch: synchronize ? 20 : 2_000) { engine.trigger("AskToSubscribe") }
-            line("trigger, UserDefaultsStore\(synchronize ? " + synchronize" : "")", samples.summary)
-            defaults.removePersistentDomain(forName: suite)
-        }
-    }
-
-    try coldBenchmarks(&goals)
-    try lspBenchmarks(&goals)
-
-    // The front end against JSONDecoder on the same 10,000 scenarios.
+/// The front end against JSONDecoder on the same 10,000 scenarios (`rulebench front`).
+func frontEndBenchmarks(_ goals: inout [Goal]) throws {
     struct ClauseJSON: Codable {
         var kind: String
         var number: Int64?
@@ -512,6 +468,55 @@ func runBenchmarks() throws {
     line("  (engine - check) / check, per round", buildRatio.ratioSummary)
     goals.append(Goal(key: "check_vs_jsondecoder", value: checkRatio.median, unit: "x", limit: 5, atMost: false))
     goals.append(Goal(key: "engine_build_vs_check", value: buildRatio.median, unit: "x", limit: 1.5, atMost: true))
+}
+
+func runBenchmarks() throws {
+    var goals: [Goal] = []
+    print("rulebench: \(ProcessInfo.processInfo.activeProcessorCount) cores; nanoseconds per call unless stated")
+    print(String(repeating: "-", count: 72))
+
+    for streams in [10_000, 100_000] {
+        if let bytes = bytesPerStream(streams) {
+            line(
+                "memory per stream, \(streams) streams",
+                String(format: "%.0f B after the last trigger, %.0f B idle 1 s later", bytes.now, bytes.idle))
+            if streams == 100_000 {
+                // Judged on the first figure: a compaction's peak counts.
+                goals.append(Goal(key: "bytes_per_stream_100k", value: bytes.now, unit: "B", limit: 150, atMost: true))
+            }
+        }
+    }
+
+    let warm = try callBenchmarks(&goals)
+    let explain = measure(batch: 2_000) { _ = warm.explain("AskToSubscribe") }
+    line("explain", explain.summary)
+
+    try fileBenchmarks(&goals)
+    try sharedBenchmarks(&goals)
+    try contentionBenchmarks(&goals)
+    try swapBenchmarks(&goals)
+    let syncedPath = temporaryPath("synced.state")
+    let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
+    line(
+        "trigger, file store, syncEveryWrite",
+        measure(rounds: 11, batch: 20) { synced.trigger("AskToSubscribe") }.summary)
+
+    // UserDefaultsStore with and without synchronize().
+    for synchronize in [false, true] {
+        let suite = "rulebench-\(getpid())-\(synchronize)"
+        if let defaults = UserDefaults(suiteName: suite) {
+            let engine = try RuleEngine(
+                source: card, store: UserDefaultsStore(defaults: defaults, synchronize: synchronize))
+            let samples = measure(rounds: 11, batch: synchronize ? 20 : 2_000) { engine.trigger("AskToSubscribe") }
+            line("trigger, UserDefaultsStore\(synchronize ? " + synchronize" : "")", samples.summary)
+            defaults.removePersistentDomain(forName: suite)
+        }
+    }
+
+    try coldBenchmarks(&goals)
+    try lspBenchmarks(&goals)
+
+    try frontEndBenchmarks(&goals)
 
     // The worst accepted program (grammar.md, "Cost of a call").
     let worstStreams = (0..<10_000).map { "s\($0)" }
@@ -549,7 +554,7 @@ if arguments.first == "contend", arguments.count == 2 {
 let parts: [String: (inout [Goal]) throws -> Void] = [
     "shared": sharedBenchmarks, "contended": contentionBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks,
     "cold": coldBenchmarks,
-    "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks,
+    "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks, "front": frontEndBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []

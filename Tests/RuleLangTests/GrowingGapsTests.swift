@@ -51,4 +51,30 @@ final class GrowingGapsTests: XCTestCase {
             XCTAssertEqual(result.diagnostics.map(\.id), [id], body)
         }
     }
+
+    /// The parser records each use of a 1.1 construct as it makes it (groups, their members,
+    /// calls deep in an expression); the check reports each once, in source order.
+    func testEveryNewerConstructIsReportedOnceWhereItIs() {
+        let text = """
+            group G < between 1d, 2d > {
+                scenario A < when not (count(y) > 1 or active_days(x within 7d) >= 2) >
+                scenario B < on x; min_days 1 within 1d >
+            }
+            scenario C < between 1d, 3d; when active_days(z within 2d) >= 1 >
+
+            """
+        let result = RuleCompiler.check(text: text)
+        XCTAssertEqual(result.diagnostics.map(\.id), Array(repeating: .languageVersion, count: 5))
+        let words = [
+            "'between' with several gaps", "'active_days'", "'min_days'", "'between' with several gaps",
+            "'active_days'",
+        ]
+        for (diagnostic, word) in zip(result.diagnostics, words) {
+            XCTAssertTrue(diagnostic.message.contains(word), diagnostic.message)
+        }
+        let starts = result.diagnostics.map(\.span.range.lowerBound)
+        XCTAssertEqual(starts, starts.sorted())
+        // Declared, none.
+        XCTAssertEqual(RuleCompiler.check(text: "# language 1.1\n" + text).diagnostics.map(\.id), [])
+    }
 }

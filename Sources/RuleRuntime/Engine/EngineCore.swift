@@ -445,7 +445,9 @@ struct EngineCore {
         }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
         if slot < dayCounted.count && dayCounted[slot] { recordDay(slot, at: time) }
-        tallies.withTally(slot) { record.set(stream: streams.name(slot), $0, recent: $1) }
+        let name = streams.name(slot)
+        record.reserve(stream: name, recentCount: tallies.recentCount(slot))
+        tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
         for k in listeners {
             let index = Int(listenerList[k])
             let info = triggerInfo[index]

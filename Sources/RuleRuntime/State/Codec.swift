@@ -27,10 +27,30 @@ extension ByteSink {
     }
 
     mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
             varint(UInt64(utf8.count))
             append(UnsafeRawBufferPointer(utf8))
+        }
+        if written == nil {
+            varint(UInt64(value.utf8.count))
+            for byte in value.utf8 { u8(byte) }
+        }
+    }
+
+    /// The key `K:NAME` of `kind`'s entry for `name`, its length first (as ``string(_:)``
+    /// writes the key made whole).
+    mutating func key(_ kind: StoreKey.Kind, _ name: String) {
+        let written: Void? = name.utf8.withContiguousStorageIfAvailable { utf8 in
+            varint(UInt64(utf8.count + 2))
+            u8(kind.rawValue)
+            u8(StoreKey.separator)
+            append(UnsafeRawBufferPointer(utf8))
+        }
+        if written == nil {
+            varint(UInt64(name.utf8.count + 2))
+            u8(kind.rawValue)
+            u8(StoreKey.separator)
+            for byte in name.utf8 { u8(byte) }
         }
     }
 

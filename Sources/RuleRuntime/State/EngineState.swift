@@ -329,6 +329,21 @@ struct EngineState {
         Tally.encode(counts, recent: recent, to: &writer)
     }
 
+    /// The bytes ``write(_:eventsFrom:to:)`` writes for the view at `state`.
+    @inline(__always)
+    static func encodedLength(_ state: UnsafePointer<ScenarioState>, eventsFrom stream: String?) -> Int {
+        let events: Int
+        if let stream {
+            let count = stream.utf8.count
+            events = Tally.varintLength(UInt64(count)) + count
+        } else {
+            events = Tally.encodedLength(state.pointee.events.counts, recentCount: state.pointee.events.recent.count)
+        }
+        let executions = Tally.encodedLength(
+            state.pointee.executions.counts, recentCount: state.pointee.executions.recent.count)
+        return 1 + events + executions + 8
+    }
+
     /// A view's value: format 2, or 3 with its events given as the name of a stream.
     static func write<W: ByteSink>(_ state: ScenarioState, eventsFrom stream: String?, to writer: inout W) {
         withUnsafePointer(to: state) { write($0, eventsFrom: stream, to: &writer) }
@@ -401,6 +416,21 @@ extension Tally {
 
     func encode<W: ByteSink>(_ w: inout W) {
         recent.withUnsafeBufferPointer { Tally.encode(counts, recent: $0, to: &w) }
+    }
+
+    /// The bytes a varint of `value` takes.
+    @inline(__always)
+    static func varintLength(_ value: UInt64) -> Int { (64 - (value | 1).leadingZeroBitCount + 6) / 7 }
+
+    /// The bytes ``encode(_:recent:to:)`` writes for `counts` and `recentCount` recent times.
+    @inline(__always)
+    static func encodedLength(_ counts: TallyCounts, recentCount: Int) -> Int {
+        @inline(__always) func intLength(_ value: Int64) -> Int {
+            varintLength(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+        }
+        return intLength(counts.total) + (counts.first == nil ? 1 : 9) + (counts.last == nil ? 1 : 9)
+            + varintLength(UInt64(recentCount)) + 8 * recentCount + intLength(counts.sessionID)
+            + intLength(counts.sessionCount) + intLength(counts.versionID) + intLength(counts.versionCount)
     }
 
     /// A tally's encoding from its counts and recent times (a stream's are kept apart).

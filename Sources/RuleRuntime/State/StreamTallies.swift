@@ -92,6 +92,9 @@ struct StreamTallies {
         }
     }
 
+    /// How many recent times the tally in `slot` holds.
+    func recentCount(_ slot: Int) -> Int { Int(heads[slot].count) }
+
     /// How many the tally in `slot` counts in `scope` at `now` (as ``Tally/count(_:now:in:)``).
     @inline(__always)
     func count(_ slot: Int, _ scope: CountScope, now: Double, in epoch: Epoch) -> Int64 {

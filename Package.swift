@@ -8,11 +8,15 @@ let package = Package(
         .library(name: "RuleLang", targets: ["RuleLang"]),
         .library(name: "RuleRuntime", targets: ["RuleRuntime"]),
         .library(name: "RuleTimeline", targets: ["RuleTimeline"]),
+        .library(name: "RuleTools", targets: ["RuleTools"]),
         .executable(name: "rulec", targets: ["rulec"]),
         .plugin(name: "RulesPlugin", targets: ["RulesPlugin"]),
     ],
     targets: [
         .target(name: "RuleLang"),
+        // What tools do with rules (format, compare, generate Swift): rulec and the language
+        // server use it; apps link RuleLang and RuleRuntime without it.
+        .target(name: "RuleTools", dependencies: ["RuleLang"]),
         // The system zlib, for the state file's CRC-32 (a system library, no package).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // A SIGBUS guard for the shared region's mapping (PATH.shm cut short by something else).
@@ -23,8 +27,9 @@ let package = Package(
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.
-        .target(name: "RuleLSP", dependencies: ["RuleLang"]),
-        .executableTarget(name: "rulec", dependencies: ["RuleLang", "RuleRuntime", "RuleTimeline", "RuleLSP"]),
+        .target(name: "RuleLSP", dependencies: ["RuleLang", "RuleTools"]),
+        .executableTarget(
+            name: "rulec", dependencies: ["RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP"]),
         .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime", "RuleLSP"]),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
         .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
@@ -35,11 +40,13 @@ let package = Package(
         .plugin(name: "RulesPlugin", capability: .buildTool(), dependencies: ["rulec"]),
         // Removes what each test made in the temporary folder, pass or fail.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "RuleLangTests", dependencies: ["RuleLang"]),
+        .testTarget(name: "RuleLangTests", dependencies: ["RuleLang", "RuleTools"]),
         .testTarget(
             name: "RuleRuntimeTests", dependencies: [
                 "RuleRuntime", "CRuleChecksum", "rule-test-fixture", "readme-app", "TestSupport",
             ]),
-        .testTarget(name: "RulecTests", dependencies: ["rulec", "RuleLang", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport"]),
+        .testTarget(name: "RulecTests", dependencies: [
+                "rulec", "RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport",
+            ]),
     ]
 )

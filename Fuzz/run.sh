@@ -21,14 +21,14 @@ clang -c -O -fsanitize=address Sources/CRegionGuard/region_guard.c -I Sources/CR
   -o "$root/region_guard.o"
 clang -c -O -fsanitize=address Sources/CRuleChecksum/crc32_fold.c -I Sources/CRuleChecksum/include \
   -o "$root/crc32_fold.o"
-flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -I Sources/CZlib
+flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -package-name Rules -I Sources/CZlib
   -I Sources/CRegionGuard/include -I Sources/CRuleChecksum/include "$root/region_guard.o" "$root/crc32_fold.o")
 
 sources() {  # copies of the given sources without imports of the package's modules
   local out="$root/$1/src"
   shift
   rm -rf "$out" && mkdir -p "$out"
-  for f in "$@"; do sed -e '/^import RuleLang$/d' -e '/^import RuleRuntime$/d' "$f" > "$out/$(basename "$f")"; done
+  for f in "$@"; do sed -e '/^import RuleLang$/d' -e '/^import RuleRuntime$/d' -e '/^import RuleTools$/d' "$f" > "$out/$(basename "$f")"; done
   echo "$out"/*.swift
 }
 
@@ -49,7 +49,7 @@ for target in "${targets[@]}"; do
         Fuzz/FuzzTimeline.swift) ;;
     lsp)
       cp examples/*.rules "$root/$target/corpus/" 2>/dev/null || true
-      files=$(sources lsp Sources/RuleLang/*.swift Sources/RuleLSP/*.swift Fuzz/FuzzLSP.swift) ;;
+      files=$(sources lsp Sources/RuleLang/*.swift Sources/RuleTools/*.swift Sources/RuleLSP/*.swift Fuzz/FuzzLSP.swift) ;;
     *) echo "unknown target '$target'; targets: check store entries timeline lsp" >&2; exit 64 ;;
   esac
   # shellcheck disable=SC2086

@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import RuleTools
 
 /// The answers of `rulec lsp` about one file of a checked workspace.
 struct LSPFeatures {

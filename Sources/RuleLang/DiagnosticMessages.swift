@@ -1,75 +1,115 @@
-/// Every diagnostic's stable identifier, alphabetized. Shown in `--json` output.
-public enum DiagnosticID: String, Sendable, Codable, CaseIterable {
-    case bareDuration = "bare-duration"
-    case chainedComparison = "chained-comparison"
-    case clauseNotInGroup = "clause-not-in-group"
-    case comparisonOutsideParentheses = "comparison-outside-parentheses"
-    /// `rulec diff`: a clause, an `on` list, a group or a param's type changed (a note).
-    case diffChanged = "diff-changed"
-    /// `rulec diff`: a name removed and one added that looks like it, without `was` (a warning).
-    case diffProbableRename = "diff-probable-rename"
-    /// `rulec diff`: a scenario, group, param or event removed (a warning: history is orphaned).
-    case diffRemoved = "diff-removed"
-    /// `rulec diff`: a name renamed with `was` (a note: its history moves).
-    case diffRenamed = "diff-renamed"
-    case duplicateClause = "duplicate-clause"
-    case duplicateDeclaration = "duplicate-declaration"
-    case duplicateEvent = "duplicate-event"
-    case duplicateSingleClause = "duplicate-single-clause"
+/// A diagnostic's stable identifier, shown in `--json` output and as the language server's
+/// `code`. Open: each module declares the identifiers of the diagnostics it makes, beside its
+/// messages (the language's here, a timeline's in RuleTimeline, the tools' in RuleTools).
+public struct DiagnosticID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The identifier as written: lowercase words joined by '-'.
+    public let rawValue: String
+
+    /// The identifier `rawValue`.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The identifier `rawValue`.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// The language's diagnostics, alphabetized.
+extension DiagnosticID {
+    /// A number where a duration is needed, without its unit (`between 3`).
+    public static let bareDuration = DiagnosticID("bare-duration")
+    /// `a < b < c`: comparisons do not chain.
+    public static let chainedComparison = DiagnosticID("chained-comparison")
+    /// A clause a group cannot hold (groups hold `max_exec`, `between` and `when`).
+    public static let clauseNotInGroup = DiagnosticID("clause-not-in-group")
+    /// A `<` or `>` comparison inside a body, outside parentheses.
+    public static let comparisonOutsideParentheses = DiagnosticID("comparison-outside-parentheses")
+    /// The same clause twice in one body.
+    public static let duplicateClause = DiagnosticID("duplicate-clause")
+    /// A scenario, group, param or event declared twice.
+    public static let duplicateDeclaration = DiagnosticID("duplicate-declaration")
+    /// The same stream listed twice in one `on` clause.
+    public static let duplicateEvent = DiagnosticID("duplicate-event")
+    /// A clause that may appear once per body (`since_first`, `between`...) given twice.
+    public static let duplicateSingleClause = DiagnosticID("duplicate-single-clause")
     /// A `;` after a body, where none is needed (a warning).
-    case extraSemicolon = "extra-semicolon"
-    case expectedToken = "expected-token"
-    case expressionTooLong = "expression-too-long"
-    case fileTooLarge = "file-too-large"
-    case impossibleScenario = "impossible-scenario"
-    case integerOverflow = "integer-overflow"
-    case invalidCharacter = "invalid-character"
-    case invalidDuration = "invalid-duration"
-    case invalidEscape = "invalid-escape"
-    /// A timeline line's time is not an offset such as `0`, `90s` or `1d12h`.
-    case invalidTime = "invalid-time"
-    case invalidUTF8 = "invalid-utf8"
+    public static let extraSemicolon = DiagnosticID("extra-semicolon")
+    /// The syntax expected something else here.
+    public static let expectedToken = DiagnosticID("expected-token")
+    /// An expression with more operators than the limit.
+    public static let expressionTooLong = DiagnosticID("expression-too-long")
+    /// A file over the size limit.
+    public static let fileTooLarge = DiagnosticID("file-too-large")
+    /// Clauses that can never all hold: the scenario never runs.
+    public static let impossibleScenario = DiagnosticID("impossible-scenario")
+    /// A number too large to hold.
+    public static let integerOverflow = DiagnosticID("integer-overflow")
+    /// A character the language does not use.
+    public static let invalidCharacter = DiagnosticID("invalid-character")
+    /// A duration that is malformed or not whole where it must be.
+    public static let invalidDuration = DiagnosticID("invalid-duration")
+    /// An escape in a string other than the ones the language has.
+    public static let invalidEscape = DiagnosticID("invalid-escape")
+    /// Bytes that are not UTF-8.
+    public static let invalidUTF8 = DiagnosticID("invalid-utf8")
     /// A file that needs a newer language than the library reads, or than `--language` allows,
     /// or a construct newer than the file declares.
-    case languageVersion = "language-version"
-    case nameTooLong = "name-too-long"
+    public static let languageVersion = DiagnosticID("language-version")
+    /// A name over the length limit.
+    public static let nameTooLong = DiagnosticID("name-too-long")
     /// A `was` name that is live, claimed twice, or part of a cycle.
-    case invalidRename = "invalid-rename"
+    public static let invalidRename = DiagnosticID("invalid-rename")
     /// A minus sign before a number: counts, thresholds and priorities are whole numbers from 0.
-    case negativeNumber = "negative-number"
-    case nestingTooDeep = "nesting-too-deep"
-    case neverRuns = "never-runs"
-    /// `rulec gen swift`: a name with no letter or digit to make a Swift name from.
-    case noSwiftName = "no-swift-name"
+    public static let negativeNumber = DiagnosticID("negative-number")
+    /// Parentheses nested deeper than the limit.
+    public static let nestingTooDeep = DiagnosticID("nesting-too-deep")
+    /// A scenario whose clauses leave it no chance to run (a warning).
+    public static let neverRuns = DiagnosticID("never-runs")
     /// `between 3d, 1d`: a growing-gap list that shrinks (a warning).
-    case shrinkingGaps = "shrinking-gaps"
-    case storedValueIgnored = "stored-value-ignored"
-    /// `rulec gen swift`: two rule names that become one Swift name.
-    case swiftNameCollision = "swift-name-collision"
-    case tooManyClauses = "too-many-clauses"
-    case tooManyDeclarations = "too-many-declarations"
-    case tooManyErrors = "too-many-errors"
-    case typeMismatch = "type-mismatch"
-    /// A timeline triggers or marks done a stream no rule counts or declares (a warning).
-    case uncountedEvent = "uncounted-event"
-    case unknownClause = "unknown-clause"
+    public static let shrinkingGaps = DiagnosticID("shrinking-gaps")
+    /// A stored value that the rules ignore (a warning).
+    public static let storedValueIgnored = DiagnosticID("stored-value-ignored")
+    /// A body with more clauses than the limit.
+    public static let tooManyClauses = DiagnosticID("too-many-clauses")
+    /// A program with more declarations than the limit.
+    public static let tooManyDeclarations = DiagnosticID("too-many-declarations")
+    /// The error limit was reached; later errors are not reported.
+    public static let tooManyErrors = DiagnosticID("too-many-errors")
+    /// A value of one type where another is needed.
+    public static let typeMismatch = DiagnosticID("type-mismatch")
+    /// A word where a clause starts that is no clause.
+    public static let unknownClause = DiagnosticID("unknown-clause")
     /// A program that declares events names a stream it does not declare.
-    case unknownEvent = "unknown-event"
-    case unknownFunction = "unknown-function"
-    case unknownName = "unknown-name"
-    case unknownScenario = "unknown-scenario"
-    case unknownScope = "unknown-scope"
-    /// A timeline line's step is not one of the timeline format's verbs.
-    case unknownStep = "unknown-step"
-    case unknownType = "unknown-type"
-    case unterminatedString = "unterminated-string"
+    public static let unknownEvent = DiagnosticID("unknown-event")
+    /// A call to a function the language does not have.
+    public static let unknownFunction = DiagnosticID("unknown-function")
+    /// A name that is not declared.
+    public static let unknownName = DiagnosticID("unknown-name")
+    /// A scenario or group that is not declared.
+    public static let unknownScenario = DiagnosticID("unknown-scenario")
+    /// A scope other than the ones the language has.
+    public static let unknownScope = DiagnosticID("unknown-scope")
+    /// A param type the language does not have.
+    public static let unknownType = DiagnosticID("unknown-type")
+    /// A string without its closing quote.
+    public static let unterminatedString = DiagnosticID("unterminated-string")
     /// A declared event no rule names.
-    case unusedEvent = "unused-event"
+    public static let unusedEvent = DiagnosticID("unused-event")
     /// A name holding '-' or '.' written without quotes.
-    case unquotedName = "unquoted-name"
+    public static let unquotedName = DiagnosticID("unquoted-name")
     /// `&&`, `||`, `!` or `=` where the rules say `and`, `or`, `not` or `==`.
-    case wrongOperator = "wrong-operator"
-    case windowThresholdTooLarge = "window-threshold-too-large"
+    public static let wrongOperator = DiagnosticID("wrong-operator")
+    /// A count or window larger than the limit.
+    public static let windowThresholdTooLarge = DiagnosticID("window-threshold-too-large")
 }
 
 /// What a diagnostic says and the stable id that names it, made together in one place
@@ -302,13 +342,6 @@ enum Message {
             unit.calendarUnit == "year"
                 ? "there is no year unit in '\(text)', because years differ in length; use days, as in '365d'"
                 : "there is no month unit in '\(text)', because months differ in length; use '30d' or '4w'")
-    }
-    static func noSwiftName(_ name: String) -> DiagnosticMessage {
-        DiagnosticMessage(.noSwiftName, "'\(name)' has no letter or digit to make a Swift name from; rename it")
-    }
-    static func swiftNameCollision(_ a: String, _ b: String, _ swift: String) -> DiagnosticMessage {
-        DiagnosticMessage(
-            .swiftNameCollision, "'\(a)' and '\(b)' both become the Swift name '\(swift)'; rename one of them")
     }
     static func unusedEvent(_ name: String) -> DiagnosticMessage {
         DiagnosticMessage(.unusedEvent, "event '\(name)' is declared but never used")

@@ -2,7 +2,7 @@
 ///
 /// It never stops at the first error: it records it, skips to the next `;`,
 /// `>`, `}` or declaration keyword, and goes on. Every loop consumes a token.
-public struct Parser {
+package struct Parser {
     let file: SourceFile
     var tokens: [Token]
     var index = 0
@@ -31,7 +31,7 @@ public struct Parser {
     }
 
     /// Parses a whole file. Diagnostics cover lexing and syntax only; see `RuleCompiler.check` for the rest.
-    public static func parse(_ file: SourceFile) -> (RuleFile, [Diagnostic]) {
+    package static func parse(_ file: SourceFile) -> (RuleFile, [Diagnostic]) {
         if file.bytes.count > Limits.maxFileSize {
             let diagnostic = Diagnostic(
                 Message.fileTooLarge(file.bytes.count), .error,
@@ -73,7 +73,7 @@ public struct Parser {
 
     /// Parses one expression filling `range` of `file` (used by timelines' `check`).
     /// Here `<` and `>` compare without parentheses.
-    public static func parseExpression(_ file: SourceFile, range: SourceRange) -> (Expr, [Diagnostic]) {
+    package static func parseExpression(_ file: SourceFile, range: SourceRange) -> (Expr, [Diagnostic]) {
         var parser = Parser(file: file, range: range)
         parser.bareAnglesCompare = true
         parser.operators = 0

@@ -22,7 +22,8 @@ public enum Printer {
     }
 
     /// A clause as canonical text with integers spelled by `integer` (the formatter keeps `1_000`).
-    static func clause(_ kind: ClauseKind, integer: (IntLiteral) -> String, source: SourceFile? = nil) -> String {
+    package static func clause(_ kind: ClauseKind, integer: (IntLiteral) -> String, source: SourceFile? = nil) -> String
+    {
         switch kind {
         case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
             return "\(kind.keyword) \(integer(n))\(scopeSuffix(s.kind))"
@@ -64,7 +65,7 @@ public enum Printer {
     public static func expression(_ expr: Expr) -> String { expression(expr, source: nil) }
 
     /// With `source`, integers keep their spelling (`1_000`).
-    static func expression(_ expr: Expr, source: SourceFile?) -> String {
+    package static func expression(_ expr: Expr, source: SourceFile?) -> String {
         func expression(_ expr: Expr) -> String { Printer.expression(expr, source: source) }
         switch expr.kind {
         case .integer(let value): return source.map { $0.text(expr.range) } ?? String(value)

@@ -46,7 +46,7 @@ extension RuleProgram {
                 for (name, clauses, isScenario) in bodies {
                     let hasOn = clauses.contains { if case .on = $0.kind { return true } else { return false } }
                     if isScenario && !hasOn { add(name) }
-                    for (stream, _, _) in SwiftGenerator.streams(clauses, file.source, name) { add(stream.text) }
+                    for (stream, _, _) in RuleProgram.streams(clauses, file.source, name) { add(stream.text) }
                 }
             }
         }
@@ -141,5 +141,34 @@ public struct ExpressionChecker: Sendable {
         let (expr, parseDiagnostics) = Parser.parseExpression(file, range: range)
         if parseDiagnostics.hasErrors { return (expr, parseDiagnostics) }
         return (expr, parseDiagnostics + checker.checkStandalone(expr, file))
+    }
+}
+
+extension RuleProgram {
+    /// The streams `clauses` name (`on`, and stream and to-do arguments of functions).
+    package static func streams(_ clauses: [Clause], _ file: SourceFile, _ user: String) -> [(Name, SourceFile, String)]
+    {
+        var result: [(Name, SourceFile, String)] = []
+        func visit(_ expr: Expr) {
+            switch expr.kind {
+            case .unary(_, let operand), .parenthesized(let operand): visit(operand)
+            case .binary(_, let lhs, let rhs):
+                visit(lhs)
+                visit(rhs)
+            case .call(let function, let argument, _):
+                if let builtin = BuiltinFunction(rawValue: function.text), builtin.argument != .scenarioOrGroup {
+                    result.append((argument, file, user))
+                }
+            case .integer, .duration, .string, .bool, .name, .invalid: break
+            }
+        }
+        for clause in clauses {
+            switch clause.kind {
+            case .on(let names): result += names.map { ($0, file, user) }
+            case .when(let expr): visit(expr)
+            default: break
+            }
+        }
+        return result
     }
 }

@@ -223,7 +223,7 @@ extension RuleFile {
     /// The first range `find` gives for a clause of this file, in source order (each scenario's
     /// clauses, each group's and its members'), read in place: no list of bodies is made.
     /// What `find` gives for every clause, in order.
-    func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
+    package func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
         func search(_ clauses: [Clause]) -> SourceRange? {
             for clause in clauses { if let found = find(clause) { return found } }
             return nil

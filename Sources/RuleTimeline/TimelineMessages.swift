@@ -57,3 +57,13 @@ enum TimelineMessage {
             "'\(value)' is not \(type == .int ? "an" : "a") '\(type.rawValue)'; param '\(param)' takes \(example)")
     }
 }
+
+/// A timeline's own diagnostics.
+extension DiagnosticID {
+    /// A timeline line's time is not an offset such as `0`, `90s` or `1d12h`.
+    public static let invalidTime = DiagnosticID("invalid-time")
+    /// A timeline triggers or marks done a stream no rule counts or declares (a warning).
+    public static let uncountedEvent = DiagnosticID("uncounted-event")
+    /// A timeline line's step is not one of the timeline format's verbs.
+    public static let unknownStep = DiagnosticID("unknown-step")
+}

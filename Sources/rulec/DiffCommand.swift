@@ -1,6 +1,7 @@
 import Foundation
 import RuleLang
 import RuleRuntime
+import RuleTools
 
 /// `rulec diff [--json] [--state FILE [--at TIME]] OLD NEW`
 enum DiffCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import RuleTools
 
 /// `rulec fmt [--check | --write] [--width N] FILE|DIR ...`
 enum FmtCommand: Command {

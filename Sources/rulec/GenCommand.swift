@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import RuleTools
 
 /// `rulec gen swift RULES... [-o FILE] [--access public|internal]`
 enum GenCommand: Command {

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import RuleLang
+@testable import RuleTools
 
 /// `Formatter`: one canonical layout, idempotent, meaning-preserving, comments kept.
 final class FormatterTests: XCTestCase {

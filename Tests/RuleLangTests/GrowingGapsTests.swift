@@ -1,3 +1,4 @@
+import RuleTools
 import XCTest
 
 @testable import RuleLang

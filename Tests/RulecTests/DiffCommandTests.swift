@@ -1,6 +1,7 @@
 import Foundation
 import RuleLang
 import RuleRuntime
+import RuleTools
 import TestSupport
 import XCTest
 

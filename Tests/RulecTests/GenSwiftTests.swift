@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import RuleTools
 import TestSupport
 import XCTest
 

@@ -1,3 +1,5 @@
+import RuleLang
+
 /// Swift source with one typed constant per name of a checked program (`rulec gen swift`):
 /// scenarios, groups, events and params, so an app names them through the compiler.
 public enum SwiftGenerator {
@@ -91,14 +93,15 @@ public enum SwiftGenerator {
         for constant in inSourceOrder {
             if constant.swiftName.isEmpty {
                 collisions.append(
-                    Diagnostic(Message.noSwiftName(constant.ruleName), .error, at: constant.span))
+                    Diagnostic(GeneratorMessage.noSwiftName(constant.ruleName), .error, at: constant.span))
                 continue
             }
             let key = "\(constant.kind.namespace) \(constant.swiftName)"
             if let first = seen[key] {
                 collisions.append(
                     Diagnostic(
-                        Message.swiftNameCollision(first.ruleName, constant.ruleName, constant.swiftName), .error,
+                        GeneratorMessage.swiftNameCollision(first.ruleName, constant.ruleName, constant.swiftName),
+                        .error,
                         at: constant.span,
                         notes: [DiagnosticNote("'\(first.ruleName)' is declared here", at: first.span)]))
             } else {
@@ -183,14 +186,14 @@ public enum SwiftGenerator {
                 case .scenario(let scenario):
                     add(.scenario, scenario.name, source, quote(source, scenario.range))
                     noteOwnStream(scenario, source)
-                    streamUses += streams(scenario.clauses, source, scenario.name.text)
+                    streamUses += RuleProgram.streams(scenario.clauses, source, scenario.name.text)
                 case .group(let group):
                     add(.group, group.name, source, quote(source, headerRange(group, source)))
-                    streamUses += streams(group.clauses, source, group.name.text)
+                    streamUses += RuleProgram.streams(group.clauses, source, group.name.text)
                     for member in group.members {
                         add(.scenario, member.name, source, quote(source, member.range))
                         noteOwnStream(member, source)
-                        streamUses += streams(member.clauses, source, member.name.text)
+                        streamUses += RuleProgram.streams(member.clauses, source, member.name.text)
                     }
                 case .param(let param):
                     if let type = param.type { add(Kind(type), param.name, source, quote(source, param.range)) }
@@ -220,32 +223,6 @@ public enum SwiftGenerator {
         return constants.sorted {
             ($0.kind, $0.swiftName, $0.ruleName) < ($1.kind, $1.swiftName, $1.ruleName)
         }
-    }
-
-    /// The streams `clauses` name (`on`, and stream and to-do arguments of functions).
-    static func streams(_ clauses: [Clause], _ file: SourceFile, _ user: String) -> [(Name, SourceFile, String)] {
-        var result: [(Name, SourceFile, String)] = []
-        func visit(_ expr: Expr) {
-            switch expr.kind {
-            case .unary(_, let operand), .parenthesized(let operand): visit(operand)
-            case .binary(_, let lhs, let rhs):
-                visit(lhs)
-                visit(rhs)
-            case .call(let function, let argument, _):
-                if let builtin = BuiltinFunction(rawValue: function.text), builtin.argument != .scenarioOrGroup {
-                    result.append((argument, file, user))
-                }
-            case .integer, .duration, .string, .bool, .name, .invalid: break
-            }
-        }
-        for clause in clauses {
-            switch clause.kind {
-            case .on(let names): result += names.map { ($0, file, user) }
-            case .when(let expr): visit(expr)
-            default: break
-            }
-        }
-        return result
     }
 
     /// A group's text up to the `{` that opens its members (they are documented on their own).
@@ -340,4 +317,22 @@ public enum SwiftGenerator {
         }
         return out + "\""
     }
+}
+
+/// `rulec gen swift`'s diagnostics.
+enum GeneratorMessage {
+    static func noSwiftName(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.noSwiftName, "'\(name)' has no letter or digit to make a Swift name from; rename it")
+    }
+    static func swiftNameCollision(_ a: String, _ b: String, _ swift: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .swiftNameCollision, "'\(a)' and '\(b)' both become the Swift name '\(swift)'; rename one of them")
+    }
+}
+
+extension DiagnosticID {
+    /// `rulec gen swift`: a name with no letter or digit to make a Swift name from.
+    public static let noSwiftName = DiagnosticID("no-swift-name")
+    /// `rulec gen swift`: two rule names that become one Swift name.
+    public static let swiftNameCollision = DiagnosticID("swift-name-collision")
 }

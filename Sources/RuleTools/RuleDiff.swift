@@ -1,3 +1,5 @@
+import RuleLang
+
 /// What a change of rules does to users who already have state (`rulec diff OLD NEW`).
 ///
 /// Each finding is a ``Diagnostic``, located in the new rules (or the old ones for something
@@ -355,4 +357,16 @@ enum DiffMessage {
             .diffChanged,
             "param '\(name)' changed type from '\(was.rawValue)' to '\(now.rawValue)': stored values are ignored")
     }
+}
+
+/// `rulec diff`'s findings.
+extension DiagnosticID {
+    /// `rulec diff`: a clause, an `on` list, a group or a param's type changed (a note).
+    public static let diffChanged = DiagnosticID("diff-changed")
+    /// `rulec diff`: a name removed and one added that looks like it, without `was` (a warning).
+    public static let diffProbableRename = DiagnosticID("diff-probable-rename")
+    /// `rulec diff`: a scenario, group, param or event removed (a warning: history is orphaned).
+    public static let diffRemoved = DiagnosticID("diff-removed")
+    /// `rulec diff`: a name renamed with `was` (a note: its history moves).
+    public static let diffRenamed = DiagnosticID("diff-renamed")
 }

@@ -1,3 +1,5 @@
+import RuleLang
+
 /// The canonical layout of a `.rules` file (`rulec fmt`, grammar.md section "Layout").
 ///
 /// Declarations keep their order, one per line, with at most one blank line between them

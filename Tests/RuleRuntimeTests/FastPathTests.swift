@@ -449,9 +449,12 @@ final class ColdStartPathTests: XCTestCase {
             let url = scratchFolder("cold-start").appendingPathComponent("large.state")
             let options = FileStore.Options(shared: shared)
             let memory = InMemoryStore()
+            // One injected clock for all four engines: their explanations name times, which the
+            // system clock made differ by a second now and then.
+            let clock = ManualClock()
             do {
-                let file = try RuleEngine(source: rules, store: FileStore(url: url, options: options))
-                let inMemory = try RuleEngine(source: rules, store: memory)
+                let file = try RuleEngine(source: rules, store: FileStore(url: url, options: options), clock: clock)
+                let inMemory = try RuleEngine(source: rules, store: memory, clock: clock)
                 for (k, name) in names.enumerated() {
                     for engine in [file, inMemory] {
                         engine.trigger(name)
@@ -461,8 +464,8 @@ final class ColdStartPathTests: XCTestCase {
             }
             let store = FileStore(url: url, options: options)
             XCTAssertTrue(store.worthLoadingEarly, "the file is large enough to be read early (shared: \(shared))")
-            let reopened = try RuleEngine(source: rules, store: store)
-            let fromMemory = try RuleEngine(source: rules, store: memory)
+            let reopened = try RuleEngine(source: rules, store: store, clock: clock)
+            let fromMemory = try RuleEngine(source: rules, store: memory, clock: clock)
             XCTAssertFalse(store.worthLoadingEarly, "open now")
             // What was read early counts, and so does what comes after.
             for round in 0..<2 {

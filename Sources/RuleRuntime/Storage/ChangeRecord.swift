@@ -10,12 +10,12 @@ import Foundation
 /// that a call encodes with plain stores (no array uniqueness or capacity checks per byte)
 /// and the engine's state is not borrowed while it writes.
 final class ChangeRecord: ByteSink {
-    @exclusivity(unchecked) private var base: UnsafeMutableRawPointer
-    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var base: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private(set) var capacity: Int
     /// Bytes written, header included.
-    @exclusivity(unchecked) private(set) var length = 0
+    @exclusivity(unchecked) var length = 0
     /// How many changes the record holds.
-    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) var count = 0
     /// Where the count starts: after the record header.
     static let countOffset = RecordFormat.recordHeaderSize
 
@@ -56,60 +56,6 @@ final class ChangeRecord: ByteSink {
         setValue(encode)
     }
 
-    /// Sets `key` to a stream's or a group's tally.
-    func set(_ key: String, _ tally: Tally) {
-        write(key: key)
-        setValue(tally)
-    }
-
-    /// Makes room for stream `name`'s entry with `recentCount` recent times, for
-    /// ``set(stream:_:recent:)``.
-    @inline(__always)
-    func reserve(stream name: String, recentCount: Int) {
-        reserve(Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recentCount))
-    }
-
-    /// At most the bytes a stream's entry takes: the key's length and kind, the name, the
-    /// value's flag and length, and the tally (``Tally/encodedSize``).
-    static func streamEntryBound(nameLength: Int, recentCount: Int) -> Int {
-        10 + 2 + nameLength + 1 + 10 + 1 + 8 * recentCount + 80
-    }
-
-    /// Sets stream `name`'s entry (`e:NAME`) to its tally, without making the key, in room made
-    /// by ``reserve(stream:recentCount:)``. Written through a ``ReservedSink``: no call that
-    /// could release anything, so the caller reads the tally in place without retaining the
-    /// arrays it lies in (four retains and releases of a trigger's six).
-    @inline(__always)
-    func set(stream name: String, _ counts: TallyCounts, recent: UnsafeBufferPointer<Double>) {
-        assert(length + Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recent.count) <= capacity)
-        var sink = ReservedSink(base: base, length: length)
-        sink.key(.stream, name)
-        sink.u8(1)
-        // The value's length, known before it is written (no bytes to move after).
-        sink.varint(UInt64(1 + Tally.encodedLength(counts, recentCount: recent.count)))
-        EngineState.write(counts, recent: recent, to: &sink)
-        length = sink.length
-        count += 1
-    }
-
-    /// Sets the key stored as `key` (UTF-8) to the view at `view` (its events given as stream
-    /// `eventsFrom`'s, if named), read in place.
-    /// Its length is worked out first and room made once, then it is written through a
-    /// ``ReservedSink`` (no call that could release anything, so nothing read in place is retained).
-    @inline(__always)
-    func set(_ key: UnsafeRawBufferPointer, view: UnsafePointer<ScenarioState>, eventsFrom stream: String?) {
-        let valueLength = EngineState.encodedLength(view, eventsFrom: stream)
-        reserve(10 + key.count + 1 + 10 + valueLength)
-        var sink = ReservedSink(base: base, length: length)
-        sink.varint(UInt64(key.count))
-        sink.append(key)
-        sink.u8(1)
-        sink.varint(UInt64(valueLength))
-        EngineState.write(view, eventsFrom: stream, to: &sink)
-        length = sink.length
-        count += 1
-    }
-
     /// Deletes `key`.
     func delete(_ key: String) {
         write(key: key)
@@ -127,20 +73,13 @@ final class ChangeRecord: ByteSink {
     }
 
     @inline(__always)
-    private func write(key: String) {
+    func write(key: String) {
         var sink = self
         sink.string(key)
     }
 
-    private func setValue(_ tally: Tally) {
-        setValue { record in
-            var sink = record
-            EngineState.write(tally, to: &sink)
-        }
-    }
-
     @inline(__always)
-    private func setValue(_ encode: (ChangeRecord) -> Void) {
+    func setValue(_ encode: (ChangeRecord) -> Void) {
         u8(1)
         let lengthAt = length
         u8(0)

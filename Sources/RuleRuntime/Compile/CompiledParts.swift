@@ -1,0 +1,245 @@
+import RuleLang
+
+/// One clause, lowered: numbers and scopes resolved; a `when` is an index into
+/// ``CompiledRules/conditions``. Copying one copies no reference.
+enum CompiledClause: Sendable {
+    case minEvents(Int64, CountScope)
+    case maxEvents(Int64, CountScope)
+    case maxExec(Int64, CountScope)
+    case sinceFirst(Double)
+    case sinceLast(Double)
+    case between(Double)
+    /// `between 1d, 3d, 1w`: an index into ``CompiledRules/gapLists``; evaluated by the engine,
+    /// which takes the gap for the executions so far.
+    case growingBetween(Int)
+    /// `min_days N within D`: N, D in days; evaluated by the engine over its streams' days.
+    case minDays(Int64, Int64)
+    case when(Int)
+}
+
+/// A checked expression with every name resolved: params, scenarios and groups to their
+/// indices, streams to their slots, functions to ``BuiltinFunction``s.
+indirect enum CompiledExpr: Sendable {
+    case constant(ParamValue)
+    case param(Int)
+    case not(CompiledExpr)
+    case and(CompiledExpr, CompiledExpr)
+    case or(CompiledExpr, CompiledExpr)
+    case compare(BinaryOperator, CompiledExpr, CompiledExpr)
+    case count(slot: Int, CountScope)
+    case scenarioExecutions(Int, CountScope)
+    case groupExecutions(Int, CountScope)
+    case sinceFirst(slot: Int)
+    case sinceLast(slot: Int)
+    /// `active_days(EVENT within D)`: D in days.
+    case activeDays(slot: Int, days: Int64)
+    case todo(String)
+    /// ``BuiltinValue/upgraded``.
+    case upgraded
+}
+
+/// What a trigger needs of a scenario counting its stream.
+struct TriggerInfo {
+    /// Recent times its view of events keeps.
+    var eventKeep: Int
+    /// It counts this one stream only (its view may then be stored as the stream's).
+    var countsOneStream: Bool
+    /// Its store key's UTF-8, owned by the ``CompiledScenario``.
+    var key: UnsafeRawBufferPointer
+}
+
+/// A class: the engine reads a scenario's fields on every call, and reading them through a
+/// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
+final class CompiledScenario: @unchecked Sendable {
+    // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
+    let name: String
+    /// Its key in the store: `s:NAME`.
+    let key: String
+    /// `retired scenario NAME`: it answers no; its history is kept.
+    @exclusivity(unchecked) var retired = false
+    /// `key`'s UTF-8, for the record every call writes (no reference counting on the way).
+    let keyBytes: UnsafeRawBufferPointer
+    /// The slots of the streams it counts: its `on` list, or its own name.
+    @exclusivity(unchecked) var streams: [Int]
+    @exclusivity(unchecked) var clauses: [CompiledClause]
+    /// The clauses as declared (`on` and `priority` included), for explanations.
+    @exclusivity(unchecked) var declared: [Clause] = []
+    @exclusivity(unchecked) var group: Int?
+    @exclusivity(unchecked) var priority: Int64
+    /// Recent times kept in its view of events and of executions.
+    @exclusivity(unchecked) var eventKeep: Int
+    @exclusivity(unchecked) var executionKeep: Int
+    /// Identifies its stream names as a set; a stored view built from other streams is rebuilt.
+    @exclusivity(unchecked) var fingerprint: UInt64
+
+    init(name: String, group: Int?, keep: Int) {
+        self.name = name
+        key = StoreKey.scenario(NameTable.canonical(name))
+        keyBytes = CompiledScenario.bytes(of: key)
+        streams = []
+        clauses = []
+        self.group = group
+        priority = 0
+        eventKeep = keep
+        executionKeep = keep
+        fingerprint = 0
+    }
+
+    deinit { keyBytes.deallocate() }
+
+    /// A copy of `text`'s UTF-8, owned by the caller.
+    static func bytes(of text: String) -> UnsafeRawBufferPointer {
+        let utf8 = Array(text.utf8)
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(utf8.count, 1), alignment: 1)
+        copy.copyBytes(from: utf8)
+        return UnsafeRawBufferPointer(rebasing: copy[0..<utf8.count])
+    }
+
+    /// FNV-1a over the sorted names' bytes, each followed by 0xFF (never in UTF-8).
+    static func fingerprint<Names: RandomAccessCollection<String>>(_ streams: Names) -> UInt64
+    where Names.Index == Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for position in byteOrder(streams) {
+            NameTable.withBytes(of: streams[position]) { bytes in
+                for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+            }
+            hash = (hash ^ 0xFF) &* 0x100_0000_01B3
+        }
+        return hash
+    }
+
+    /// The positions of `names` in the order of their UTF-8 bytes. Sorted on each name's first
+    /// eight bytes as one number (zero-padded, big-endian: the same order), the whole names
+    /// compared only on a tie. A long list is sorted by those numbers a byte at a time (a
+    /// radix sort, skipping bytes every name shares), then each run of equal numbers by the
+    /// whole names: a list of 100,000 names sorts without a comparison each.
+    static func byteOrder<Names: RandomAccessCollection<String>>(_ names: Names) -> [Int] where Names.Index == Int {
+        var keys: [(prefix: UInt64, position: Int)] = names.enumerated().map { position, name in
+            NameTable.withBytes(of: name) { bytes in
+                var prefix: UInt64 = 0
+                for k in 0..<min(8, bytes.count) { prefix |= UInt64(bytes[k]) << UInt64(56 - 8 * k) }
+                return (prefix, position)
+            }
+        }
+        func precedes(_ a: (prefix: UInt64, position: Int), _ b: (prefix: UInt64, position: Int)) -> Bool {
+            a.prefix != b.prefix
+                ? a.prefix < b.prefix : names[a.position].utf8.lexicographicallyPrecedes(names[b.position].utf8)
+        }
+        guard keys.count > 64 else {
+            keys.sort(by: precedes)
+            return keys.map(\.position)
+        }
+        var other = keys
+        var counts = [Int](repeating: 0, count: 256)
+        for shift in stride(from: UInt64(0), to: 64, by: 8) {
+            let moved = keys.withUnsafeBufferPointer { keys in
+                other.withUnsafeMutableBufferPointer { other in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        counts.update(repeating: 0)
+                        for key in keys { counts[Int(truncatingIfNeeded: key.prefix >> shift) & 0xFF] += 1 }
+                        if counts.contains(keys.count) { return false }  // every name has this byte
+                        var start = 0
+                        for k in counts.indices { (counts[k], start) = (start, start + counts[k]) }
+                        for key in keys {
+                            let digit = Int(truncatingIfNeeded: key.prefix >> shift) & 0xFF
+                            other[counts[digit]] = key
+                            counts[digit] += 1
+                        }
+                        return true
+                    }
+                }
+            }
+            if moved { swap(&keys, &other) }
+        }
+        other = []
+        var run = 0
+        while run < keys.count {
+            var end = run + 1
+            while end < keys.count && keys[end].prefix == keys[run].prefix { end += 1 }
+            if end - run > 1 { keys[run..<end].sort(by: precedes) }
+            run = end
+        }
+        return keys.map(\.position)
+    }
+}
+
+/// A class for the same reason as ``CompiledScenario``.
+final class CompiledGroup: @unchecked Sendable {
+    // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
+    let name: String
+    /// Its key in the store: `g:NAME`.
+    let key: String
+    @exclusivity(unchecked) var clauses: [CompiledClause] = []
+    /// The clauses as declared, for explanations.
+    @exclusivity(unchecked) var declared: [Clause] = []
+    @exclusivity(unchecked) var members: [Int] = []
+    @exclusivity(unchecked) var executionKeep: Int
+
+    init(name: String, keep: Int) {
+        self.name = name
+        key = StoreKey.group(NameTable.canonical(name))
+        executionKeep = keep
+    }
+}
+
+struct CompiledParam: Sendable {
+    var name: String
+    /// Its key in the store: `p:NAME`.
+    var key: String
+    var type: ValueType
+    /// Its default, or its type's zero.
+    var defaultValue: ParamValue
+}
+
+/// The names the `on` clauses of parsed files list, stored in a stream table before the files
+/// are checked: an engine does it on another thread while the checker runs, and
+/// ``CompiledRules`` then takes each list's slots from here instead of storing 100,000 names
+/// itself (`rulebench cold`). Slots are numbered in another order than the compiler's own (all
+/// listed names first); nothing depends on their order.
+struct ListedStreams: Sendable {
+    /// An `on` clause: its file and where it starts.
+    struct Key: Hashable {
+        let file: ObjectIdentifier
+        let offset: Int
+
+        init(_ file: SourceFile, _ offset: Int) {
+            self.file = ObjectIdentifier(file)
+            self.offset = offset
+        }
+    }
+
+    var table = StreamTable()
+    /// By `on` clause: the slots of its names, in order.
+    var slots: [Key: [Int]] = [:]
+
+    init(_ files: [RuleFile]) {
+        var lists: [(Key, [Name])] = []
+        for file in files {
+            let scenarios = file.declarations.flatMap { declaration -> [ScenarioDecl] in
+                switch declaration {
+                case .scenario(let scenario): [scenario]
+                case .group(let group): group.members
+                case .param, .event: []
+                }
+            }
+            for clause in scenarios.flatMap(\.clauses) {
+                if case .on(let list) = clause.kind { lists.append((Key(file.source, clause.range.lowerBound), list)) }
+            }
+        }
+        table.index.reserveCapacity(lists.reduce(0) { $0 + $1.1.count })
+        for (key, list) in lists { slots[key] = list.map { table.slot($0.text) } }
+    }
+}
+
+/// ``CompiledRules/clauseTables()``.
+struct ClauseTables {
+    var clauses: [CompiledClause] = []
+    var clauseStart: [Int32] = [0]
+    var groupOf: [Int32] = []
+
+    /// Where scenario `index`'s clauses are in ``clauses``.
+    func range(ofScenario index: Int) -> Range<Int> { Int(clauseStart[index])..<Int(clauseStart[index + 1]) }
+
+    /// Where group `index`'s clauses are (after every scenario's).
+    func range(ofGroup index: Int) -> Range<Int> { range(ofScenario: groupOf.count + index) }
+}

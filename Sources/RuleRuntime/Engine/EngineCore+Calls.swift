@@ -1,0 +1,283 @@
+import Foundation
+import RuleLang
+
+/// Sessions, events, views, executions and params: what the engine's calls do to its state.
+extension EngineCore {
+    // MARK: - Sessions
+
+    mutating func startSession(version: String) {
+        verifyStore()
+        // An extension joins the app's session and version (read from the shared file).
+        // The role not given is read from the main bundle once, at the first session.
+        if role == nil { role = ProcessRole.current }
+        if role == .appExtension { return }
+        if shared { _ = lockFileForWriting() }
+        rebaseEpochsIfNeeded()
+        let time = now()
+        meta.sessionID.saturatingIncrement()
+        meta.sessionStart = time
+        // The first session records the install's version; state from before this was
+        // recorded takes the version it last saw (an upgrade after it is then seen as one).
+        if meta.firstVersion == nil { meta.firstVersion = meta.version ?? version }
+        if meta.version != version {
+            meta.versionID.saturatingIncrement()
+            meta.version = version
+            meta.versionStart = time
+        }
+        save([EngineState.change(meta: meta)])
+    }
+
+    /// Session or version ids that cannot grow any more (saturated at `Int64.max`, or negative:
+    /// damaged, or written by hand) are re-based before a session begins: the current session
+    /// and version become 1 and every other 0, in every tally; the whole state is written again.
+    mutating func rebaseEpochsIfNeeded() {
+        let ceiling = Int64.max - 1
+        guard meta.sessionID < 0 || meta.sessionID >= ceiling || meta.versionID < 0 || meta.versionID >= ceiling
+        else { return }
+        let old = meta.epoch
+        func rebase(_ counts: inout TallyCounts) {
+            if counts.sessionID == old.sessionID {
+                counts.sessionID = 1
+            } else {
+                counts.sessionID = 0
+                counts.sessionCount = 0
+            }
+            if counts.versionID == old.versionID {
+                counts.versionID = 1
+            } else {
+                counts.versionID = 0
+                counts.versionCount = 0
+            }
+        }
+        for slot in 0..<tallies.count { tallies.updateCounts(slot, rebase) }
+        for index in views.indices {
+            rebase(&views[index].events.counts)
+            rebase(&views[index].executions.counts)
+        }
+        for index in budgets.indices { rebase(&budgets[index].counts) }
+        meta.sessionID = 1
+        meta.versionID = 1
+        save(image())
+    }
+
+    // MARK: - Events
+
+    /// Records one event on the stream in `slot`, in every scenario counting it, and the
+    /// changes in ``record``.
+    mutating func recordEvent(_ slot: Int, at time: Double) {
+        // Shared: the file's lock first, and what other processes wrote (slots are kept).
+        if shared { _ = lockFileForWriting() }
+        // The scenarios counting the stream, read from tables of plain values.
+        let listeners =
+            slot + 1 < listenerStart.count ? Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) : 0..<0
+        // A scenario seen for the first time starts from the streams' history (before this event).
+        for k in listeners { buildView(Int(listenerList[k])) }
+        if slot + 1 >= listenerStart.count, unknownEventSlots.count < UnknownName.limit,
+            !unknownEventSlots.contains(slot)
+        {
+            unknownEventSlots.append(slot)
+        }
+        tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
+        if slot < dayCounted.count && dayCounted[slot] { recordDay(slot, at: time) }
+        let name = streams.name(slot)
+        record.reserve(stream: name, recentCount: tallies.recentCount(slot))
+        tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
+        for k in listeners {
+            let index = Int(listenerList[k])
+            let info = triggerInfo[index]
+            views[index].events.record(at: time, in: meta.epoch, keep: info.eventKeep)
+            // Read in place through a pointer: a copy of the view would retain its arrays.
+            views.withUnsafeBufferPointer { views in
+                let view = views.baseAddress! + index
+                // A view whose events are exactly the stream's (a scenario counting this one stream,
+                // not reset since) is stored by reference: the record carries the tally once.
+                let same =
+                    info.countsOneStream
+                    && view.pointee.events.recent.withUnsafeBufferPointer {
+                        tallies.equals(slot, view.pointee.events.counts, $0)
+                    }
+                // Already stored as this stream, which the record carries: nothing else changed.
+                if same && storedAsStream[index] { return }
+                record.set(info.key, view: view, eventsFrom: same ? streams.name(slot) : nil)
+                // Shared: written again on every event, so that a process of a library that
+                // does not move such views along (``viewsFollowing(_:)``) never reads one stale.
+                storedAsStream[index] = same && !shared
+            }
+        }
+    }
+
+    mutating func trigger(_ name: String) {
+        let slot = slot(name)
+        let time = now()
+        recordEvent(slot, at: time)
+        commit()
+    }
+
+    // MARK: - Views
+
+    /// Scenario `index`'s view, merged from its streams the first time and kept in memory
+    /// (a merged view equals what merging again would give, so it need not be stored).
+    mutating func view(_ index: Int) -> ScenarioState {
+        buildView(index)
+        return views[index]
+    }
+
+    /// Merges scenario `index`'s view from its streams if it has none yet.
+    @inline(__always)
+    mutating func buildView(_ index: Int) {
+        if built[index] { return }
+        views[index] = newView(index)
+        built[index] = true
+    }
+
+    mutating func newView(_ index: Int) -> ScenarioState {
+        ScenarioState(events: mergedEvents(index), streams: rules.scenarios[index].fingerprint)
+    }
+
+    mutating func mergedEvents(_ index: Int) -> Tally {
+        let scenario = rules.scenarios[index]
+        let merged = scenario.streams.map { tallies[$0] }.filter { !$0.isBlank }
+        if merged.isEmpty { return Tally() }
+        merges += 1
+        return Tally.merged(merged, keep: scenario.eventKeep, in: meta.epoch)
+    }
+
+    /// Re-bases times recorded later than `time` (a clock that was ahead and has been
+    /// corrected) in what scenario `index` reads: the scenario then waits its own cool-down
+    /// from the correction, not until the wrong date. In memory only: a read writes nothing,
+    /// and the next call that writes stores the re-based view and budget with its own changes.
+    mutating func rebase(_ index: Int, to time: Double) {
+        buildView(index)
+        let events = views[index].events.rebase(to: time)
+        var changed = views[index].executions.rebase(to: time) || events
+        if let group = rules.scenarios[index].group, budgets[group].rebase(to: time) { changed = true }
+        if changed {
+            storedAsStream[index] = false
+            if !rebasedUnsaved.contains(index) { rebasedUnsaved.append(index) }
+        }
+    }
+
+    /// Adds to ``record`` the views and budgets re-based since the last write.
+    mutating func addRebased() {
+        for index in rebasedUnsaved {
+            record.add(EngineState.change(key: rules.scenarios[index].key, views[index]))
+            if let group = rules.scenarios[index].group {
+                record.add(EngineState.change(key: rules.groups[group].key, budgets[group]))
+            }
+        }
+        rebasedUnsaved.removeAll()
+    }
+
+    // MARK: - Executions
+
+    mutating func tryToExecute(_ index: Int) -> Bool {
+        let time = now()
+        guard passes(index, now: time) else { return false }
+        if shared && lockFileForWriting() && !passes(index, now: time) { return false }
+        recordExecution(index, at: time)
+        commit()
+        return true
+    }
+
+    /// An execution recorded by the app after it showed the scenario (the two-phase form).
+    mutating func recordExecution(_ index: Int) {
+        if shared { _ = lockFileForWriting() }
+        let time = now()
+        rebase(index, to: time)
+        recordExecution(index, at: time)
+        commit()
+    }
+
+    mutating func executeNext(among candidates: [Int]) -> Int? {
+        let time = now()
+        let ordered = candidates.sorted {
+            let (a, b) = (rules.scenarios[$0].priority, rules.scenarios[$1].priority)
+            return a != b ? a > b : $0 < $1
+        }
+        if shared && ordered.contains(where: { passes($0, now: time) }) { _ = lockFileForWriting() }
+        for index in ordered where passes(index, now: time) {
+            recordExecution(index, at: time)
+            commit()
+            return index
+        }
+        return nil
+    }
+
+    /// Records an execution of scenario `index` (and its group), and the changes in ``record``.
+    mutating func recordExecution(_ index: Int, at time: Double) {
+        let scenario = rules.scenarios[index]
+        buildView(index)
+        views[index].executions.record(at: time, in: meta.epoch, keep: scenario.executionKeep)
+        views.withUnsafeBufferPointer { record.set(scenario.keyBytes, view: $0.baseAddress! + index, eventsFrom: nil) }
+        storedAsStream[index] = false
+        if let group = scenario.group {
+            budgets[group].record(at: time, in: meta.epoch, keep: rules.groups[group].executionKeep)
+            record.set(rules.groups[group].key, budgets[group])
+        }
+    }
+
+    mutating func reset(_ name: String) -> Bool {
+        if shared { _ = lockFileForWriting() }
+        if let index = rules.scenarioIndex[name] ?? rules.formerScenarios[name] {
+            let empty = ScenarioState(streams: rules.scenarios[index].fingerprint)
+            views[index] = empty
+            built[index] = true
+            save([EngineState.change(key: rules.scenarios[index].key, empty)])
+            return true
+        }
+        if let index = rules.groupIndex[name] ?? rules.formerGroups[name] {
+            budgets[index] = Tally()
+            save([EngineState.change(key: rules.groups[index].key, nil as Tally?)])
+            return true
+        }
+        return false
+    }
+
+    // MARK: - Params
+
+    func param(_ name: String, _ type: ValueType) throws -> Int {
+        guard let index = rules.paramIndex[name] ?? rules.formerParams[name] else {
+            throw RuleEngineError.unknownParam(name)
+        }
+        let declared = rules.params[index].type
+        guard declared == type else { throw RuleEngineError.typeMismatch(param: name, declared: declared, given: type) }
+        return index
+    }
+
+    mutating func set(_ name: String, to value: ParamValue) throws {
+        let index = try param(name, value.type)
+        if shared { _ = lockFileForWriting() }
+        stored[index] = value
+        save([EngineState.change(key: rules.params[index].key, value)])
+    }
+
+    mutating func provide(_ name: String, _ type: ValueType, _ provider: @escaping @Sendable () -> ParamValue) throws {
+        providers[try param(name, type)] = provider
+    }
+
+    /// Param `index`'s value now: provider, else stored value, else default (its type's zero if none).
+    mutating func value(_ index: Int) -> ParamValue {
+        if let provider = providers[index] {
+            callback = .provider(index)
+            defer { callback = .none }
+            return provider()
+        }
+        return stored[index] ?? rules.params[index].defaultValue
+    }
+}
+
+/// App code an engine runs under its lock.
+enum CallbackSite {
+    case none, clock, storeErrorHandler
+    case provider(Int)
+
+    /// `the provide closure of param 'level'`.
+    func describe(_ rules: CompiledRules) -> String {
+        switch self {
+        case .none: return "code running under the engine's lock"
+        case .clock: return "the clock's now()"
+        case .storeErrorHandler: return "the store error handler"
+        case .provider(let index): return "the provide closure of param '\(rules.params[index].name)'"
+        }
+    }
+}

@@ -2,21 +2,21 @@
 struct Checker {
     let files: [RuleFile]
     private(set) var program: RuleProgram
-    private var diagnostics: [Diagnostic] = []
-    private var paramTypes: [String: ValueType] = [:]
-    private var scenarioNames: Set<String> = []
-    private var groupNames: Set<String> = []
+    var diagnostics: [Diagnostic] = []
+    var paramTypes: [String: ValueType] = [:]
+    var scenarioNames: Set<String> = []
+    var groupNames: Set<String> = []
     /// Streams `was` moves (an event's former names, and those of a scenario that counts its
     /// own stream) to the name they move to; and scenarios' and groups' former names.
-    private var movedStreams: [String: String] = [:]
-    private var formerScenariosAndGroups: [String: String] = [:]
+    var movedStreams: [String: String] = [:]
+    var formerScenariosAndGroups: [String: String] = [:]
     /// Declared events and where each is first declared; empty when the program declares none.
-    private var declaredEvents: [String: SourceSpan] = [:]
-    private var usedEvents: Set<String> = []
+    var declaredEvents: [String: SourceSpan] = [:]
+    var usedEvents: Set<String> = []
     /// `checkBody`'s tables, emptied and reused from body to body (no allocation per scenario).
-    private var bodyTables = BodyTables()
+    var bodyTables = BodyTables()
 
-    private struct BodyTables: Sendable {
+    struct BodyTables: Sendable {
         var single = SmallMap<String, SourceRange>()
         /// The strictest value of each scope and the position of its clause in the body.
         var minimums = SmallMap<ScopeKind, (value: Int64, clause: Int)>()
@@ -27,7 +27,7 @@ struct Checker {
 
     /// The first since_first, since_last and between clause (its position in the body), with
     /// the largest duration seen: three values, not an array allocated per body.
-    private struct TimeClauses {
+    struct TimeClauses {
         private var slots:
             ((clause: Int, largest: Int64)?, (clause: Int, largest: Int64)?, (clause: Int, largest: Int64)?) =
                 (nil, nil, nil)
@@ -43,15 +43,15 @@ struct Checker {
             }
         }
     }
-    private lazy var eventList = Array(declaredEvents.keys)
+    lazy var eventList = Array(declaredEvents.keys)
     /// Suggestions left to look for: past the error cap nobody reads them.
     private(set) var suggestionsLeft = Limits.maxErrorsPerFile
     /// Candidate lists, built once.
-    private lazy var paramList = Array(paramTypes.keys)
-    private lazy var scenarioAndGroupList = Array(scenarioNames.union(groupNames))
+    lazy var paramList = Array(paramTypes.keys)
+    lazy var scenarioAndGroupList = Array(scenarioNames.union(groupNames))
 
     /// Closest of `candidates` to `name`, while the budget lasts.
-    private mutating func suggest(_ name: String, _ candidates: [String]) -> [String] {
+    mutating func suggest(_ name: String, _ candidates: [String]) -> [String] {
         guard suggestionsLeft > 0 else { return [] }
         suggestionsLeft -= 1
         return Suggestions.closest(to: name, in: candidates)
@@ -98,7 +98,7 @@ struct Checker {
 
     /// Once the program declares events, `name` (a stream named by `on` or a function) must
     /// be one of them or a scenario's own stream.
-    private mutating func checkStream(_ name: Name, _ file: SourceFile) {
+    mutating func checkStream(_ name: Name, _ file: SourceFile) {
         // A stream `was` moved, read by its old name: it holds no events any more.
         if !movedStreams.isEmpty, let new = movedStreams[name.text], declaredEvents[name.text] == nil,
             !scenarioNames.contains(name.text)
@@ -124,7 +124,7 @@ struct Checker {
     }
 
     /// A `min_days` or `active_days` window: whole days, from 1 day to ``Limits/maxDayWindow``.
-    private mutating func checkDayWindow(_ seconds: Int64, _ range: SourceRange, _ file: SourceFile) -> Bool {
+    mutating func checkDayWindow(_ seconds: Int64, _ range: SourceRange, _ file: SourceFile) -> Bool {
         if seconds % 86_400 != 0 || seconds == 0 {
             error(Message.wholeDays(DurationText.format(seconds)), file, range)
             return false
@@ -154,21 +154,21 @@ struct Checker {
 
     // MARK: - Reporting
 
-    private mutating func report(
+    mutating func report(
         _ severity: Severity, _ problem: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange,
         notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
     ) {
         diagnostics.append(Diagnostic(problem, severity, at: SourceSpan(file, range), notes: notes, fixIts: fixIts))
     }
 
-    private mutating func error(
+    mutating func error(
         _ problem: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange,
         notes: [DiagnosticNote] = [], fixIts: [FixIt] = []
     ) {
         report(.error, problem, file, range, notes: notes, fixIts: fixIts)
     }
 
-    private mutating func warning(
+    mutating func warning(
         _ problem: DiagnosticMessage, _ file: SourceFile, _ range: SourceRange, notes: [DiagnosticNote] = []
     ) {
         report(.warning, problem, file, range, notes: notes)
@@ -176,7 +176,7 @@ struct Checker {
 
     // MARK: - Declarations
 
-    private mutating func collectDeclarations() {
+    mutating func collectDeclarations() {
         var firstParam: [String: SourceSpan] = [:]
         var firstScenarioOrGroup: [String: SourceSpan] = [:]
         // Reserved once: a large program would otherwise rehash these tables many times.
@@ -245,7 +245,7 @@ struct Checker {
         }
     }
 
-    private mutating func checkParam(_ param: ParamDecl, _ file: SourceFile) {
+    mutating func checkParam(_ param: ParamDecl, _ file: SourceFile) {
         guard let value = param.defaultValue, let declared = param.type else { return }
         let actual: ValueType
         switch value.kind {
@@ -273,7 +273,7 @@ struct Checker {
 
     // MARK: - Clauses
 
-    private mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
+    mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
         // Taken out of `bodyTables` (and put back, emptied, at the end) so that the tables
         // keep their storage from body to body.
         var tables = BodyTables()
@@ -428,136 +428,9 @@ struct Checker {
         }
     }
 
-    private mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
+    mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
         if case .within = scope.kind, n.value > Limits.maxWindowedThreshold {
             error(Message.windowThresholdTooLarge(n.value), file, n.range)
         }
     }
-
-    // MARK: - Expressions
-
-    /// True when `expr` is a string literal or a string param (without reporting anything).
-    private func otherIsString(_ expr: Expr) -> Bool {
-        switch expr.kind {
-        case .string: return true
-        case .name(let name): return paramTypes[name] == .string
-        case .parenthesized(let inner): return otherIsString(inner)
-        default: return false
-        }
-    }
-
-    /// The type of `expr`, or nil when it has an error (already reported).
-    mutating func typeOf(_ expr: Expr, _ file: SourceFile) -> ValueType? {
-        switch expr.kind {
-        case .integer: return .int
-        case .duration: return .duration
-        case .string: return .string
-        case .bool: return .bool
-        case .invalid: return nil
-        case .parenthesized(let inner): return typeOf(inner, file)
-        case .name(let name):
-            if let type = paramTypes[name] { return type }  // a param shadows a built-in value
-            if let builtin = BuiltinValue(rawValue: name) { return builtin.type }
-            let suggestions = suggest(name, paramList)
-            var notes: [DiagnosticNote] = []
-            if scenarioNames.contains(name) {
-                notes.append(DiagnosticNote("'\(name)' is a scenario; use 'executions(\(name))' or 'count(\(name))'"))
-            } else if suggestions.isEmpty {
-                notes.append(DiagnosticNote("a 'when' may name only params declared with 'param \(name): TYPE'"))
-            }
-            error(
-                Message.unknown(.unknownName, "param", name, suggestions), file, expr.range, notes: notes,
-                fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
-            return nil
-        case .unary(_, let operand):
-            guard let type = typeOf(operand, file) else { return nil }
-            if type != .bool {
-                error(Message.operandNotBool("not", type), file, operand.range)
-                return nil
-            }
-            return .bool
-        case .binary(let op, let left, let right):
-            // `plan == free`: a bare word compared with a string is a string without quotes.
-            if op == .equal || op == .notEqual {
-                for (side, other) in [(left, right), (right, left)] {
-                    guard case .name(let word) = side.kind, paramTypes[word] == nil,
-                        BuiltinValue(rawValue: word) == nil,
-                        otherIsString(other)
-                    else { continue }
-                    _ = typeOf(other, file)
-                    error(
-                        Message.stringNeedsQuotes(word), file, side.range,
-                        fixIts: [FixIt(range: side.range, replacement: Printer.string(word))])
-                    return nil
-                }
-            }
-            let lt = typeOf(left, file)
-            let rt = typeOf(right, file)
-            if !op.isComparison {
-                var ok = true
-                for (type, side) in [(lt, left), (rt, right)] {
-                    if let type, type != .bool {
-                        error(Message.operandNotBool(op.rawValue, type), file, side.range)
-                        ok = false
-                    }
-                }
-                return ok && lt != nil && rt != nil ? .bool : nil
-            }
-            guard let lt, let rt else { return nil }
-            if lt != rt {
-                var fixIts: [FixIt] = []
-                for side in [left, right] {
-                    if case .integer(let seconds) = side.kind, lt == .duration || rt == .duration {
-                        fixIts.append(FixIt(range: side.range, replacement: DurationText.format(seconds)))
-                    }
-                }
-                error(Message.cannotCompare(lt, rt), file, expr.range, fixIts: fixIts)
-                return nil
-            }
-            if op != .equal && op != .notEqual && lt != .int && lt != .duration {
-                error(Message.notOrdered(op.rawValue, lt), file, expr.range)
-                return nil
-            }
-            return .bool
-        case .call(let function, let argument, let scope):
-            guard let builtin = BuiltinFunction(rawValue: function.text) else {
-                let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
-                error(
-                    Message.unknown(.unknownFunction, "function", function.text, suggestions), file, function.range,
-                    fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
-                return nil
-            }
-            if let scope, !builtin.takesScope {
-                error(Message.noScope(function.text), file, scope.range)
-                return nil
-            }
-            if builtin == .activeDays {
-                guard let scope, case .within(let seconds) = scope.kind else {
-                    error(Message.dayWindowRequired, file, scope?.range ?? function.range)
-                    return nil
-                }
-                guard checkDayWindow(seconds, scope.range, file) else { return nil }
-            }
-            if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
-            if builtin.argument == .scenarioOrGroup, !formerScenariosAndGroups.isEmpty,
-                let new = formerScenariosAndGroups[argument.text],
-                !scenarioNames.contains(argument.text), !groupNames.contains(argument.text)
-            {
-                error(
-                    Message.readsMovedName(argument.text, new, what: "executions"), file, argument.range,
-                    fixIts: [FixIt(range: argument.range, replacement: Printer.name(new))])
-            } else if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
-                && !groupNames.contains(argument.text)
-            {
-                let suggestions = suggest(argument.text, scenarioAndGroupList)
-                error(
-                    Message.unknown(.unknownScenario, "scenario", argument.text, suggestions), file,
-                    argument.range,
-                    fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
-                return nil
-            }
-            return builtin.resultType
-        }
-    }
-
 }

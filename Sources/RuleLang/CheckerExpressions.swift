@@ -1,0 +1,128 @@
+/// The checker's expressions: types, names and calls in `when` clauses.
+extension Checker {
+    // MARK: - Expressions
+
+    /// True when `expr` is a string literal or a string param (without reporting anything).
+    func otherIsString(_ expr: Expr) -> Bool {
+        switch expr.kind {
+        case .string: return true
+        case .name(let name): return paramTypes[name] == .string
+        case .parenthesized(let inner): return otherIsString(inner)
+        default: return false
+        }
+    }
+
+    /// The type of `expr`, or nil when it has an error (already reported).
+    mutating func typeOf(_ expr: Expr, _ file: SourceFile) -> ValueType? {
+        switch expr.kind {
+        case .integer: return .int
+        case .duration: return .duration
+        case .string: return .string
+        case .bool: return .bool
+        case .invalid: return nil
+        case .parenthesized(let inner): return typeOf(inner, file)
+        case .name(let name):
+            if let type = paramTypes[name] { return type }  // a param shadows a built-in value
+            if let builtin = BuiltinValue(rawValue: name) { return builtin.type }
+            let suggestions = suggest(name, paramList)
+            var notes: [DiagnosticNote] = []
+            if scenarioNames.contains(name) {
+                notes.append(DiagnosticNote("'\(name)' is a scenario; use 'executions(\(name))' or 'count(\(name))'"))
+            } else if suggestions.isEmpty {
+                notes.append(DiagnosticNote("a 'when' may name only params declared with 'param \(name): TYPE'"))
+            }
+            error(
+                Message.unknown(.unknownName, "param", name, suggestions), file, expr.range, notes: notes,
+                fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
+            return nil
+        case .unary(_, let operand):
+            guard let type = typeOf(operand, file) else { return nil }
+            if type != .bool {
+                error(Message.operandNotBool("not", type), file, operand.range)
+                return nil
+            }
+            return .bool
+        case .binary(let op, let left, let right):
+            // `plan == free`: a bare word compared with a string is a string without quotes.
+            if op == .equal || op == .notEqual {
+                for (side, other) in [(left, right), (right, left)] {
+                    guard case .name(let word) = side.kind, paramTypes[word] == nil,
+                        BuiltinValue(rawValue: word) == nil,
+                        otherIsString(other)
+                    else { continue }
+                    _ = typeOf(other, file)
+                    error(
+                        Message.stringNeedsQuotes(word), file, side.range,
+                        fixIts: [FixIt(range: side.range, replacement: Printer.string(word))])
+                    return nil
+                }
+            }
+            let lt = typeOf(left, file)
+            let rt = typeOf(right, file)
+            if !op.isComparison {
+                var ok = true
+                for (type, side) in [(lt, left), (rt, right)] {
+                    if let type, type != .bool {
+                        error(Message.operandNotBool(op.rawValue, type), file, side.range)
+                        ok = false
+                    }
+                }
+                return ok && lt != nil && rt != nil ? .bool : nil
+            }
+            guard let lt, let rt else { return nil }
+            if lt != rt {
+                var fixIts: [FixIt] = []
+                for side in [left, right] {
+                    if case .integer(let seconds) = side.kind, lt == .duration || rt == .duration {
+                        fixIts.append(FixIt(range: side.range, replacement: DurationText.format(seconds)))
+                    }
+                }
+                error(Message.cannotCompare(lt, rt), file, expr.range, fixIts: fixIts)
+                return nil
+            }
+            if op != .equal && op != .notEqual && lt != .int && lt != .duration {
+                error(Message.notOrdered(op.rawValue, lt), file, expr.range)
+                return nil
+            }
+            return .bool
+        case .call(let function, let argument, let scope):
+            guard let builtin = BuiltinFunction(rawValue: function.text) else {
+                let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
+                error(
+                    Message.unknown(.unknownFunction, "function", function.text, suggestions), file, function.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: function.range, replacement: $0) })
+                return nil
+            }
+            if let scope, !builtin.takesScope {
+                error(Message.noScope(function.text), file, scope.range)
+                return nil
+            }
+            if builtin == .activeDays {
+                guard let scope, case .within(let seconds) = scope.kind else {
+                    error(Message.dayWindowRequired, file, scope?.range ?? function.range)
+                    return nil
+                }
+                guard checkDayWindow(seconds, scope.range, file) else { return nil }
+            }
+            if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
+            if builtin.argument == .scenarioOrGroup, !formerScenariosAndGroups.isEmpty,
+                let new = formerScenariosAndGroups[argument.text],
+                !scenarioNames.contains(argument.text), !groupNames.contains(argument.text)
+            {
+                error(
+                    Message.readsMovedName(argument.text, new, what: "executions"), file, argument.range,
+                    fixIts: [FixIt(range: argument.range, replacement: Printer.name(new))])
+            } else if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
+                && !groupNames.contains(argument.text)
+            {
+                let suggestions = suggest(argument.text, scenarioAndGroupList)
+                error(
+                    Message.unknown(.unknownScenario, "scenario", argument.text, suggestions), file,
+                    argument.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
+                return nil
+            }
+            return builtin.resultType
+        }
+    }
+}

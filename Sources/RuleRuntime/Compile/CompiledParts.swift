@@ -51,26 +51,26 @@ struct TriggerInfo {
 /// A class: the engine reads a scenario's fields on every call, and reading them through a
 /// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
 final class CompiledScenario: @unchecked Sendable {
-    // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
+    // Written only while ``CompiledRules`` is built (checked accesses: see ``CompiledRules``).
     let name: String
     /// Its key in the store: `s:NAME`.
     let key: String
     /// `retired scenario NAME`: it answers no; its history is kept.
-    @exclusivity(unchecked) var retired = false
+    var retired = false
     /// `key`'s UTF-8, for the record every call writes (no reference counting on the way).
     let keyBytes: UnsafeRawBufferPointer
     /// The slots of the streams it counts: its `on` list, or its own name.
-    @exclusivity(unchecked) var streams: [Int]
-    @exclusivity(unchecked) var clauses: [CompiledClause]
+    var streams: [Int]
+    var clauses: [CompiledClause]
     /// The clauses as declared (`on` and `priority` included), for explanations.
-    @exclusivity(unchecked) var declared: [Clause] = []
-    @exclusivity(unchecked) var group: Int?
-    @exclusivity(unchecked) var priority: Int64
+    var declared: [Clause] = []
+    var group: Int?
+    var priority: Int64
     /// Recent times kept in its view of events and of executions.
-    @exclusivity(unchecked) var eventKeep: Int
-    @exclusivity(unchecked) var executionKeep: Int
+    var eventKeep: Int
+    var executionKeep: Int
     /// Identifies its stream names as a set; a stored view built from other streams is rebuilt.
-    @exclusivity(unchecked) var fingerprint: UInt64
+    var fingerprint: UInt64
 
     init(name: String, group: Int?, keep: Int) {
         self.name = name
@@ -165,15 +165,15 @@ final class CompiledScenario: @unchecked Sendable {
 
 /// A class for the same reason as ``CompiledScenario``.
 final class CompiledGroup: @unchecked Sendable {
-    // Written only while ``CompiledRules`` is built: reads skip the run-time exclusivity checks.
+    // Written only while ``CompiledRules`` is built (checked accesses: see ``CompiledRules``).
     let name: String
     /// Its key in the store: `g:NAME`.
     let key: String
-    @exclusivity(unchecked) var clauses: [CompiledClause] = []
+    var clauses: [CompiledClause] = []
     /// The clauses as declared, for explanations.
-    @exclusivity(unchecked) var declared: [Clause] = []
-    @exclusivity(unchecked) var members: [Int] = []
-    @exclusivity(unchecked) var executionKeep: Int
+    var declared: [Clause] = []
+    var members: [Int] = []
+    var executionKeep: Int
 
     init(name: String, keep: Int) {
         self.name = name

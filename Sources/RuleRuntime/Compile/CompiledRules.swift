@@ -2,11 +2,14 @@ import RuleLang
 
 /// A checked program lowered to tables indexed by number: the engine evaluates it
 /// without looking up a name. Built once and never changed after `init` (a class, so
-/// reading it copies nothing). Its tables are written only while `init` runs, so they skip the
-/// run-time exclusivity checks every read of a class's `var` would otherwise pay.
+/// reading it copies nothing). Its tables are written only while `init` runs. They carried
+/// `@exclusivity(unchecked)` until 2026-11-27, when paired `rulebench` runs without it read the
+/// same or better (`try_no_vs_limit` 1.03-1.11x against 1.08-1.18x, `trigger_file_vs_write`
+/// 1.82-1.96x against 1.95-2.07x, `check_vs_jsondecoder` and the cold lines within their noise):
+/// the checked form stays.
 final class CompiledRules: @unchecked Sendable {
     let program: RuleProgram
-    @exclusivity(unchecked) private(set) var scenarios: [CompiledScenario] = []
+    private(set) var scenarios: [CompiledScenario] = []
     let scenarioIndex: NameTable
     /// Former names (`was`) that no declaration uses now, to the scenario, group or param that
     /// carries them (an app built against older rules still calls them), and for events the
@@ -15,15 +18,15 @@ final class CompiledRules: @unchecked Sendable {
     private(set) var formerGroups: [String: Int] = [:]
     private(set) var formerParams: [String: Int] = [:]
     private(set) var formerStreams: [String: String] = [:]
-    @exclusivity(unchecked) private(set) var groups: [CompiledGroup] = []
+    private(set) var groups: [CompiledGroup] = []
     let groupIndex: NameTable
-    @exclusivity(unchecked) private(set) var params: [CompiledParam] = []
+    private(set) var params: [CompiledParam] = []
     let paramIndex: NameTable
-    @exclusivity(unchecked) private(set) var conditions: [CompiledExpr] = []
+    private(set) var conditions: [CompiledExpr] = []
     /// By slot: true for a stream whose local days are kept (empty when no rule counts days).
-    @exclusivity(unchecked) private(set) var dayCounted: [Bool] = []
+    private(set) var dayCounted: [Bool] = []
     /// The gaps of each `between` with several, in seconds.
-    @exclusivity(unchecked) private(set) var gapLists: [[Double]] = []
+    private(set) var gapLists: [[Double]] = []
 
     /// Every scenario's clauses in one array (scenario `i`'s are
     /// `clauses[clauseStart[i]..<clauseStart[i + 1]]`), then every group's (group `g`'s from
@@ -47,14 +50,14 @@ final class CompiledRules: @unchecked Sendable {
         return (gapLists[list][position], position)
     }
     /// The streams the rules name; slot `i` of every engine is `streams.names[i]`.
-    @exclusivity(unchecked) private(set) var streams = StreamTable()
+    private(set) var streams = StreamTable()
     /// By slot: the scenarios counting the stream, `listenerList[listenerStart[slot]..<listenerStart[slot + 1]]`
     /// (one list for all: no array per stream), and the recent times it keeps.
-    @exclusivity(unchecked) private(set) var listenerStart: [Int32] = [0]
-    @exclusivity(unchecked) private(set) var listenerList: [Int32] = []
-    @exclusivity(unchecked) private(set) var streamKeep: [Int] = []
+    private(set) var listenerStart: [Int32] = [0]
+    private(set) var listenerList: [Int32] = []
+    private(set) var streamKeep: [Int] = []
     /// By scenario: what a trigger reads, in plain values (no reference counting on its way).
-    @exclusivity(unchecked) private(set) var triggerInfo: [TriggerInfo] = []
+    private(set) var triggerInfo: [TriggerInfo] = []
     /// Recent timestamps kept per tally: the API cap, or more for a tally that a windowed
     /// clause counts. Each tally keeps only what its own clauses need.
     let recentLimit: Int

@@ -10,12 +10,12 @@ import Foundation
 /// that a call encodes with plain stores (no array uniqueness or capacity checks per byte)
 /// and the engine's state is not borrowed while it writes.
 final class ChangeRecord: ByteSink {
-    @exclusivity(unchecked) private(set) var base: UnsafeMutableRawPointer
-    @exclusivity(unchecked) private(set) var capacity: Int
+    private(set) var base: UnsafeMutableRawPointer
+    private(set) var capacity: Int
     /// Bytes written, header included.
-    @exclusivity(unchecked) var length = 0
+    var length = 0
     /// How many changes the record holds.
-    @exclusivity(unchecked) var count = 0
+    var count = 0
     /// Where the count starts: after the record header.
     static let countOffset = RecordFormat.recordHeaderSize
 

@@ -119,10 +119,10 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
 /// half of it (and at least `compactionThreshold` bytes) is superseded values.
 public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     private let lock = NSLock()
-    /// The entries (used only under `lock`: no run-time exclusivity checks). One property
+    /// The entries, used only under `lock`. One property
     /// changed through its mutating methods: reading three properties of the class on every
     /// change retained and released their arrays, a third of an in-memory trigger.
-    @exclusivity(unchecked) private var buffer = Buffer(bytes: [0], index: RecordIndex(), garbage: 0)
+    private var buffer = Buffer(bytes: [0], index: RecordIndex(), garbage: 0)
     private let compactionThreshold: Int
     /// Rewrites of the buffer so far (tests).
     private(set) var compactions = 0

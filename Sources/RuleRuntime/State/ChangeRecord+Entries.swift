@@ -26,7 +26,8 @@ extension ChangeRecord {
     /// arrays it lies in (four retains and releases of a trigger's six).
     @inline(__always)
     func set(stream name: String, _ counts: TallyCounts, recent: UnsafeBufferPointer<Double>) {
-        assert(length + Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recent.count) <= capacity)
+        // Checked in release builds too: writing past the room made would corrupt memory.
+        precondition(length + Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recent.count) <= capacity)
         var sink = ReservedSink(base: base, length: length)
         sink.key(.stream, name)
         sink.u8(1)

@@ -201,18 +201,19 @@ public struct RuleFile: Sendable {
     public var declarations: [Declaration]
     /// Its `# language X.Y` line, if it has one (else it is language 1.0).
     public var language: LanguageDeclaration? = nil
-    /// Where it uses a construct newer than 1.0 that the version check looks for, recorded by
-    /// the parser as it makes them (the check walks no clause again).
+    /// Where it uses a construct newer than 1.0, recorded by the parser as it makes each one
+    /// (the version check walks no clause and no rename again).
     var newerConstructs: [NewerConstruct] = []
 
     /// The language version the file declares (1.0 when it declares none).
     public var languageVersion: LanguageVersion { language?.version ?? .initial }
 }
 
-/// A use of a construct newer than language 1.0: what the version check calls it, and where.
+/// A use of a construct newer than language 1.0: which, what the version check calls it
+/// (`'min_days'` or `'active_days'` for ``Construct/days``), and where.
 struct NewerConstruct: Sendable {
+    let construct: Construct
     let what: String
-    let version: LanguageVersion
     let range: SourceRange
 }
 

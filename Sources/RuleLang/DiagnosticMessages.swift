@@ -12,15 +12,6 @@ public struct DiagnosticID: RawRepresentable, Hashable, Sendable, Codable, Custo
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
     public var description: String { rawValue }
-
-    public init(from decoder: Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// The language's diagnostics, alphabetized.

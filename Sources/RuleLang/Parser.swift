@@ -68,7 +68,14 @@ package struct Parser {
             advance()
             if let name = event ? parseEventName() : parseName("a former name") { names.append(name) }
         }
+        if let first = names.first { noteNewer(.was, at: first.range) }
         return names
+    }
+
+    /// Records a use of a construct newer than 1.0 for the version check, called `what`
+    /// (its own name unless given).
+    mutating func noteNewer(_ construct: Construct, _ what: String? = nil, at range: SourceRange) {
+        newerConstructs.append(NewerConstruct(construct: construct, what: what ?? construct.rawValue, range: range))
     }
 
     /// Parses one expression filling `range` of `file` (used by timelines' `check`).
@@ -230,6 +237,7 @@ package struct Parser {
     /// retired = "retired" "scenario" NAME { "was" NAME }: no clauses.
     mutating func parseRetiredScenario() -> ScenarioDecl? {
         let word = advance().range
+        noteNewer(.retired, at: word)
         let start = advance().range.lowerBound
         guard let name = parseName("a scenario name") else {
             synchronizeToDeclaration()

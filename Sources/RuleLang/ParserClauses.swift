@@ -73,12 +73,8 @@ extension Parser {
         guard let kind else { return nil }
         let range = start..<previous.range.upperBound
         switch kind {
-        case .growingBetween:
-            newerConstructs.append(
-                NewerConstruct(
-                    what: Construct.growingBetween.rawValue, version: Construct.growingBetween.version, range: range))
-        case .minDays:
-            newerConstructs.append(NewerConstruct(what: "'min_days'", version: Construct.days.version, range: range))
+        case .growingBetween: noteNewer(.growingBetween, at: range)
+        case .minDays: noteNewer(.days, "'min_days'", at: range)
         default: break
         }
         return Clause(kind: kind, range: range)
@@ -499,9 +495,7 @@ extension Parser {
             return Expr(.invalid, start..<previous.range.upperBound)
         }
         let range = start..<previous.range.upperBound
-        if function.text == BuiltinFunction.activeDays.name {
-            newerConstructs.append(NewerConstruct(what: "'active_days'", version: Construct.days.version, range: range))
-        }
+        if function.text == BuiltinFunction.activeDays.name { noteNewer(.days, "'active_days'", at: range) }
         return Expr(.call(function: function, argument: argument, scope: scope), range)
     }
 

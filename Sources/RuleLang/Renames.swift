@@ -79,22 +79,11 @@ enum VersionAndRenameChecks {
                         at: SourceSpan(file.source, language.range)))
             }
             let declared = file.languageVersion
-            // Every construct newer than the file declares, each where it is.
-            var newer: [(what: String, version: LanguageVersion, range: SourceRange)] = []
-            for rename in renames where rename.file.path == file.source.path {
-                if let first = rename.formerNames.first { newer.append(("'was'", Construct.was.version, first.range)) }
-            }
-            if declared < Construct.retired.version {
-                for case .scenario(let scenario) in file.declarations {
-                    if let word = scenario.retired {
-                        newer.append((Construct.retired.rawValue, Construct.retired.version, word))
-                    }
-                }
-            }
-            for use in file.newerConstructs { newer.append((use.what, use.version, use.range)) }
-            for (what, version, range) in newer.filter({ declared < $0.version }).sorted(by: {
-                $0.range.lowerBound < $1.range.lowerBound
-            }) {
+            // Every construct newer than the file declares, each where it is (recorded by the
+            // parser as it made them).
+            let newer = file.newerConstructs.filter { declared < $0.construct.version }
+            for use in newer.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+                let (what, version, range) = (use.what, use.construct.version, use.range)
                 let fix =
                     file.language.map { FixIt(range: $0.range, replacement: "# language \(version)") }
                     ?? FixIt(
@@ -222,7 +211,6 @@ enum VersionAndRenameChecks {
 extension RuleFile {
     /// The first range `find` gives for a clause of this file, in source order (each scenario's
     /// clauses, each group's and its members'), read in place: no list of bodies is made.
-    /// What `find` gives for every clause, in order.
     package func firstInClauses(_ find: (Clause) -> SourceRange?) -> SourceRange? {
         func search(_ clauses: [Clause]) -> SourceRange? {
             for clause in clauses { if let found = find(clause) { return found } }

@@ -77,5 +77,16 @@ final class GrowingGapsTests: XCTestCase {
         XCTAssertEqual(starts, starts.sorted())
         // Declared, none.
         XCTAssertEqual(RuleCompiler.check(text: "# language 1.1\n" + text).diagnostics.map(\.id), [])
+        // Former names (the first of each list) and retirement, recorded by the parser too.
+        let renamed = RuleCompiler.check(
+            text: "event b was a, d was c\nscenario S was R was Q < on b, d >\n# later\nretired scenario T\n")
+        XCTAssertEqual(
+            renamed.diagnostics.filter { $0.id == .languageVersion }.map(\.message),
+            [
+                "'was' needs rules language 1.1, but this file is language 1.0; declare it on the first line: '# language 1.1'",
+                "'was' needs rules language 1.1, but this file is language 1.0; declare it on the first line: '# language 1.1'",
+                "'was' needs rules language 1.1, but this file is language 1.0; declare it on the first line: '# language 1.1'",
+                "'retired' needs rules language 1.2, but this file is language 1.0; declare it on the first line: '# language 1.2'",
+            ])
     }
 }

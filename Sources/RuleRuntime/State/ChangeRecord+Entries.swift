@@ -14,10 +14,10 @@ extension ChangeRecord {
         reserve(Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recentCount))
     }
 
-    /// At most the bytes a stream's entry takes: the key's length and kind, the name, the
-    /// value's flag and length, and the tally (``Tally/encodedSize``).
+    /// At most the bytes a stream's entry takes: the key's length (a varint) and bytes (kind,
+    /// separator, name), the value's flag and length (a varint), its format byte and the tally.
     static func streamEntryBound(nameLength: Int, recentCount: Int) -> Int {
-        10 + 2 + nameLength + 1 + 10 + 1 + 8 * recentCount + 80
+        10 + 2 + nameLength + 1 + 10 + 1 + Tally.maxEncodedSize(recentCount: recentCount)
     }
 
     /// Sets stream `name`'s entry (`e:NAME`) to its tally, without making the key, in room made

@@ -3,7 +3,11 @@ import Foundation
 /// How each kind of stored entry is written and read.
 extension Tally {
     /// At most the bytes `encode` writes.
-    var encodedSize: Int { 8 * recent.count + 80 }
+    var encodedSize: Int { Tally.maxEncodedSize(recentCount: recent.count) }
+
+    /// At most the bytes ``encode(_:recent:to:)`` writes for `recentCount` recent times: five
+    /// varints of up to ten bytes, two optional times of nine, the count's varint.
+    static func maxEncodedSize(recentCount: Int) -> Int { 8 * recentCount + 80 }
 
     func encode<W: ByteSink>(_ w: inout W) {
         recent.withUnsafeBufferPointer { Tally.encode(counts, recent: $0, to: &w) }

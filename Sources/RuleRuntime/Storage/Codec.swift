@@ -27,20 +27,30 @@ extension ByteSink {
     }
 
     mutating func string(_ value: String) {
-        withUTF8(of: value) { utf8 in
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
             varint(UInt64(utf8.count))
-            append(utf8)
+            append(UnsafeRawBufferPointer(utf8))
+        }
+        if written == nil {
+            varint(UInt64(value.utf8.count))
+            for byte in value.utf8 { u8(byte) }
         }
     }
 
     /// The key `K:NAME` of `kind`'s entry for `name`, its length first (as ``string(_:)``
     /// writes the key made whole).
     mutating func key(_ kind: StoreKey.Kind, _ name: String) {
-        withUTF8(of: name) { utf8 in
+        let written: Void? = name.utf8.withContiguousStorageIfAvailable { utf8 in
             varint(UInt64(utf8.count + 2))
             u8(kind.rawValue)
             u8(StoreKey.separator)
-            append(utf8)
+            append(UnsafeRawBufferPointer(utf8))
+        }
+        if written == nil {
+            varint(UInt64(name.utf8.count + 2))
+            u8(kind.rawValue)
+            u8(StoreKey.separator)
+            for byte in name.utf8 { u8(byte) }
         }
     }
 
@@ -60,17 +70,6 @@ extension ByteSink {
         #else
             for value in values { u64(value.bitPattern) }
         #endif
-    }
-}
-
-/// `text`'s UTF-8, read in place where the string holds it whole (every native string), else
-/// copied. Not `String.withUTF8`, which needs a `var` and calls out to the standard library
-/// even for a native string: a call the optimizer must assume releases, so callers writing
-/// from arrays read in place (``ReservedSink``) would retain them.
-@inline(__always)
-func withUTF8(of text: String, _ body: (UnsafeRawBufferPointer) -> Void) {
-    if text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) == nil {
-        Array(text.utf8).withUnsafeBytes(body)
     }
 }
 

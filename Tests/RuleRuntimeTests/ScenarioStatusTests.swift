@@ -38,9 +38,9 @@ import XCTest
             clock.advance(by: 86_400)
             XCTAssertEqual(status?.isEligible, true)
             XCTAssertEqual(changes.withValue { $0 }, 3)
-            XCTAssertEqual(engine.locked { $0.observers.count }, 1)
+            XCTAssertEqual(engine.locked { $0.hooks.observers.count }, 1)
             status = nil
-            XCTAssertEqual(engine.locked { $0.observers.count }, 0, "released with its view")
+            XCTAssertEqual(engine.locked { $0.hooks.observers.count }, 0, "released with its view")
         }
 
         func testAnUnknownScenarioIsNotEligibleUntilASwapBringsIt() throws {

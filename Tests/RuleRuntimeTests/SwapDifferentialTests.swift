@@ -1,6 +1,7 @@
 import Foundation
 import RuleLang
-import RuleRuntime
+@testable import RuleRuntime
+import TestSupport
 import XCTest
 
 /// A swap must leave the engine exactly where a restart with the new rules would: same
@@ -165,5 +166,161 @@ final class SwapDifferentialTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(renamedCases, 500, "renames are exercised")
+    }
+
+    /// A swap decodes the stored state outside the engine's lock; calls made meanwhile (on the
+    /// old rules) are applied to it from the core's journal. The engine then equals a restart
+    /// made after those calls: answers, warnings, stored state. Rules that rename take the
+    /// path that reads the store again under the lock, and must equal a restart too.
+    func testCallsWhileASwapDecodesEqualARestartAfterThem() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x7C1D
+        var g = SeededGenerator(seed: seed)
+        print("swap journal seed: \(seed)")
+        var journaled = 0
+        for trial in 0..<1500 {
+            let old = Self.randomRules(&g)
+            var renames: [String: String] = [:]
+            for (k, name) in Self.scenarios.enumerated() where Int.random(in: 0..<6, using: &g) == 0 {
+                renames[name] = "R\(k)"
+            }
+            let new = Self.randomRules(&g, renaming: renames)
+            let before = Self.randomHistory(&g, count: Int.random(in: 0...20, using: &g))
+            let during = Self.randomHistory(&g, count: Int.random(in: 0...12, using: &g))
+            let after = Self.randomHistory(&g, count: Int.random(in: 1...12, using: &g))
+
+            let swapStore = InMemoryStore()
+            let swapClock = ManualClock()
+            let swapped = try RuleEngine(source: old.text, store: swapStore, clock: swapClock)
+            _ = Self.run(before, swapped, swapClock, names: [])
+            var duringAnswers: [String] = []
+            swapped.betweenSwapSteps = { duringAnswers = Self.run(during, swapped, swapClock, names: old.names) }
+            try swapped.replaceRules(source: new.text)
+            swapped.betweenSwapSteps = nil
+            let swapAnswers = Self.run(after, swapped, swapClock, names: new.names)
+
+            let restartStore = InMemoryStore()
+            let restartClock = ManualClock()
+            var restarted: RuleEngine? = try RuleEngine(source: old.text, store: restartStore, clock: restartClock)
+            _ = Self.run(before, restarted!, restartClock, names: [])
+            let restartDuring = Self.run(during, restarted!, restartClock, names: old.names)
+            restarted = nil
+            let fresh = try RuleEngine(source: new.text, store: restartStore, clock: restartClock)
+            let restartAnswers = Self.run(after, fresh, restartClock, names: new.names)
+
+            XCTAssertEqual(duringAnswers, restartDuring, "trial \(trial): the old rules answer while the swap decodes")
+            XCTAssertEqual(
+                swapped.warnings.map { "\($0.span.start) \($0.message)" },
+                fresh.warnings.map { "\($0.span.start) \($0.message)" }, "trial \(trial)")
+            if swapAnswers != restartAnswers {
+                let first =
+                    swapAnswers.indices.first { $0 >= restartAnswers.count || swapAnswers[$0] != restartAnswers[$0] }
+                    ?? 0
+                XCTFail(
+                    "trial \(trial): answers differ at \(first)\nold:\n\(old.text)\nnew:\n\(new.text)\n"
+                        + "swap: \(swapAnswers[first...].prefix(3))\nrestart: \(restartAnswers[first...].prefix(3))")
+                return
+            }
+            let (a, b) = (try Self.snapshot(swapStore), try Self.snapshot(restartStore))
+            if a != b {
+                XCTFail("trial \(trial): stored state differs\nold:\n\(old.text)\nnew:\n\(new.text)\n\(a)\n\(b)")
+                return
+            }
+            if !during.isEmpty { journaled += swapped.journaledSwaps }
+        }
+        // Calls made while decoding, applied from the journal (the others read the store again).
+        XCTAssertGreaterThan(journaled, 600, "swaps made from the state decoded outside the lock")
+    }
+
+    /// Triggers and executions on other threads while one thread swaps rules back and forth:
+    /// at the end the engine answers as a restart over its store does, and the store holds
+    /// every call (each thread's calls counted).
+    func testSwapsUnderConcurrentCallsEqualARestart() throws {
+        let ruleSets = [
+            "event a, b\nscenario S0 < on a, b; min_events 3; max_exec 500 >\nscenario S1 < on b; between 1s >\n",
+            "event a, b\nscenario S0 < on a; min_events 2 >\nscenario S1 < on a, b; max_exec 400 within 1d >\n",
+        ]
+        for storeKind in ["memory", "file"] {
+            let url = scratchFolder("rules-swap").appendingPathComponent("state")
+            let memory = InMemoryStore()
+            let clock = ManualClock()
+            let callers = 2
+            let perCaller = 3_000
+            var swaps = 0
+            var answers: [String] = []
+            var counts: [Int] = []
+            do {
+                let store: RuleStore = storeKind == "memory" ? memory : FileStore(url: url)
+                let engine = try RuleEngine(source: ruleSets[0], store: store, clock: clock)
+                let done = DispatchGroup()
+                for caller in 0..<callers {
+                    DispatchQueue.global().async(group: done) {
+                        for k in 0..<perCaller {
+                            engine.trigger(k % 2 == 0 ? "a" : "b")
+                            if k % 7 == caller { _ = engine.tryToExecute(k % 3 == 0 ? "S0" : "S1") }
+                            engine.markDone("tag\(caller)")
+                        }
+                    }
+                }
+                while done.wait(timeout: .now()) == .timedOut {
+                    try engine.replaceRules(source: ruleSets[(swaps + 1) % 2])
+                    swaps += 1
+                }
+                XCTAssertGreaterThan(swaps, 2, storeKind)
+                XCTAssertGreaterThan(engine.journaledSwaps, 0, storeKind)
+                for caller in 0..<callers {
+                    XCTAssertEqual(engine.count("tag\(caller)"), perCaller, "\(storeKind): every call kept")
+                }
+                answers = ["S0", "S1"].map { engine.explain($0).description }
+                counts = ["a", "b"].map { engine.count($0) }
+            }
+            let reopened: RuleStore = storeKind == "memory" ? memory : FileStore(url: url)
+            let restart = try RuleEngine(source: ruleSets[swaps % 2], store: reopened, clock: clock)
+            XCTAssertEqual(["S0", "S1"].map { restart.explain($0).description }, answers, storeKind)
+            XCTAssertEqual(["a", "b"].map { restart.count($0) }, counts, storeKind)
+            XCTAssertEqual(counts.reduce(0, +), callers * perCaller, storeKind)
+        }
+    }
+
+    /// An exclusive file read outside the lock: calls made between the swap's steps that
+    /// compact the file (twice over), or the file cut short or replaced by something else
+    /// then, still leave the engine equal to a restart, with every call kept. A file cut short
+    /// fails the read outside the lock, and the swap reads the store again under it.
+    func testAFileReadOutsideTheLockSurvivesCompactionsAndOutsideChanges() throws {
+        let rules = "event a\nscenario S < on a; min_events 3; max_exec 100 >\n"
+        let swapped = "event a\nscenario S < on a; min_events 4; max_exec 100 within 1d >\n"
+        for fault in ["compact", "cut", "replace"] {
+            let url = scratchFolder("rules-swap").appendingPathComponent("state")
+            let options = FileStore.Options(compactionThreshold: 4_096)
+            let clock = ManualClock()
+            var expected: [String] = []
+            do {
+                let store = FileStore(url: url, options: options)
+                let engine = try RuleEngine(source: rules, store: store, clock: clock)
+                for k in 0..<200 { engine.markDone("tag\(k % 50)") }
+                engine.betweenSwapSteps = {
+                    switch fault {
+                    case "cut":
+                        // Something else cuts the file to its header.
+                        truncate(url.path, 16)
+                    case "replace":
+                        // An older copy put in place (the engine writes its state again).
+                        try? FileManager.default.removeItem(at: url)
+                        FileManager.default.createFile(atPath: url.path, contents: Data())
+                    default: break
+                    }
+                    for k in 0..<3_000 { engine.markDone("tag\(k % 50)") }
+                    _ = engine.tryToExecute("S")
+                }
+                try engine.replaceRules(source: swapped)
+                engine.betweenSwapSteps = nil
+                XCTAssertEqual(engine.journaledSwaps, fault == "cut" ? 0 : 1, fault)
+                if fault == "compact" { XCTAssertGreaterThanOrEqual(store.compactions, 2) }
+                XCTAssertEqual((0..<50).map { engine.count("tag\($0)") }, Array(repeating: 64, count: 50), fault)
+                expected = (0..<50).map { "\(engine.count("tag\($0)"))" } + [engine.explain("S").description]
+            }
+            let restart = try RuleEngine(source: swapped, store: FileStore(url: url, options: options), clock: clock)
+            let got = (0..<50).map { "\(restart.count("tag\($0)"))" } + [restart.explain("S").description]
+            XCTAssertEqual(got, expected, fault)
+        }
     }
 }

@@ -76,7 +76,7 @@ final class UpdatesTests: XCTestCase {
         task.cancel()
         _ = await task.value
         // The observer is removed on termination: later calls evaluate nothing for it.
-        XCTAssertTrue(engine.locked { $0.observers.isEmpty })
+        XCTAssertTrue(engine.locked { $0.hooks.observers.isEmpty })
         for _ in 0..<3 { engine.trigger("e") }
         XCTAssertTrue(engine.canExecute("S"))
     }

@@ -19,9 +19,9 @@ extension EngineCore {
 
     /// The time zone local days are counted in: the one set, else the current one.
     mutating func zone() -> TimeZone {
-        if let timeZone { return timeZone }
+        if let timeZone = hooks.timeZone { return timeZone }
         let current = TimeZone.current
-        timeZone = current
+        hooks.timeZone = current
         return current
     }
 

@@ -37,8 +37,8 @@ extension RuleEngine {
     /// after the engine's lock is released, on the caller's thread. Explaining costs about as much
     /// as the answer: set it in debug builds or when diagnosing.
     public var decisionHandler: (@Sendable (Decision) -> Void)? {
-        get { locked { $0.decisionHandler } }
-        set { locked { $0.decisionHandler = newValue } }
+        get { locked { $0.hooks.decisionHandler } }
+        set { locked { $0.hooks.decisionHandler = newValue } }
     }
 
     /// Runs `body` (an answer about scenario `index`) under the lock and, when decisions are
@@ -56,7 +56,7 @@ extension RuleEngine {
             guard let index = resolve(&core) else { return false }
             let answer = body(&core, index)
             if core.logsDecisions {
-                log = PendingDecision(core.decision(call, index, answer), core.decisionHandler, core.logger)
+                log = PendingDecision(core.decision(call, index, answer), core.hooks.decisionHandler, core.hooks.logger)
             }
             return answer
         }
@@ -73,8 +73,8 @@ extension RuleEngine {
             let chosen = core.executeNext(among: candidates)
             if core.logsDecisions {
                 log = PendingDecision(
-                    core.decision(.executeNext, chosen, chosen != nil, candidates: candidates), core.decisionHandler,
-                    core.logger)
+                    core.decision(.executeNext, chosen, chosen != nil, candidates: candidates), core.hooks.decisionHandler,
+                    core.hooks.logger)
             }
             return chosen.map { core.rules.scenarios[$0].name }
         }
@@ -128,8 +128,8 @@ extension EngineCore {
         for (name, value) in overrides.sorted(by: { $0.key < $1.key }) {
             if let index = rules.scenarioIndex[name] {
                 forced[index] = value
-            } else if unknownScenarios.count < UnknownName.limit {
-                unknownScenarios.append(name)
+            } else {
+                noteUnknownScenario(name)
             }
         }
     }

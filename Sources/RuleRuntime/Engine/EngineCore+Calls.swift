@@ -9,8 +9,8 @@ extension EngineCore {
         verifyStore()
         // An extension joins the app's session and version (read from the shared file).
         // The role not given is read from the main bundle once, at the first session.
-        if role == nil { role = ProcessRole.current }
-        if role == .appExtension { return }
+        if hooks.role == nil { hooks.role = ProcessRole.current }
+        if hooks.role == .appExtension { return }
         if shared { _ = lockFileForWriting() }
         rebaseEpochsIfNeeded()
         let time = now()
@@ -72,11 +72,7 @@ extension EngineCore {
             slot + 1 < listenerStart.count ? Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) : 0..<0
         // A scenario seen for the first time starts from the streams' history (before this event).
         for k in listeners { buildView(Int(listenerList[k])) }
-        if slot + 1 >= listenerStart.count, unknownEventSlots.count < UnknownName.limit,
-            !unknownEventSlots.contains(slot)
-        {
-            unknownEventSlots.append(slot)
-        }
+        if slot + 1 >= listenerStart.count { noteUnknownEvent(slot) }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
         if slot < dayCounted.count && dayCounted[slot] { recordDay(slot, at: time) }
         let name = streams.name(slot)
@@ -252,7 +248,9 @@ extension EngineCore {
     }
 
     mutating func provide(_ name: String, _ type: ValueType, _ provider: @escaping @Sendable () -> ParamValue) throws {
-        providers[try param(name, type)] = provider
+        let index = try param(name, type)
+        providers[index] = provider
+        hooks.providers[rules.params[index].name] = (type, provider)
     }
 
     /// Param `index`'s value now: provider, else stored value, else default (its type's zero if none).

@@ -9,8 +9,8 @@ import RuleLang
 /// API boundary.
 struct EngineCore {
     let rules: CompiledRules
-    let clock: RuleClock
-    let store: RuleStore
+    /// What the app attached: clock, store, handlers, providers, observers, options.
+    var hooks: EngineHooks
     /// `store`, when it takes a call's changes as one record.
     let records: RecordStore?
     /// True when the store is a file other processes write too (``FileStore/Options/shared``):
@@ -58,7 +58,11 @@ struct EngineCore {
     var budgets: [Tally]
     /// By param: the value set with `set`, and the provider registered with `provide`.
     var stored: [ParamValue?]
+    /// By param: ``EngineHooks/providers`` that fit these rules, looked up once.
     var providers: [(@Sendable () -> ParamValue)?]
+    /// The slots of ``EngineHooks/unknownEvents``, checked on every trigger of a stream the
+    /// rules do not count.
+    var unknownEventSlots: [Int] = []
     var todos: [String: ToDoItem]
     var meta: SessionMeta
     /// Stored scenarios and groups the rules no longer declare: kept, and forgotten by `clearAll`.
@@ -73,52 +77,31 @@ struct EngineCore {
     /// write moves it under this engine's name (``moveAliasedHistory()``).
     var staleAliases: [Int: String] = [:]
 
-    var failure: RuleStoreError?
-    var failureHandler: (@Sendable (RuleStoreError) -> Void)?
-    /// The last finite clock reading: a NaN or infinite one is replaced by it.
-    var lastTime: Double = 0
     /// The earliest expiry among pending `until` to-dos (infinity when none).
     var nextExpiry = Double.infinity
     /// How many views were merged from streams (tests check it stays one per scenario).
     var merges = 0
-    /// Names the app used that the rules do not know, in first-use order (``RuleEngine/unknownNames``).
-    var unknownEventSlots: [Int] = []
-    var unknownScenarios: [String] = []
-    /// ``RuleEngine/updates(for:)-(Scenario)`` streams, by id, and the wake-up already asked of the clock.
-    var observers: [Int: Observer] = [:]
-    var nextObserverID = 0
-    /// Tells of other processes' writes to a shared file while there are observers.
-    var watcher: ChangeWatcher?
     /// ``RuleEngine/Options/overrides`` by scenario index (nil: not overridden).
     var forced: [Bool?] = []
-    /// Where decisions go: the app's handler and, on Apple platforms, `os.Logger`.
-    var decisionHandler: (@Sendable (Decision) -> Void)?
-    var logger: DecisionLogger?
     /// True when a decision has somewhere to go (checked on every answer).
-    var logsDecisions: Bool { decisionHandler != nil || logger?.isActive == true }
+    var logsDecisions: Bool { hooks.decisionHandler != nil || hooks.logger?.isActive == true }
     /// Importers that ran on this store, with their reports (JSON).
     var imports: [String: String] = [:]
-    var scheduledWakeUp: Double?
     /// Clause texts for explanations, by scenario and by group, printed when first asked for.
     var scenarioTexts: [[String]?] = []
     var groupTexts: [[String]?] = []
     /// Distinguishes these rules of this engine in handles' caches (new at each swap).
     var serial = EngineSerial.next()
+    /// While a swap decodes the stored state outside the lock: what this core wrote or took in
+    /// since (``RuleEngine/replaceRules(checked:origin:version:)``).
+    var journal: SwapJournal?
     /// The app's code the engine is running under its lock, if any: named when that code calls
     /// the engine (which would deadlock) before the process stops.
     var callback = CallbackSite.none
     /// By slot, the local days of streams a day clause counts (``CompiledRules/dayCounted``).
     var days: [Int: DayBits] = [:]
-    /// The device's time zone, which decides where a local day begins (``RuleEngine/timeZone``);
-    /// nil until first needed, then the current one (reading it loads the zone data: an engine
-    /// that counts no days never pays for it; 2.2 MB resident here).
-    var timeZone: TimeZone?
-    /// The app, which begins sessions, or an extension, which joins the app's.
-    var role: ProcessRole?
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
-    /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
-    var overrides: [String: Bool] = [:]
     /// ``RuleEngine/warnings``.
     var warnings: [Diagnostic] = []
     /// Which rules these are (``RuleEngine/activeRules``).
@@ -128,15 +111,15 @@ struct EngineCore {
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 
-    /// Builds the state from stored entries; returns it with warnings about stored
-    /// values the rules no longer fit.
-    init(rules: CompiledRules, clock: RuleClock, store: RuleStore, stored state: EngineState) {
+    /// A core running `rules` over the stored `state`, with `hooks`: the only way one is made
+    /// (an engine's start and a swap both come through ``start(rules:state:hooks:active:diagnostics:)``).
+    /// The providers, observers, overrides and unknown names of `hooks` are fitted to `rules`.
+    init(rules: CompiledRules, hooks: EngineHooks, stored state: EngineState) {
         self.rules = rules
-        self.clock = clock
-        self.store = store
-        records = store as? RecordStore
-        shared = (store as? FileStore)?.options.shared == true
-        sharedFile = shared ? store as? FileStore : nil
+        self.hooks = hooks
+        records = hooks.store as? RecordStore
+        shared = (hooks.store as? FileStore)?.options.shared == true
+        sharedFile = shared ? hooks.store as? FileStore : nil
         formerStreams = rules.formerStreams
         listenerStart = rules.listenerStart
         listenerList = rules.listenerList
@@ -158,6 +141,54 @@ struct EngineCore {
         todos = [:]
         meta = SessionMeta()
         load(state)
+        fitHooks()
+    }
+
+    /// Fits the hooks to the rules: providers whose param is declared with the type it had,
+    /// observers to their scenario (nil: gone, answering false), overrides, and the unknown
+    /// events these rules still do not count.
+    private mutating func fitHooks() {
+        for (name, provider) in hooks.providers {
+            guard let index = rules.paramIndex[name], rules.params[index].type == provider.type else { continue }
+            providers[index] = provider.provide
+        }
+        for id in hooks.observers.keys {
+            let name = hooks.observers[id]!.name
+            hooks.observers[id]!.index = rules.scenarioIndex[name] ?? rules.formerScenarios[name]
+        }
+        applyOverrides(hooks.overrides)
+        let events = hooks.unknownEvents
+        hooks.unknownEvents = []
+        for name in events {
+            let slot = slot(name)
+            if slot + 1 >= listenerStart.count { noteUnknownEvent(slot) }
+        }
+    }
+
+    /// A core started over the stored `state`, as an engine's start and a swap both do it: the
+    /// histories under former names (`was`) moved, the rules recorded as active (`active`, at
+    /// the clock's time), names stored in several spellings written once in the canonical one,
+    /// all in one record; then views of changed `on` lists rebuilt and stored values that no
+    /// longer fit ignored, with the warnings after `diagnostics`.
+    static func start(
+        rules: CompiledRules, state: inout EngineState, hooks: EngineHooks, active: (Date) -> ActiveRules,
+        diagnostics: [Diagnostic], applying journal: [SwapJournal.Entry] = []
+    ) throws -> EngineCore {
+        let moves = state.moveRenamed(rules)
+        var core = EngineCore(rules: rules, hooks: hooks, stored: state)
+        // A swap's journal: what the running core wrote since the state was read, in order, taken
+        // in as one record (each decoding copies the stream table).
+        if !journal.isEmpty {
+            let (bytes, changes) = SwapJournal.joined(journal)
+            try core.apply(written: bytes, changes, droppingOtherTypes: false)
+        }
+        var changes = moves + core.activate(active(hooks.clock.now()))
+        if !state.respelled.isEmpty {
+            changes = core.image() + state.respelled.map { StoreChange(storedKey: $0, value: nil) } + changes
+        }
+        if !changes.isEmpty { core.save(changes) }
+        core.warnings = diagnostics + core.reconcile()
+        return core
     }
 
     /// Takes `state` as the whole stored state (at init, and when another process replaced the
@@ -207,19 +238,19 @@ struct EngineCore {
     /// The clock's time in seconds since 1970; a NaN or infinite reading counts as the last good one.
     mutating func now() -> Double {
         callback = .clock
-        let time = clock.now().timeIntervalSince1970
+        let time = hooks.clock.now().timeIntervalSince1970
         callback = .none
         if time.isFinite {
-            lastTime = time
+            hooks.lastTime = time
             if time >= nextExpiry { expireToDos(at: time) }
             return time
         }
-        return lastTime
+        return hooks.lastTime
     }
 
     /// Asks the store to check that its file is in place and whole, writing it from memory if not.
     mutating func verifyStore() {
-        do { try store.verify() } catch { handle(error) }
+        do { try hooks.store.verify() } catch { handle(error) }
     }
 
     /// A store's failure: a file to write again from memory is written; anything else reported.
@@ -255,6 +286,8 @@ struct EngineCore {
         if !rebasedUnsaved.isEmpty { addRebased() }
         if !staleAliases.isEmpty { moveAliasedHistory() }
         record.finish()
+        // A swap under way keeps the record (a file store frames it in place).
+        let kept = journal == nil ? nil : [UInt8](record.bytes)
         do {
             // Called through the optional rather than bound: a bound copy is retained and
             // released on every call, the slow way for a store a background compaction holds
@@ -262,8 +295,9 @@ struct EngineCore {
             if records != nil {
                 try records?.append(record: record.bytes)
             } else {
-                try store.apply(record.changes())
+                try hooks.store.apply(record.changes())
             }
+            if let kept { journal?.add(record: kept) }
         } catch is StoreConflict {
             conflicted = true
         } catch let needed as StoreNeedsRestore {
@@ -281,9 +315,9 @@ struct EngineCore {
 
     mutating func report(_ error: Error) {
         let error = error as? RuleStoreError ?? .other(error)
-        failure = error
+        hooks.failure = error
         callback = .storeErrorHandler
-        failureHandler?(error)
+        hooks.failureHandler?(error)
         callback = .none
     }
 

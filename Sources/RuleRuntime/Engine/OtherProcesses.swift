@@ -48,6 +48,7 @@ extension EngineCore {
 
     /// Replaces the state with the stored `entries`, as a new engine over them would hold it.
     mutating func reload(_ entries: StoredEntries) throws {
+        journal?.broken = true
         let state = try EngineState(entries, streams: streams)
         load(state)
         _ = takeInAliased(state, streamAliases())
@@ -59,7 +60,10 @@ extension EngineCore {
     /// Applies the changes of records another process appended, in order (`changes` are key
     /// and value ranges in `bytes`; a nil value deletes). Everything is decoded before anything
     /// changes, so an entry that cannot be decoded leaves the state as it was.
-    mutating func apply(written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)]) throws {
+    /// `droppingOtherTypes`: false for a swap's journal, whose new core warns of them as a restart does.
+    mutating func apply(
+        written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)], droppingOtherTypes: Bool = true
+    ) throws {
         var latest: [String: Range<Int>?] = [:]
         for change in changes { latest[String(decoding: bytes[change.key], as: UTF8.self)] = change.value }
         var present: [String: [UInt8]] = [:]
@@ -125,8 +129,9 @@ extension EngineCore {
         for (name, report) in written.imports { imports[name] = report }
         for key in deleted { delete(key) }
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
-        dropStoredParamsOfAnotherType()
+        if droppingOtherTypes { dropStoredParamsOfAnotherType() }
         forgetViewsStoredAsStreams()
+        journal?.add(written: bytes, changes)
     }
 
     /// The views, among those counting one stream `written` holds, whose events are that
@@ -262,7 +267,8 @@ extension EngineCore {
 
     /// After ``StoreNeedsRestore``: writes the whole state to a new file and reports the fault.
     mutating func restore(_ needed: StoreNeedsRestore) {
-        guard let file = store as? FileStore else { return report(needed.fault) }
+        journal?.broken = true
+        guard let file = hooks.store as? FileStore else { return report(needed.fault) }
         do {
             try file.restore(from: image())
             report(needed.fault)

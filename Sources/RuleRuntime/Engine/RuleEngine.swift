@@ -49,13 +49,13 @@ public final class RuleEngine: @unchecked Sendable {
     public var warnings: [Diagnostic] { locked { $0.warnings } }
 
     /// The last error the store reported while saving, if any; the call's effect stays in memory.
-    public var lastStoreError: RuleStoreError? { locked { $0.failure } }
+    public var lastStoreError: RuleStoreError? { locked { $0.hooks.failure } }
 
     /// Called whenever the store fails to save a change. It runs under the engine's
     /// lock: it must not call the engine.
     public var storeErrorHandler: (@Sendable (RuleStoreError) -> Void)? {
-        get { locked { $0.failureHandler } }
-        set { locked { $0.failureHandler = newValue } }
+        get { locked { $0.hooks.failureHandler } }
+        set { locked { $0.hooks.failureHandler = newValue } }
     }
 
     /// Creates an engine from rule files checked together as one program.
@@ -102,14 +102,12 @@ public final class RuleEngine: @unchecked Sendable {
             listed: listed)
         let fingerprinted = rules.fingerprintInBackground()
         var state: EngineState
-        var moves: [StoreChange] = []
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
             state = try EngineState(stored, streams: rules.streams, staged: staged)
             fingerprinted()
             try store.didLoad()
-            moves = state.moveRenamed(rules)
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)
         } catch {
@@ -117,22 +115,12 @@ public final class RuleEngine: @unchecked Sendable {
         }
         self.clock = clock
         shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
-        var built = EngineCore(rules: rules, clock: clock, store: store, stored: state)
-        built.applyOverrides(options.overrides)
-        built.logger = DecisionLogger(subsystem: options.logSubsystem)
-        built.overrides = options.overrides
-        built.timeZone = options.timeZone
-        built.role = options.role
         // History under former names (`was`) moves in one record, before anything else is written;
         // rules from a delivery are recorded with it.
-        let active = ActiveRules(program: result.program, origin: origin, version: version, activated: clock.now())
-        var changes = moves + built.activate(active)
-        // Names stored in several spellings, merged in memory: written once, in the canonical one.
-        if !state.respelled.isEmpty {
-            changes = built.image() + state.respelled.map { StoreChange(storedKey: $0, value: nil) } + changes
-        }
-        if !changes.isEmpty { built.save(changes) }
-        built.warnings = result.diagnostics + built.reconcile()
+        let built = try EngineCore.start(
+            rules: rules, state: &state, hooks: EngineHooks(clock: clock, store: store, options: options),
+            active: { ActiveRules(program: result.program, origin: origin, version: version, activated: $0) },
+            diagnostics: result.diagnostics)
         recentLimit = options.recentLimit
         core = .allocate(capacity: 1)
         core.initialize(to: built)
@@ -144,8 +132,8 @@ public final class RuleEngine: @unchecked Sendable {
     deinit {
         // A file deleted, replaced or cut short since the last check is written again now,
         // from the engine's memory if need be (the store alone could not).
-        if core.pointee.store is FileStore { core.pointee.verifyStore() }
-        for observer in core.pointee.observers.values { observer.finish() }
+        if core.pointee.hooks.store is FileStore { core.pointee.verifyStore() }
+        for observer in core.pointee.hooks.observers.values { observer.finish() }
         core.deinitialize(count: 1)
         core.deallocate()
     }
@@ -196,7 +184,7 @@ public final class RuleEngine: @unchecked Sendable {
             lock.unlock()
             throw error
         }
-        guard !core.pointee.observers.isEmpty, let wakeUp = refreshObservers() else {
+        guard !core.pointee.hooks.observers.isEmpty, let wakeUp = refreshObservers() else {
             endCall()
             owner.value = 0
             lock.unlock()
@@ -259,6 +247,10 @@ public final class RuleEngine: @unchecked Sendable {
     let clock: RuleClock
     /// The store, when it is a file other processes write too.
     let shared: FileStore?
+    /// Tests: runs after a swap's first step, before it reads and decodes the store outside the lock.
+    var betweenSwapSteps: (() -> Void)?
+    /// Swaps whose new core was made from the state decoded outside the lock (changed under it).
+    var journaledSwaps = 0
 
     /// The names of every scenario, in declaration order.
     public var scenarioNames: [String] { rules.scenarios.map(\.name) }
@@ -291,7 +283,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// changes (a trip): days already recorded keep their dates, and "today" is the new zone's.
     public var timeZone: TimeZone {
         get { locked { $0.zone() } }
-        set { locked { $0.timeZone = newValue } }
+        set { locked { $0.hooks.timeZone = newValue } }
     }
 
     /// The app version of the current session, if a session was started.

@@ -71,6 +71,17 @@ extension RuleEngine {
     }
 
     /// ``replaceRules(sources:origin:version:)`` with rules already checked.
+    ///
+    /// In three steps, so that other threads' calls wait only for the last: under the lock, the
+    /// store's entries are taken as they are (a copy of an in-memory store's buffer, a read of an
+    /// exclusive file) and the core starts a ``SwapJournal`` of what it writes from then on;
+    /// outside it, they are decoded for the new rules, as a restart decodes them; under the lock
+    /// again, the new core is made from them, what the journal holds is applied in order, and
+    /// the cores change places. The old core is freed after the lock is let go. A swap whose
+    /// journal cannot say what happened meanwhile (the state was read whole again, the file
+    /// written from memory, another swap ran), one over a file other processes share (whose
+    /// writes must be taken in in order), and one whose rules move histories under former names
+    /// while the journal holds changes, read the store again under the lock, as a restart would.
     @discardableResult
     func replaceRules(checked result: CheckResult, origin: ActiveRules.Origin, version: String?) throws
         -> [Diagnostic]
@@ -81,10 +92,21 @@ extension RuleEngine {
         let active: (Date) -> ActiveRules = {
             ActiveRules(program: result.program, origin: origin, version: version, activated: $0)
         }
-        return try locked { (core: inout EngineCore) throws -> [Diagnostic] in
-            try core.swap(to: rules, diagnostics: result.diagnostics, active: active)
-            return core.warnings
+        let begun = try locked { try $0.beginSwap() }
+        betweenSwapSteps?()
+        let decoded = begun.map { begun in Result { try EngineState(begun.read(), streams: rules.streams) } }
+        let (warnings, old) = try locked { (core: inout EngineCore) throws -> ([Diagnostic], EngineCore) in
+            let (next, journaled) = try core.finishSwap(
+                to: rules, decoded: try? decoded?.get(), token: begun?.token, diagnostics: result.diagnostics,
+                active: active)
+            if journaled { journaledSwaps += 1 }
+            let old = core
+            core = next
+            return (core.warnings, old)
         }
+        // Freed here, after the lock is let go: at 100,000 streams that is most of a millisecond.
+        withExtendedLifetime(old) {}
+        return warnings
     }
 
     /// ``replaceRules(sources:origin:version:)`` with one rules text.
@@ -124,58 +146,140 @@ extension EngineCore {
     }
 
     mutating func noteUnknownScenario(_ name: String) {
-        if unknownScenarios.count < UnknownName.limit, !unknownScenarios.contains(name) {
-            unknownScenarios.append(name)
+        if hooks.unknownScenarios.count < UnknownName.limit, !hooks.unknownScenarios.contains(name) {
+            hooks.unknownScenarios.append(name)
         }
     }
 
-    /// Replaces the rules with `rules`, over the store's state as a new engine would read it;
-    /// what is not state (handlers, observers, providers, overrides, unknown names) carries over.
-    mutating func swap(
-        to rules: CompiledRules, diagnostics: [Diagnostic], active: (Date) -> ActiveRules
-    ) throws {
-        var state: EngineState
+    /// Remembers the stream in `slot`, which the rules do not count, for ``RuleEngine/unknownNames``.
+    @inline(__always)
+    mutating func noteUnknownEvent(_ slot: Int) {
+        if unknownEventSlots.count < UnknownName.limit, !unknownEventSlots.contains(slot) {
+            unknownEventSlots.append(slot)
+            hooks.unknownEvents.append(streams.name(slot))
+        }
+    }
+
+    /// A swap's first step, under the lock: a reader of the store's entries as they are now
+    /// (``RecordStore/entriesReader()``, called outside the lock), and a new ``journal`` of what
+    /// this core writes or takes in from here on. Nil over a file other processes share: that
+    /// swap reads the file under the lock (``finishSwap``).
+    mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int)? {
+        if shared { return nil }
+        let entries: () throws -> StoredEntries
+        if let records {
+            do { entries = try records.entriesReader() } catch {
+                throw RuleEngineError.store(error as? RuleStoreError ?? .other(error))
+            }
+        } else {
+            let stored = try loadStored()
+            entries = { stored }
+        }
+        // A swap begun meanwhile replaces this journal with its own: the token tells them apart.
+        let token = (journal?.token ?? 0) + 1
+        journal = SwapJournal(token: token)
+        return (entries, token)
+    }
+
+    /// The store's entries, as a restart reads them.
+    func loadStored() throws -> StoredEntries {
         do {
-            let stored = try records?.loadEntries() ?? StoredEntries(try store.load())
-            state = try EngineState(stored, streams: rules.streams)
+            return try records?.loadEntries() ?? StoredEntries(try hooks.store.load())
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)
         } catch {
             throw RuleEngineError.store(.other(error))
         }
-        let moves = state.moveRenamed(rules)
-        var next = EngineCore(rules: rules, clock: clock, store: store, stored: state)
-        next.failure = failure
-        next.failureHandler = failureHandler
-        next.lastTime = lastTime
-        next.decisionHandler = decisionHandler
-        next.logger = logger
-        next.watcher = watcher
-        next.scheduledWakeUp = scheduledWakeUp
-        next.overrides = overrides
-        next.timeZone = timeZone
-        next.role = role
-        next.unknownScenarios = unknownScenarios
-        next.applyOverrides(overrides)
-        for slot in unknownEventSlots {
-            let slot = next.slot(streams.name(slot))
-            if slot + 1 >= next.listenerStart.count { next.unknownEventSlots.append(slot) }
+    }
+
+    /// A swap's last step, under the lock: the core of `rules` over the state `decoded` outside
+    /// the lock (from the entries ``beginSwap()`` took, for journal `token`) with what the
+    /// journal holds applied, or over the store read again now when that cannot be trusted (or
+    /// reading or decoding it outside the lock failed: the error is then the one a restart gets).
+    /// This core's hooks carry over whole. True with the core when it was made from the state
+    /// decoded outside the lock.
+    mutating func finishSwap(
+        to rules: CompiledRules, decoded: EngineState?, token: Int?, diagnostics: [Diagnostic],
+        active: (Date) -> ActiveRules
+    ) throws -> (EngineCore, Bool) {
+        let journal = self.journal
+        self.journal = nil
+        if var state = decoded, let journal, journal.token == token, !journal.broken {
+            // With changes since the store was read, histories to move under other names would
+            // meet changes written under the names they had: the store is read again instead.
+            let moves = !rules.program.renames.isEmpty || !state.renamed.isEmpty || !state.respelled.isEmpty
+            if journal.entries.isEmpty || !moves {
+                let entries = journal.entries
+                if let core = try? EngineCore.start(
+                    rules: rules, state: &state, hooks: hooks, active: active, diagnostics: diagnostics,
+                    applying: entries)
+                {
+                    return (core, true)
+                }
+            }
         }
-        for (index, provider) in providers.enumerated() {
-            guard let provider, let found = rules.paramIndex[self.rules.params[index].name],
-                rules.params[found].type == self.rules.params[index].type
-            else { continue }
-            next.providers[found] = provider
+        do {
+            var state = try EngineState(try loadStored(), streams: rules.streams)
+            let core = try EngineCore.start(
+                rules: rules, state: &state, hooks: hooks, active: active, diagnostics: diagnostics)
+            return (core, false)
+        } catch let error as RuleEngineError {
+            throw error
+        } catch {
+            throw RuleEngineError.store(.other(error))
         }
-        next.nextObserverID = nextObserverID
-        for (id, observer) in observers {
-            var moved = observer
-            moved.index = rules.scenarioIndex[observer.name] ?? rules.formerScenarios[observer.name]
-            next.observers[id] = moved
+    }
+}
+
+/// While a swap decodes the stored state outside the engine's lock: every change the running
+/// core wrote to the store, or took in from another process, since the swap read the store, in
+/// order (each as the bytes of its record and the ranges of its keys and values, a nil value
+/// deleting). Changes set whole values, so applying them to the state read is the state a
+/// restart would read now.
+struct SwapJournal {
+    /// Tells one swap's journal from another's (a swap that began after this one replaced it;
+    /// one that finished made a new core, which has none).
+    let token: Int
+    typealias Entry = (bytes: [UInt8], changes: [(key: Range<Int>, value: Range<Int>?)])
+    var entries: [Entry] = []
+    /// True once something happened that changes cannot say: the state read whole again, the
+    /// file written from memory.
+    var broken = false
+
+    /// Keeps the changes of `record`, an engine's record as stores take it.
+    mutating func add(record bytes: [UInt8]) {
+        var changes: [(key: Range<Int>, value: Range<Int>?)] = []
+        let parsed = bytes.withUnsafeBytes { raw in
+            try? RecordFormat.forEachChange(in: raw, from: RecordFormat.recordHeaderSize, to: raw.count) {
+                changes.append(($0, $1))
+            }
         }
-        let changes = moves + next.activate(active(Date(timeIntervalSince1970: next.now())))
-        if !changes.isEmpty { next.save(changes) }
-        next.warnings = diagnostics + next.reconcile()
-        self = next
+        if parsed == nil { broken = true }
+        entries.append((bytes, changes))
+    }
+
+    /// `entries` as one record: their bytes end to end, and their changes in order.
+    static func joined(_ entries: [Entry]) -> Entry {
+        if entries.count == 1 { return entries[0] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.reduce(0) { $0 + $1.bytes.count })
+        var changes: [(key: Range<Int>, value: Range<Int>?)] = []
+        for entry in entries {
+            let base = bytes.count
+            bytes += entry.bytes
+            for change in entry.changes {
+                changes.append(
+                    (
+                        change.key.lowerBound + base..<change.key.upperBound + base,
+                        change.value.map { $0.lowerBound + base..<$0.upperBound + base }
+                    ))
+            }
+        }
+        return (bytes, changes)
+    }
+
+    /// Keeps changes another process wrote, as ``EngineCore/apply(written:_:droppingOtherTypes:)`` took them in.
+    mutating func add(written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)]) {
+        entries.append((bytes, changes))
     }
 }

@@ -39,7 +39,7 @@ extension RuleEngine {
     /// of each kind. For debug builds and tests: a release app need not read it.
     public var unknownNames: [UnknownName] {
         let (events, scenarios, rules) = locked { core in
-            (core.unknownEventSlots.map { core.streams.name($0) }, core.unknownScenarios, core.rules)
+            (core.hooks.unknownEvents, core.hooks.unknownScenarios, core.rules)
         }
         let streams = rules.streams.names
         let names = rules.scenarios.map(\.name) + rules.groups.map(\.name)

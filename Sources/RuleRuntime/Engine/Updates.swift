@@ -56,18 +56,18 @@ extension RuleEngine {
     /// Adds `observer` (its current answer already delivered) and returns its id; over a shared
     /// file, starts watching it, so another process's write refreshes the observers at once.
     func register(_ observer: Observer, _ core: inout EngineCore) -> Int {
-        let id = core.nextObserverID
-        core.nextObserverID += 1
-        core.observers[id] = observer
-        if core.watcher == nil, let shared {
-            core.watcher = shared.watch { [weak self] in self?.locked { _ in } }
+        let id = core.hooks.nextObserverID
+        core.hooks.nextObserverID += 1
+        core.hooks.observers[id] = observer
+        if core.hooks.watcher == nil, let shared {
+            core.hooks.watcher = shared.watch { [weak self] in self?.locked { _ in } }
         }
         return id
     }
 
     /// Forgets observer `id`.
     func removeObserver(_ id: Int) {
-        locked { core in _ = core.observers.removeValue(forKey: id) }
+        locked { core in _ = core.hooks.observers.removeValue(forKey: id) }
     }
 
     /// The string form of ``updates(for:)-(Scenario)``.
@@ -80,20 +80,20 @@ extension RuleEngine {
         let core = coreForRefresh
         let now = core.pointee.now()
         var wake = Double.infinity
-        for (id, observer) in core.pointee.observers {
+        for (id, observer) in core.pointee.hooks.observers {
             let value = observer.index.map { core.pointee.passes($0, now: now) } ?? false
             switch observer.sink {
             case .stream(let continuation):
                 if value != observer.last {
-                    core.pointee.observers[id]!.last = value
+                    core.pointee.hooks.observers[id]!.last = value
                     continuation.yield(value)
                 }
             case .status(let deliver):
                 let explanation = core.pointee.explanation(observer)
                 let text = explanation.description
                 if value != observer.last || text != observer.lastExplanation {
-                    core.pointee.observers[id]!.last = value
-                    core.pointee.observers[id]!.lastExplanation = text
+                    core.pointee.hooks.observers[id]!.last = value
+                    core.pointee.hooks.observers[id]!.lastExplanation = text
                     deliver(value, explanation)
                 }
             }
@@ -105,8 +105,8 @@ extension RuleEngine {
             }
         }
         guard wake.isFinite else { return nil }
-        if let scheduled = core.pointee.scheduledWakeUp, scheduled > now, scheduled <= wake { return nil }
-        core.pointee.scheduledWakeUp = wake
+        if let scheduled = core.pointee.hooks.scheduledWakeUp, scheduled > now, scheduled <= wake { return nil }
+        core.pointee.hooks.scheduledWakeUp = wake
         return wake
     }
 
@@ -115,7 +115,7 @@ extension RuleEngine {
         clock.wakeUp(at: Date(timeIntervalSince1970: time)) { [weak self] in
             // The refresh runs after this (empty) call, as after any other.
             self?.locked { core in
-                if core.scheduledWakeUp == time { core.scheduledWakeUp = nil }
+                if core.hooks.scheduledWakeUp == time { core.hooks.scheduledWakeUp = nil }
             }
         }
     }

@@ -234,4 +234,8 @@ protocol RecordStore: RuleStore {
     func append(record bytes: UnsafeMutableRawBufferPointer) throws
     /// What ``RuleStore/load()`` returns, as the bytes the store holds them in.
     func loadEntries() throws -> StoredEntries
+    /// The entries as they are now, in two steps: this call takes what names them (quick: the
+    /// engine calls it under its lock), and the closure it returns reads them, on any thread,
+    /// while the store goes on taking records (a swap decodes them outside the engine's lock).
+    func entriesReader() throws -> () throws -> StoredEntries
 }

@@ -255,6 +255,30 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return try withFileLock { try readAll() }
     }
 
+    /// Exclusive: a duplicate of the open file's descriptor and its durable length, taken under
+    /// the store's lock; the closure reads and replays those bytes without it. The store never
+    /// changes bytes it acknowledged: it appends after them, and a compaction or a rewrite
+    /// writes another file and renames it into place, which the duplicate does not follow. A
+    /// file cut short by something else meanwhile is an error (the engine then reads again).
+    /// Shared, or with entries still held from `load`: those entries, read now.
+    func entriesReader() throws -> () throws -> StoredEntries {
+        lock.lock()
+        defer { lock.unlock() }
+        try openIfNeeded()
+        if region != nil || loaded != nil || contentsUnknown || pending != nil {
+            let entries = try loaded ?? withFileLock { try readAll() }
+            return { entries }
+        }
+        let copy = dup(fd)
+        guard copy >= 0 else { throw RuleStoreError.io(path: path, operation: "dup", errno: errno) }
+        let (length, path) = (fileLength, path)
+        return {
+            defer { close(copy) }
+            let (bytes, index) = try FileStore.replayFile(copy, length: length, path: path)
+            return StoredEntries(bytes: bytes, index: index)
+        }
+    }
+
     /// True when the file is not open yet and large (from 256 KiB): worth reading on another
     /// thread while an engine checks its rules (``loadEntries()`` then returns what was read).
     var worthLoadingEarly: Bool {

@@ -148,6 +148,12 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
         return StoredEntries(bytes: buffer.bytes, index: buffer.index)
     }
 
+    /// The buffer as it is now: a copy made only when the next change writes to it.
+    func entriesReader() throws -> () throws -> StoredEntries {
+        let entries = try loadEntries()
+        return { entries }
+    }
+
     public func apply(_ changes: [StoreChange]) throws {
         if changes.isEmpty { return }
         // Read as the engine's records are: no frame, no checksums.

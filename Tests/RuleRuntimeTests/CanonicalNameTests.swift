@@ -21,6 +21,21 @@ final class CanonicalNameTests: XCTestCase {
         return entries.index.live.map { String(decoding: entries.bytes[$0.key], as: UTF8.self) }.sorted()
     }
 
+    /// A swap takes the store's state as a start does: a second spelling written into the store
+    /// while the engine ran is merged and written once, in the canonical spelling.
+    func testASwapMergesSpellingsAsAStartDoes() throws {
+        let store = InMemoryStore()
+        let rules = "scenario S < on \"\(composed)\"; min_events 5 >"
+        let engine = try RuleEngine(source: rules, store: store)
+        for _ in 0..<3 { engine.trigger(composed) }
+        try store.apply([StoreChange(storedKey: "e:" + decomposed, value: tally([15, 25]))])
+        try engine.replaceRules(source: rules + "\nscenario T < min_events 1 >")
+        XCTAssertEqual(engine.count(composed), 5)
+        let entries = try store.loadEntries()
+        let streams = Array(entries.index.live.map { Array(entries.bytes[$0.key]) }.filter { $0.starts(with: Array("e:".utf8)) })
+        XCTAssertEqual(streams, [Array(("e:" + composed).utf8)], "one key, the canonical one")
+    }
+
     func testTwoSpellingsOfAStreamAreMergedOnceLosingNoCount() throws {
         let url = temporaryURL("spellings.state")
         defer { removeFolder(of: url) }

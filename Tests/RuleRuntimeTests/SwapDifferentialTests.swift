@@ -1,8 +1,9 @@
 import Foundation
 import RuleLang
-@testable import RuleRuntime
 import TestSupport
 import XCTest
+
+@testable import RuleRuntime
 
 /// A swap must leave the engine exactly where a restart with the new rules would: same
 /// answers, same explanations, same stored state.

@@ -68,6 +68,32 @@ final class SwapTests: XCTestCase {
         XCTAssertEqual(engine.value(of: "pro"), .int(0), "a provider of another type does not carry over")
     }
 
+    /// A provider is kept with the type its param had: rules that declare the param with
+    /// another type do not call it, and rules that declare that type again do, as a stored value.
+    func testAProviderComesBackWithItsParamsType() throws {
+        let (engine, _) = try makeEngine("param pro: bool\nscenario A < when pro >")
+        try engine.provide("pro") { true }
+        XCTAssertTrue(engine.canExecute("A"))
+        try engine.replaceRules(source: "param pro: int\nscenario A < when pro == 0 >")
+        XCTAssertTrue(engine.canExecute("A"), "the int param reads its default, not the bool provider")
+        try engine.replaceRules(source: "param pro: bool\nscenario A < when pro >")
+        XCTAssertTrue(engine.canExecute("A"), "the provider answers again")
+    }
+
+    /// Hooks carry over whole: an override naming a scenario the rules do not know is listed
+    /// once however many swaps follow (each swap used to list it again).
+    func testAnUnknownOverrideIsListedOnceAcrossSwaps() throws {
+        let engine = try RuleEngine(
+            source: "scenario A < min_events 1 >", options: RuleEngine.Options(overrides: ["Nope": true]))
+        for k in 0..<3 { try engine.replaceRules(source: "scenario A < min_events \(k) >") }
+        XCTAssertEqual(engine.unknownNames.filter { $0.name == "Nope" }.count, 1)
+        engine.trigger("stray")
+        try engine.replaceRules(source: "scenario A < min_events 1 >")
+        XCTAssertEqual(engine.unknownNames.map(\.name).sorted(), ["Nope", "stray"])
+        try engine.replaceRules(source: "scenario A < on stray; min_events 1 >")
+        XCTAssertEqual(engine.unknownNames.map(\.name), ["Nope"], "an event the rules now count is known")
+    }
+
     // MARK: - Renames
 
     func testRenamesMoveHistoryOnceAndChainsWork() throws {

@@ -73,7 +73,8 @@ extension RuleEngine {
             let chosen = core.executeNext(among: candidates)
             if core.logsDecisions {
                 log = PendingDecision(
-                    core.decision(.executeNext, chosen, chosen != nil, candidates: candidates), core.hooks.decisionHandler,
+                    core.decision(.executeNext, chosen, chosen != nil, candidates: candidates),
+                    core.hooks.decisionHandler,
                     core.hooks.logger)
             }
             return chosen.map { core.rules.scenarios[$0].name }

@@ -112,7 +112,7 @@ struct EngineCore {
     lazy var expressions = ExpressionChecker(program: rules.program)
 
     /// A core running `rules` over the stored `state`, with `hooks`: the only way one is made
-    /// (an engine's start and a swap both come through ``start(rules:state:hooks:active:diagnostics:)``).
+    /// (an engine's start and a swap both come through ``prepare(rules:state:hooks:)``).
     /// The providers, observers, overrides and unknown names of `hooks` are fitted to `rules`.
     init(rules: CompiledRules, hooks: EngineHooks, stored state: EngineState) {
         self.rules = rules
@@ -147,7 +147,7 @@ struct EngineCore {
     /// Fits the hooks to the rules: providers whose param is declared with the type it had,
     /// observers to their scenario (nil: gone, answering false), overrides, and the unknown
     /// events these rules still do not count.
-    private mutating func fitHooks() {
+    mutating func fitHooks() {
         for (name, provider) in hooks.providers {
             guard let index = rules.paramIndex[name], rules.params[index].type == provider.type else { continue }
             providers[index] = provider.provide
@@ -159,36 +159,29 @@ struct EngineCore {
         applyOverrides(hooks.overrides)
         let events = hooks.unknownEvents
         hooks.unknownEvents = []
+        unknownEventSlots = []
         for name in events {
             let slot = slot(name)
             if slot + 1 >= listenerStart.count { noteUnknownEvent(slot) }
         }
     }
 
-    /// A core started over the stored `state`, as an engine's start and a swap both do it: the
-    /// histories under former names (`was`) moved, the rules recorded as active (`active`, at
-    /// the clock's time), names stored in several spellings written once in the canonical one,
-    /// all in one record; then views of changed `on` lists rebuilt and stored values that no
-    /// longer fit ignored, with the warnings after `diagnostics`.
-    static func start(
-        rules: CompiledRules, state: inout EngineState, hooks: EngineHooks, active: (Date) -> ActiveRules,
-        diagnostics: [Diagnostic], applying journal: [SwapJournal.Entry] = []
-    ) throws -> EngineCore {
+    /// A core made over the stored `state` for `rules`, and what its start must still write
+    /// (``PreparedCore/finish(hooks:journal:active:diagnostics:)``): an engine's start and a
+    /// swap both come this way. The state is handed over, not copied: the core's tables are
+    /// then its own, and later changes write them in place (a copy of 100,000 streams'
+    /// tallies otherwise).
+    static func prepare(rules: CompiledRules, state: consuming EngineState, hooks: EngineHooks) -> PreparedCore {
         let moves = state.moveRenamed(rules)
-        var core = EngineCore(rules: rules, hooks: hooks, stored: state)
-        // A swap's journal: what the running core wrote since the state was read, in order, taken
-        // in as one record (each decoding copies the stream table).
-        if !journal.isEmpty {
-            let (bytes, changes) = SwapJournal.joined(journal)
-            try core.apply(written: bytes, changes, droppingOtherTypes: false)
-        }
-        var changes = moves + core.activate(active(hooks.clock.now()))
-        if !state.respelled.isEmpty {
-            changes = core.image() + state.respelled.map { StoreChange(storedKey: $0, value: nil) } + changes
-        }
-        if !changes.isEmpty { core.save(changes) }
-        core.warnings = diagnostics + core.reconcile()
-        return core
+        let respelled = state.respelled
+        return PreparedCore(
+            core: EngineCore(rules: rules, hooks: hooks, stored: consume state), moves: moves, respelled: respelled)
+    }
+
+    /// Takes in a swap's journal entries, in order, as one record.
+    mutating func apply(journal: [SwapJournal.Entry]) throws {
+        let (bytes, changes) = SwapJournal.joined(journal)
+        try apply(written: bytes, changes, droppingOtherTypes: false)
     }
 
     /// Takes `state` as the whole stored state (at init, and when another process replaced the
@@ -401,5 +394,43 @@ struct EngineCore {
     func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
         guard let slot else { return 0 }
         return tallies.count(slot, scope, now: time, in: meta.epoch)
+    }
+}
+
+/// A core made over a stored state, before its start writes anything
+/// (``EngineCore/prepare(rules:state:hooks:)``).
+struct PreparedCore {
+    var core: EngineCore
+    /// Histories to move under the rules' names (`was`), and names stored in several spellings.
+    let moves: [StoreChange]
+    let respelled: [String]
+
+    /// Whether a swap's journal `entries` can be applied: changes written while histories are
+    /// moved under other names would meet them under the names they had (the swap then reads
+    /// the store again under the lock).
+    func canApply(_ entries: [SwapJournal.Entry]) -> Bool {
+        entries.isEmpty || (moves.isEmpty && respelled.isEmpty)
+    }
+
+    /// Starts the core: takes `hooks` (a swap's, as they are at its last step) and `journal` (what
+    /// was written since the state was read), then writes in one record the histories moved
+    /// under former names, the rules recorded as active (`active`, at the clock's time) and the
+    /// names stored in several spellings, written once in the canonical one; then rebuilds views
+    /// of changed `on` lists, ignores stored values that no longer fit, and gathers the warnings
+    /// after `diagnostics`.
+    mutating func finish(
+        hooks: EngineHooks?, journal: [SwapJournal.Entry], active: (Date) -> ActiveRules, diagnostics: [Diagnostic]
+    ) throws {
+        if let hooks {
+            core.hooks = hooks
+            core.fitHooks()
+        }
+        if !journal.isEmpty { try core.apply(journal: journal) }
+        var changes = moves + core.activate(active(core.hooks.clock.now()))
+        if !respelled.isEmpty {
+            changes = core.image() + respelled.map { StoreChange(storedKey: $0, value: nil) } + changes
+        }
+        if !changes.isEmpty { core.save(changes) }
+        core.warnings = diagnostics + core.reconcile()
     }
 }

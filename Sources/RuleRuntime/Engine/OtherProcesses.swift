@@ -71,22 +71,29 @@ extension EngineCore {
         for (key, value) in latest {
             if let value { present[key] = Array(bytes[value]) } else { deleted.append(key) }
         }
-        let written = try EngineState(StoredEntries(present), streams: streams)
-        let following = viewsFollowing(written)
-        streams = written.streams
-        while tallies.count < streams.count { tallies.append() }
-        for (key, old) in written.renamed { renamed[key] = old }
-        for slot in written.storedStreams.indices where written.storedStreams[slot] {
-            tallies[slot] = written.tallies[slot]
+        // Decoded with a stream table of their own: decoding them into this engine's table would
+        // copy it, and make a tally for each of its streams (milliseconds at 100,000 streams).
+        let written = try EngineState(StoredEntries(present), streams: StreamTable())
+        // By stream `written` holds: this engine's slot for it (made if new).
+        var slots: [Int] = []
+        slots.reserveCapacity(written.streams.count)
+        for from in 0..<written.streams.count {
+            let name = written.streams.name(from)
+            slots.append(streams.index[name] ?? streams.slot(name))
         }
+        while tallies.count < streams.count { tallies.append() }
+        let storedSlots = written.storedStreams.indices.filter { written.storedStreams[$0] }
+        let following = viewsFollowing(storedSlots.map { (slots[$0], written.tallies[$0]) })
+        for (key, old) in written.renamed { renamed[key] = old }
+        for from in storedSlots { tallies[slots[from]] = written.tallies[from] }
         // A stream another process's rules call otherwise (a rename one side has and the other
         // has not) is this engine's stream: its history is taken in under this engine's name,
         // and the deletion of the other key that came with it is not a reset.
         let aliases = streamAliases()
         if !aliases.isEmpty {
             let taken = takeInAliased(written, aliases)
-            for slot in written.storedStreams.indices where written.storedStreams[slot] && taken[slot] == nil {
-                staleAliases[slot] = nil  // written under its own name again
+            for from in storedSlots where taken[slots[from]] == nil {
+                staleAliases[slots[from]] = nil  // written under its own name again
             }
             deleted.removeAll { key in
                 guard let (kind, name) = StoreKey.parse(key), kind == .stream || kind == .days,
@@ -134,15 +141,15 @@ extension EngineCore {
         journal?.add(written: bytes, changes)
     }
 
-    /// The views, among those counting one stream `written` holds, whose events are that
-    /// stream's tally now, by scenario, with the stream's slot. A view stored by reference
-    /// (its events written as its stream's name) reads as its stream: a record holding only
-    /// the stream (what a writer that does not write such a view again would append; this
-    /// library writes it on every event in a shared file) moves it along.
-    private func viewsFollowing(_ written: EngineState) -> [(index: Int, slot: Int)] {
+    /// The views, among those counting one of the streams `written` (by this engine's slot,
+    /// with the tally written), whose events are that stream's tally now, by scenario, with the
+    /// stream's slot. A view stored by reference (its events written as its stream's name) reads
+    /// as its stream: a record holding only the stream (what a writer that does not write such a
+    /// view again would append; this library writes it on every event in a shared file) moves it
+    /// along.
+    private func viewsFollowing(_ written: [(slot: Int, tally: Tally)]) -> [(index: Int, slot: Int)] {
         var following: [(index: Int, slot: Int)] = []
-        for slot in written.storedStreams.indices
-        where written.storedStreams[slot] && slot < tallies.count && slot + 1 < listenerStart.count {
+        for (slot, _) in written where slot < tallies.count && slot + 1 < listenerStart.count {
             for k in Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) {
                 let index = Int(listenerList[k])
                 guard triggerInfo[index].countsOneStream, built[index] else { continue }
@@ -177,15 +184,20 @@ extension EngineCore {
     /// other name.
     mutating func takeInAliased(_ state: EngineState, _ aliases: [String: String]) -> [Int: String] {
         var taken: [Int: String] = [:]
+        // Whether `state` (whose stream table may be its own) holds a stored tally for `name`.
+        func storedIn(_ name: String) -> Int? {
+            guard let from = state.streams.index[name], from < state.storedStreams.count, state.storedStreams[from]
+            else { return nil }
+            return from
+        }
         for (name, own) in aliases {
-            guard let from = streams.index[name], from < state.storedStreams.count, state.storedStreams[from] else {
-                continue
-            }
+            guard let from = storedIn(name), storedIn(own) == nil else { continue }
             let target = slot(own)
-            if target < state.storedStreams.count && state.storedStreams[target] { continue }
             tallies[target] = state.tallies[from]
-            if from != target { tallies[from] = Tally() }
-            if let bits = days.removeValue(forKey: from) { days[target] = bits }
+            if let source = streams.index[name], source != target {
+                tallies[source] = Tally()
+                if let bits = days.removeValue(forKey: source) { days[target] = bits }
+            }
             staleAliases[target] = name
             taken[target] = name
         }

@@ -101,7 +101,7 @@ public final class RuleEngine: @unchecked Sendable {
             program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil,
             listed: listed)
         let fingerprinted = rules.fingerprintInBackground()
-        var state: EngineState
+        let state: EngineState
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
@@ -117,13 +117,15 @@ public final class RuleEngine: @unchecked Sendable {
         shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
         // History under former names (`was`) moves in one record, before anything else is written;
         // rules from a delivery are recorded with it.
-        let built = try EngineCore.start(
-            rules: rules, state: &state, hooks: EngineHooks(clock: clock, store: store, options: options),
+        var prepared = EngineCore.prepare(
+            rules: rules, state: consume state, hooks: EngineHooks(clock: clock, store: store, options: options))
+        try prepared.finish(
+            hooks: nil, journal: [],
             active: { ActiveRules(program: result.program, origin: origin, version: version, activated: $0) },
             diagnostics: result.diagnostics)
         recentLimit = options.recentLimit
         core = .allocate(capacity: 1)
-        core.initialize(to: built)
+        core.initialize(to: prepared.core)
         // Shared: what the engine wrote at its start (moves, a merge, the active rules) took the
         // file's lock; it is let go now, as at the end of every call, not at the next call.
         shared?.endCall()

@@ -94,10 +94,27 @@ extension RuleEngine {
         }
         let begun = try locked { try $0.beginSwap() }
         betweenSwapSteps?()
-        let decoded = begun.map { begun in Result { try EngineState(begun.read(), streams: rules.streams) } }
+        // Read, decoded and made a core here; a failure leaves it to the last step to read the
+        // store again. What the running core writes meanwhile is taken from its journal and
+        // applied here too, a batch at a time, until little is left for the last step.
+        var prepared: PreparedCore?
+        if let begun, let state = try? EngineState(begun.read(), streams: rules.streams) {
+            prepared = EngineCore.prepare(rules: rules, state: consume state, hooks: begun.hooks)
+        }
+        if let token = begun?.token {
+            for _ in 0..<4 {
+                guard var next = prepared.take() else { break }
+                guard let batch = locked({ $0.takeJournal(token) }), next.canApply(batch) else { break }
+                if !batch.isEmpty {
+                    guard (try? next.core.apply(journal: batch)) != nil else { break }
+                }
+                prepared = next
+                if batch.count < 32 { break }
+            }
+        }
         let (warnings, old) = try locked { (core: inout EngineCore) throws -> ([Diagnostic], EngineCore) in
             let (next, journaled) = try core.finishSwap(
-                to: rules, decoded: try? decoded?.get(), token: begun?.token, diagnostics: result.diagnostics,
+                to: rules, prepared: prepared.take(), token: begun?.token, diagnostics: result.diagnostics,
                 active: active)
             if journaled { journaledSwaps += 1 }
             let old = core
@@ -161,10 +178,10 @@ extension EngineCore {
     }
 
     /// A swap's first step, under the lock: a reader of the store's entries as they are now
-    /// (``RecordStore/entriesReader()``, called outside the lock), and a new ``journal`` of what
-    /// this core writes or takes in from here on. Nil over a file other processes share: that
-    /// swap reads the file under the lock (``finishSwap``).
-    mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int)? {
+    /// (``RecordStore/entriesReader()``, called outside the lock), the hooks as they are, and a
+    /// new ``journal`` of what this core writes or takes in from here on. Nil over a file other
+    /// processes share: that swap reads the file under the lock (``finishSwap``).
+    mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int, hooks: EngineHooks)? {
         if shared { return nil }
         let entries: () throws -> StoredEntries
         if let records {
@@ -178,7 +195,15 @@ extension EngineCore {
         // A swap begun meanwhile replaces this journal with its own: the token tells them apart.
         let token = (journal?.token ?? 0) + 1
         journal = SwapJournal(token: token)
-        return (entries, token)
+        return (entries, token, hooks)
+    }
+
+    /// Under the lock: what the journal of swap `token` holds so far, which it then forgets; nil
+    /// when it cannot say what happened (another swap's, or broken).
+    mutating func takeJournal(_ token: Int) -> [SwapJournal.Entry]? {
+        guard let kept = journal, kept.token == token, !kept.broken else { return nil }
+        journal?.entries = []
+        return kept.entries
     }
 
     /// The store's entries, as a restart reads them.
@@ -192,37 +217,30 @@ extension EngineCore {
         }
     }
 
-    /// A swap's last step, under the lock: the core of `rules` over the state `decoded` outside
-    /// the lock (from the entries ``beginSwap()`` took, for journal `token`) with what the
-    /// journal holds applied, or over the store read again now when that cannot be trusted (or
-    /// reading or decoding it outside the lock failed: the error is then the one a restart gets).
-    /// This core's hooks carry over whole. True with the core when it was made from the state
-    /// decoded outside the lock.
+    /// A swap's last step, under the lock: the core ``RuleEngine/replaceRules(checked:origin:version:)``
+    /// prepared outside the lock (from the entries ``beginSwap()`` took, for journal `token`, with
+    /// the journal's batches taken so far), with the rest of the journal applied and this core's
+    /// hooks as they are now; or a core over the store read again now when that cannot be
+    /// trusted (or reading or decoding it outside the lock failed: the error is then the one a
+    /// restart gets). True with the core when it was the one prepared.
     mutating func finishSwap(
-        to rules: CompiledRules, decoded: EngineState?, token: Int?, diagnostics: [Diagnostic],
+        to rules: CompiledRules, prepared: consuming PreparedCore?, token: Int?, diagnostics: [Diagnostic],
         active: (Date) -> ActiveRules
     ) throws -> (EngineCore, Bool) {
         let journal = self.journal
         self.journal = nil
-        if var state = decoded, let journal, journal.token == token, !journal.broken {
-            // With changes since the store was read, histories to move under other names would
-            // meet changes written under the names they had: the store is read again instead.
-            let moves = !rules.program.renames.isEmpty || !state.renamed.isEmpty || !state.respelled.isEmpty
-            if journal.entries.isEmpty || !moves {
-                let entries = journal.entries
-                if let core = try? EngineCore.start(
-                    rules: rules, state: &state, hooks: hooks, active: active, diagnostics: diagnostics,
-                    applying: entries)
-                {
-                    return (core, true)
-                }
-            }
+        if var next = prepared.take(), let journal, journal.token == token, !journal.broken,
+            next.canApply(journal.entries)
+        {
+            let finished: ()? = try? next.finish(
+                hooks: hooks, journal: journal.entries, active: active, diagnostics: diagnostics)
+            if finished != nil { return (next.core, true) }
         }
         do {
-            var state = try EngineState(try loadStored(), streams: rules.streams)
-            let core = try EngineCore.start(
-                rules: rules, state: &state, hooks: hooks, active: active, diagnostics: diagnostics)
-            return (core, false)
+            let state = try EngineState(try loadStored(), streams: rules.streams)
+            var next = EngineCore.prepare(rules: rules, state: consume state, hooks: hooks)
+            try next.finish(hooks: nil, journal: [], active: active, diagnostics: diagnostics)
+            return (next.core, false)
         } catch let error as RuleEngineError {
             throw error
         } catch {

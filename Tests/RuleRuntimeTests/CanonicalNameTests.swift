@@ -32,7 +32,8 @@ final class CanonicalNameTests: XCTestCase {
         try engine.replaceRules(source: rules + "\nscenario T < min_events 1 >")
         XCTAssertEqual(engine.count(composed), 5)
         let entries = try store.loadEntries()
-        let streams = Array(entries.index.live.map { Array(entries.bytes[$0.key]) }.filter { $0.starts(with: Array("e:".utf8)) })
+        let streams = Array(
+            entries.index.live.map { Array(entries.bytes[$0.key]) }.filter { $0.starts(with: Array("e:".utf8)) })
         XCTAssertEqual(streams, [Array(("e:" + composed).utf8)], "one key, the canonical one")
     }
 

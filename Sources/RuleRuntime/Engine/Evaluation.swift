@@ -93,7 +93,6 @@ extension EngineCore {
                 scenario: scenario.name, isKnown: true, wouldRun: forced, clauses: [clause],
                 earliest: forced ? Date(timeIntervalSince1970: time) : nil)
         }
-        let view = views[index]
         var clauses: [ClauseExplanation] = []
         var earliest: Double? = time
         func add(_ result: Assessment, _ text: String, _ group: String?) {
@@ -105,22 +104,11 @@ extension EngineCore {
             }
         }
         for (clause, text) in zip(scenario.clauses, texts(scenario: index)) {
-            if case .minDays(let n, let window) = clause {
-                // Waiting alone adds no active day: a failing one is never ready by waiting.
-                let active = activeDays(of: scenario.streams, window: window, now: time)
-                let passes = active >= n
-                let detail = "active on \(active) of the last \(window) days" + (passes ? "" : "; needs \(n)")
-                add(Assessment(passes: passes, detail: detail, readyAt: passes ? .now : .never), text, nil)
-                continue
-            }
-            add(assess(clause, events: view.events, executions: view.executions, now: time), text, nil)
+            add(judge(clause, of: .scenario(index), now: time, detailed: true), text, nil)
         }
         if let group = scenario.group {
-            let budget = budgets[group]
             for (clause, text) in zip(rules.groups[group].clauses, texts(group: group)) {
-                add(
-                    assess(clause, events: Tally(), executions: budget, now: time), text,
-                    rules.groups[group].name)
+                add(judge(clause, of: .group(group), now: time, detailed: true), text, rules.groups[group].name)
             }
         }
         return Explanation(
@@ -142,116 +130,15 @@ extension EngineCore {
             rebase(index, to: time)
         }
         for k in clauses.range(ofScenario: index) {
-            let clause = clauses.clauses[k]
-            if case .when(let condition) = clause {
-                guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
-            } else if case .minDays(let n, let window) = clause {
-                guard activeDays(of: rules.scenarios[index].streams, window: window, now: time) >= n else {
-                    return false
-                }
-            } else if case .growingBetween(let list) = clause {
-                guard holdsGrowing(list, views[index].executions, now: time) else { return false }
-            } else {
-                guard views.withUnsafeBufferPointer({ $0[index].holds(clause, now: time, in: epoch) }) else {
-                    return false
-                }
+            guard judge(clauses.clauses[k], of: .scenario(index), now: time, detailed: false).passes else {
+                return false
             }
         }
         guard group >= 0 else { return true }
         for k in clauses.range(ofGroup: group) {
-            let clause = clauses.clauses[k]
-            if case .when(let condition) = clause {
-                guard evaluate(rules.conditions[condition], now: time) == .bool(true) else { return false }
-            } else if case .growingBetween(let list) = clause {
-                guard holdsGrowing(list, budgets[group], now: time) else { return false }
-            } else {
-                let holds = budgets.withUnsafeBufferPointer {
-                    ScenarioState.holds(clause, events: .empty, executions: $0[group], now: time, in: epoch)
-                }
-                guard holds else { return false }
-            }
+            guard judge(clauses.clauses[k], of: .group(group), now: time, detailed: false).passes else { return false }
         }
         return true
-    }
-
-    enum ReadyAt {
-        /// Passes now, or is not time-based.
-        case now
-        /// A time-based clause that passes from this time on, if nothing else happens.
-        case at(Double)
-        /// Cannot pass by waiting alone.
-        case never
-    }
-
-    struct Assessment {
-        var passes: Bool
-        var detail: String = ""
-        var readyAt: ReadyAt = .now
-    }
-
-    /// Evaluates one clause for an explanation. Whether it passes is decided by
-    /// ``ScenarioState/holds(_:events:executions:now:in:)``, as for ``passes(_:now:)``;
-    /// this adds the numbers and when a time-based clause will pass.
-    mutating func assess(_ clause: CompiledClause, events: Tally, executions: Tally, now time: Double) -> Assessment {
-        if case .when(let condition) = clause {
-            let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
-            return Assessment(passes: passes, detail: passes ? "true" : "false")
-        }
-        if case .growingBetween(let list) = clause {
-            // The gap for the executions so far, assessed as a plain `between` of that gap.
-            guard let gap = rules.gap(list, after: executions.total) else {
-                return Assessment(passes: true, detail: "never executed")
-            }
-            var result = assess(.between(gap.seconds), events: events, executions: executions, now: time)
-            let after = "after the \(EngineCore.ordinal(Int(clamping: executions.total))) execution"
-            result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
-            return result
-        }
-        let epoch = meta.epoch
-        let passes = ScenarioState.holds(clause, events: events, executions: executions, now: time, in: epoch)
-        func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
-            // The time at which enough of the counted times leave the window.
-            // Other scopes are not time-based: they do not bound the earliest time.
-            guard !passes, case .within(let window) = scope else { return .now }
-            // `max_exec 0 within D` allows nothing, however long one waits.
-            guard allowed >= 0 else { return .never }
-            let first = tally.firstIndex(inWindow: window, now: time)
-            let excess = Int64(tally.recent.count - first) - allowed
-            guard excess > 0 else { return .now }
-            return .at(tally.recent[first + Int(excess) - 1] + window)
-        }
-        // Ages are never negative: a time later than now (the clock went back) counts as just
-        // now, so the clause waits until the clock passes that time plus D, never less.
-        func since(_ at: Double, _ d: Double, _ which: String) -> Assessment {
-            let age = max(0, time - at)
-            if passes { return Assessment(passes: true, detail: "\(which) \(DurationText.human(age)) ago") }
-            return Assessment(passes: false, detail: "\(DurationText.human(d - age)) left", readyAt: .at(at + d))
-        }
-        switch clause {
-        case .minEvents(_, let scope):
-            return Assessment(passes: passes, detail: "\(events.count(scope, now: time, in: epoch)) so far")
-        case .maxEvents(let n, let scope):
-            return Assessment(
-                passes: passes, detail: "\(events.count(scope, now: time, in: epoch)) so far",
-                readyAt: windowReady(events, scope, allowed: n))
-        case .maxExec(let n, let scope):
-            return Assessment(
-                passes: passes, detail: "\(executions.count(scope, now: time, in: epoch)) so far",
-                readyAt: windowReady(executions, scope, allowed: n - 1))
-        case .sinceFirst(let d):
-            guard let first = events.first else {
-                return Assessment(passes: passes, detail: "no event yet", readyAt: .never)
-            }
-            return since(first, d, "first")
-        case .sinceLast(let d):
-            guard let last = events.last else { return Assessment(passes: passes, detail: "no event yet") }
-            return since(last, d, "last")
-        case .between(let d):
-            guard let last = executions.last else { return Assessment(passes: passes, detail: "never executed") }
-            return since(last, d, "last")
-        case .when, .growingBetween, .minDays:
-            return Assessment(passes: passes)  // answered above
-        }
     }
 
     // MARK: - Expressions
@@ -315,28 +202,5 @@ extension EngineCore {
         let lowered = CompiledRules.lower(expr, rules, slot: { table.slot($0) })
         adopt(table)
         return lowered
-    }
-}
-
-extension EngineCore {
-    /// `between D1, D2, ...` (gap list `list`) over `executions`, a scenario's or a group's: the
-    /// gap for the executions so far has passed (none applies before the first).
-    func holdsGrowing(_ list: Int, _ executions: Tally, now time: Double) -> Bool {
-        guard let gap = rules.gap(list, after: executions.total) else { return true }
-        return ScenarioState.holds(
-            .between(gap.seconds), events: .empty, executions: executions, now: time, in: meta.epoch)
-    }
-
-    /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`.
-    static func ordinal(_ n: Int) -> String {
-        let suffix: String
-        switch (n % 10, n % 100) {
-        case (_, 11...13): suffix = "th"
-        case (1, _): suffix = "st"
-        case (2, _): suffix = "nd"
-        case (3, _): suffix = "rd"
-        default: suffix = "th"
-        }
-        return "\(n)\(suffix)"
     }
 }

@@ -1,0 +1,161 @@
+import Foundation
+import RuleLang
+
+/// What each clause means: the one switch over clause kinds. It answers whether a clause
+/// passes and, when asked (`detailed`), its numbers and the earliest time at which waiting
+/// alone makes it pass. ``EngineCore/passes(_:now:)`` asks for the answer only (the strings
+/// are then never built: the switch is inlined with `detailed` false), ``EngineCore/explain(_:)``
+/// for everything; `ClauseModelTests` holds both to grammar.md's definitions.
+extension EngineCore {
+    /// Whose clause: a scenario's (its view) or a group's (its budget, and no events).
+    enum ClauseOwner {
+        case scenario(Int)
+        case group(Int)
+    }
+
+    enum ReadyAt {
+        /// Passes now, or is not time-based.
+        case now
+        /// A time-based clause that passes from this time on, if nothing else happens.
+        case at(Double)
+        /// Cannot pass by waiting alone.
+        case never
+    }
+
+    struct Assessment {
+        var passes: Bool
+        var detail: String = ""
+        var readyAt: ReadyAt = .now
+    }
+
+    /// What `clause` of `owner` means at `time`. Reads the view or budget in place (a copy of a
+    /// view retains its four arrays).
+    @inline(__always)
+    mutating func judge(_ clause: CompiledClause, of owner: ClauseOwner, now time: Double, detailed: Bool)
+        -> Assessment
+    {
+        switch clause {
+        case .when(let condition):
+            let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
+            return Assessment(passes: passes, detail: detailed ? (passes ? "true" : "false") : "")
+        case .minDays(let n, let window):
+            // Local days of the streams the scenario counts. Waiting alone adds no active day:
+            // a failing one is never ready by waiting.
+            guard case .scenario(let index) = owner else { return Assessment(passes: false) }
+            let active = activeDays(of: rules.scenarios[index].streams, window: window, now: time)
+            let passes = active >= n
+            guard detailed else { return Assessment(passes: passes) }
+            let detail = "active on \(active) of the last \(window) days" + (passes ? "" : "; needs \(n)")
+            return Assessment(passes: passes, detail: detail, readyAt: passes ? .now : .never)
+        case .growingBetween(let list):
+            // The gap for the executions so far, judged as a plain `between` of that gap.
+            let total = executions(of: owner).total
+            guard let gap = rules.gap(list, after: total) else {
+                return Assessment(passes: true, detail: detailed ? "never executed" : "")
+            }
+            var result = judge(.between(gap.seconds), of: owner, now: time, detailed: detailed)
+            if detailed {
+                let after = "after the \(EngineCore.ordinal(Int(clamping: total))) execution"
+                result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
+            }
+            return result
+        default:
+            let epoch = meta.epoch
+            switch owner {
+            case .scenario(let index):
+                return views.withUnsafeBufferPointer {
+                    Self.judge(
+                        clause, events: $0[index].events, executions: $0[index].executions, now: time, in: epoch,
+                        detailed: detailed)
+                }
+            case .group(let group):
+                return budgets.withUnsafeBufferPointer {
+                    Self.judge(clause, events: .empty, executions: $0[group], now: time, in: epoch, detailed: detailed)
+                }
+            }
+        }
+    }
+
+    /// The executions `owner` counts: its view's, or its budget.
+    private func executions(of owner: ClauseOwner) -> Tally {
+        switch owner {
+        case .scenario(let index): return views[index].executions
+        case .group(let group): return budgets[group]
+        }
+    }
+
+    /// What a clause over counts and times means (any but `when`, `min_days` and a growing
+    /// `between`, which ``judge(_:of:now:detailed:)`` answers) for these tallies at `time`.
+    /// Thresholds are inclusive; ages are never negative: a time later than now (the clock
+    /// went back) counts as just now, so a clause waits until the clock passes that time plus
+    /// D, never less.
+    @inline(__always)
+    static func judge(
+        _ clause: CompiledClause, events: Tally, executions: Tally, now time: Double, in epoch: Epoch, detailed: Bool
+    ) -> Assessment {
+        /// When enough of the times counted in a window leave it for at most `allowed` to be left.
+        /// Other scopes are not time-based: they do not bound the earliest time.
+        func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {
+            guard case .within(let window) = scope else { return .now }
+            // `max_exec 0 within D` allows nothing, however long one waits.
+            guard allowed >= 0 else { return .never }
+            let first = tally.firstIndex(inWindow: window, now: time)
+            let excess = Int64(tally.recent.count - first) - allowed
+            guard excess > 0 else { return .now }
+            return .at(tally.recent[first + Int(excess) - 1] + window)
+        }
+        /// "At least `d` since `at`" (absent: `none` passes or not).
+        func since(_ at: Double?, _ d: Double, _ which: String, none: Bool, noneDetail: String) -> Assessment {
+            guard let at else {
+                guard detailed else { return Assessment(passes: none) }
+                return Assessment(passes: none, detail: noneDetail, readyAt: none ? .now : .never)
+            }
+            let age = max(0, time - at)
+            let passes = age >= d
+            guard detailed else { return Assessment(passes: passes) }
+            if passes { return Assessment(passes: true, detail: "\(which) \(DurationText.human(age)) ago") }
+            return Assessment(passes: false, detail: "\(DurationText.human(d - age)) left", readyAt: .at(at + d))
+        }
+        switch clause {
+        case .minEvents(let n, let scope):
+            let count = events.count(scope, now: time, in: epoch)
+            return Assessment(passes: count >= n, detail: detailed ? "\(count) so far" : "")
+        case .maxEvents(let n, let scope):
+            let count = events.count(scope, now: time, in: epoch)
+            let passes = count <= n
+            guard detailed else { return Assessment(passes: passes) }
+            return Assessment(
+                passes: passes, detail: "\(count) so far",
+                readyAt: passes ? .now : windowReady(events, scope, allowed: n))
+        case .maxExec(let n, let scope):
+            let count = executions.count(scope, now: time, in: epoch)
+            let passes = count < n
+            guard detailed else { return Assessment(passes: passes) }
+            return Assessment(
+                passes: passes, detail: "\(count) so far",
+                readyAt: passes ? .now : windowReady(executions, scope, allowed: n - 1))
+        case .sinceFirst(let d):
+            // Nothing recorded yet: fails, and waiting cannot help.
+            return since(events.first, d, "first", none: false, noneDetail: "no event yet")
+        case .sinceLast(let d):
+            return since(events.last, d, "last", none: true, noneDetail: "no event yet")
+        case .between(let d):
+            return since(executions.last, d, "last", none: true, noneDetail: "never executed")
+        case .when, .growingBetween, .minDays:
+            return Assessment(passes: false)  // answered by the engine, which holds the tables
+        }
+    }
+
+    /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`.
+    static func ordinal(_ n: Int) -> String {
+        let suffix: String
+        switch (n % 10, n % 100) {
+        case (_, 11...13): suffix = "th"
+        case (1, _): suffix = "st"
+        case (2, _): suffix = "nd"
+        case (3, _): suffix = "rd"
+        default: suffix = "th"
+        }
+        return "\(n)\(suffix)"
+    }
+}

@@ -53,25 +53,34 @@ extension EngineCore {
             guard let gap = rules.gap(list, after: total) else {
                 return Assessment(passes: true, detail: detailed ? "never executed" : "")
             }
-            var result = judge(.between(gap.seconds), of: owner, now: time, detailed: detailed)
+            var result = judgeTallies(.between(gap.seconds), of: owner, now: time, detailed: detailed)
             if detailed {
                 let after = "after the \(EngineCore.ordinal(Int(clamping: total))) execution"
                 result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
             }
             return result
         default:
-            let epoch = meta.epoch
-            switch owner {
-            case .scenario(let index):
-                return views.withUnsafeBufferPointer {
-                    Self.judge(
-                        clause, events: $0[index].events, executions: $0[index].executions, now: time, in: epoch,
-                        detailed: detailed)
-                }
-            case .group(let group):
-                return budgets.withUnsafeBufferPointer {
-                    Self.judge(clause, events: .empty, executions: $0[group], now: time, in: epoch, detailed: detailed)
-                }
+            return judgeTallies(clause, of: owner, now: time, detailed: detailed)
+        }
+    }
+
+    /// ``judge(_:events:executions:now:in:detailed:)`` over `owner`'s view or budget, read in
+    /// place (not a recursion of ``judge(_:of:now:detailed:)``, so that it is inlined).
+    @inline(__always)
+    private func judgeTallies(_ clause: CompiledClause, of owner: ClauseOwner, now time: Double, detailed: Bool)
+        -> Assessment
+    {
+        let epoch = meta.epoch
+        switch owner {
+        case .scenario(let index):
+            return views.withUnsafeBufferPointer {
+                Self.judge(
+                    clause, events: $0[index].events, executions: $0[index].executions, now: time, in: epoch,
+                    detailed: detailed)
+            }
+        case .group(let group):
+            return budgets.withUnsafeBufferPointer {
+                Self.judge(clause, events: .empty, executions: $0[group], now: time, in: epoch, detailed: detailed)
             }
         }
     }

@@ -185,11 +185,7 @@ extension FileStore {
             unlink(temporary)
             throw RuleStoreError.io(path: path, operation: "rename a restored file to", errno: code)
         }
-        close(fd)
-        fd = out
-        generation += 1
-        identity = newIdentity
-        fileLength = header.count + record.count
+        close(file.replace(with: out, identity: newIdentity, length: header.count + record.count))
         liveBytes = fileLength
         loadedVersion = RecordFormat.version
         contentsUnknown = false

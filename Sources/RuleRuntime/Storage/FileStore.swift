@@ -121,15 +121,18 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     let lock = NSLock()
     let system: FileSystemCalls
-    var fd: Int32 = -1
+    /// The open file: its descriptor, durable length, identity and generation, changed only
+    /// through its methods (``OpenStateFile``).
+    var file = OpenStateFile()
+    var fd: Int32 { file.descriptor }
     /// The path with symbolic links resolved at open: compaction writes beside the real file.
     var realPath = ""
-    var identity = FileIdentity(device: 0, inode: 0)
+    var identity: FileIdentity { file.identity }
     /// The entries `load` read, kept only until the engine has decoded them (``didLoad()``) or
     /// the first write: the engine holds the state, so the store keeps no second copy.
     var loaded: StoredEntries?
     /// The durable length: the header and every acknowledged record, nothing after them.
-    var fileLength = 0
+    var fileLength: Int { file.length }
     /// True after a failure left bytes of unknown durability after `fileLength` (a failed
     /// `fsync`, a failed cut-off): the file is rewritten before anything is appended.
     var contentsUnknown = false
@@ -143,7 +146,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// Shared: a background compaction's new file, switched to at the next append.
     var readyCompaction: ReadyCompaction?
     /// Changes whenever the open file changes, so a compaction of an older file is dropped.
-    var generation = 0
+    var generation: Int { file.generation }
     /// A background compaction's failure, reported by the next `apply`.
     var backgroundError: RuleStoreError?
     var lastIdentityCheck: UInt64 = 0
@@ -364,7 +367,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             try? compactLocked(appending: record)
             throw failure
         }
-        fileLength += record.count
+        file.acknowledge(appended: record.count)
         if let region, region.recordedFile == identity { region.durableLength = fileLength }
         // What load returned is stale now; a later load replays the file.
         loaded = nil

@@ -45,7 +45,7 @@ extension FileStore {
             try waitForRestore(region)
             let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
-            fd = descriptor
+            file.use(descriptor)
             // An exclusive store holds the file's lock for as long as it is open; a shared one
             // takes it only here, to find one (and is listed in the region for the exclusive
             // opener to find: whichever opens second fails).
@@ -62,7 +62,7 @@ extension FileStore {
             }
         } catch {
             if fd >= 0 { close(fd) }
-            fd = -1
+            file.forget()
             loaded = nil
             region.unregister()
             self.region = nil
@@ -113,12 +113,12 @@ extension FileStore {
             throw RuleStoreError.io(path: path, operation: "lock (it keeps being replaced)", errno: EAGAIN)
         }
         try refuseIfOpenShared(descriptor)
-        fd = descriptor
+        file.use(descriptor)
         do {
             try loadOpenFile()
         } catch {
             close(fd)
-            fd = -1
+            file.forget()
             loaded = nil
             throw error
         }
@@ -139,16 +139,16 @@ extension FileStore {
             throw StoreNeedsRestore(fault: .truncated(path: path))
         }
         let old = fd
-        fd = descriptor
+        file.use(descriptor)
         do {
             try loadOpenFile()
         } catch {
             close(descriptor)
-            fd = old
+            file.use(old)
             throw error
         }
         close(old)
-        generation += 1
+        file.changed()
     }
 
     func loadOpenFile() throws {
@@ -158,7 +158,7 @@ extension FileStore {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw RuleStoreError.unusable(path: path, reason: "it is not a regular file")
         }
-        identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        file.identify(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         realPath = path.withCString { raw in
             guard let resolved = realpath(raw, nil) else { return path }
             defer { free(resolved) }
@@ -183,7 +183,7 @@ extension FileStore {
             try writeFully(RecordFormat.header())
             try sync(fd)
             try syncDirectory()
-            fileLength = RecordFormat.headerSize
+            file.acknowledge(upTo: RecordFormat.headerSize)
             loadedVersion = RecordFormat.version
             loaded = StoredEntries([:])
             liveBytes = 0
@@ -210,7 +210,7 @@ extension FileStore {
     private func replay(_ bytes: [UInt8], version: UInt32) throws {
         loadedVersion = version
         let (index, offset, damage) = RecordFormat.replayRecords(bytes, version: version)
-        fileLength = offset
+        file.acknowledge(upTo: offset)
         loaded = StoredEntries(bytes: bytes, index: index)
         // About what the live entries take in a compacted file (key, value, lengths and flag).
         liveBytes = index.liveBytes + 8 * index.liveCount
@@ -312,7 +312,7 @@ extension FileStore {
                 offset: fileLength + end, reason: damage.reason,
                 tail: RecordFormat.isZero(tail[end...]) ? [] : Array(tail[end...]))
         }
-        fileLength += end
+        file.acknowledge(appended: end)
         try repairIfNeeded()
         return (tail, changes)
     }

@@ -258,10 +258,10 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return try withFileLock { try readAll() }
     }
 
-    /// Exclusive: a duplicate of the open file's descriptor and its durable length, taken under
-    /// the store's lock; the closure reads and replays those bytes without it. The store never
+    /// Exclusive: a second descriptor of the open file and its durable length, taken under the
+    /// store's lock; the closure reads and replays those bytes without it. The store never
     /// changes bytes it acknowledged: it appends after them, and a compaction or a rewrite
-    /// writes another file and renames it into place, which the duplicate does not follow. A
+    /// writes another file and renames it into place, which the descriptor does not follow. A
     /// file cut short by something else meanwhile is an error (the engine then reads again).
     /// Shared, or with entries still held from `load`: those entries, read now.
     func entriesReader() throws -> () throws -> StoredEntries {
@@ -272,8 +272,14 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             let entries = try loaded ?? withFileLock { try readAll() }
             return { entries }
         }
-        let copy = dup(fd)
-        guard copy >= 0 else { throw RuleStoreError.io(path: path, operation: "dup", errno: errno) }
+        // A descriptor of its own, opened by name and checked to be the open file: a `dup` would
+        // share the store's lock and keep it while the swap reads, after the store is released.
+        let copy = open(realPath, O_RDONLY | O_CLOEXEC)
+        guard copy >= 0, FileIdentity(descriptor: copy) == identity else {
+            if copy >= 0 { close(copy) }
+            let entries = try withFileLock { try readAll() }
+            return { entries }
+        }
         let (length, path) = (fileLength, path)
         return {
             defer { close(copy) }

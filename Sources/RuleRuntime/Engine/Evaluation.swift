@@ -121,7 +121,6 @@ extension EngineCore {
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
         buildView(index)
-        let epoch = meta.epoch
         let group = Int(clauses.groupOf[index])
         // Views and budgets are read through a pointer: a call on `views[index]` copies it out
         // (two tallies, a memcpy and four retains) before calling.

@@ -117,6 +117,32 @@ final class SwapDifferentialTests: XCTestCase {
         return String(decoding: try encoder.encode(StateSnapshot(entries: store.load())), as: UTF8.self)
     }
 
+    /// Whether a swapped engine equals a restart with the new rules: warnings, answers and stored
+    /// state (a failure is reported, located at the first difference).
+    static func sameAsRestart(
+        trial: Int, old: String, new: String, swapped: (RuleEngine, [String], InMemoryStore),
+        restarted: (RuleEngine, [String], InMemoryStore)
+    ) throws -> Bool {
+        XCTAssertEqual(
+            swapped.0.warnings.map { "\($0.span.start) \($0.message)" },
+            restarted.0.warnings.map { "\($0.span.start) \($0.message)" }, "trial \(trial)")
+        let (swapAnswers, restartAnswers) = (swapped.1, restarted.1)
+        if swapAnswers != restartAnswers {
+            let first =
+                swapAnswers.indices.first { $0 >= restartAnswers.count || swapAnswers[$0] != restartAnswers[$0] } ?? 0
+            XCTFail(
+                "trial \(trial): answers differ at \(first)\nold:\n\(old)\nnew:\n\(new)\n"
+                    + "swap: \(swapAnswers[first...].prefix(3))\nrestart: \(restartAnswers[first...].prefix(3))")
+            return false
+        }
+        let (a, b) = (try snapshot(swapped.2), try snapshot(restarted.2))
+        if a != b {
+            XCTFail("trial \(trial): stored state differs\nold:\n\(old)\nnew:\n\(new)\n\(a)\n\(b)")
+            return false
+        }
+        return true
+    }
+
     func testSwapThenCallsEqualsRestartWithTheNewRulesThenCalls() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["RULES_SEED"] ?? "") ?? 0x5A4B
         var g = SeededGenerator(seed: seed)
@@ -148,23 +174,10 @@ final class SwapDifferentialTests: XCTestCase {
             let fresh = try RuleEngine(source: new.text, store: restartStore, clock: restartClock)
             let restartAnswers = Self.run(after, fresh, restartClock, names: new.names)
 
-            XCTAssertEqual(
-                swapped.warnings.map { "\($0.span.start) \($0.message)" },
-                fresh.warnings.map { "\($0.span.start) \($0.message)" }, "trial \(trial)")
-            if swapAnswers != restartAnswers {
-                let first =
-                    swapAnswers.indices.first { $0 >= restartAnswers.count || swapAnswers[$0] != restartAnswers[$0] }
-                    ?? 0
-                XCTFail(
-                    "trial \(trial): answers differ at \(first)\nold:\n\(old.text)\nnew:\n\(new.text)\n"
-                        + "swap: \(swapAnswers[first...].prefix(3))\nrestart: \(restartAnswers[first...].prefix(3))")
-                return
-            }
-            let (a, b) = (try Self.snapshot(swapStore), try Self.snapshot(restartStore))
-            if a != b {
-                XCTFail("trial \(trial): stored state differs\nold:\n\(old.text)\nnew:\n\(new.text)\n\(a)\n\(b)")
-                return
-            }
+            let same = try Self.sameAsRestart(
+                trial: trial, old: old.text, new: new.text, swapped: (swapped, swapAnswers, swapStore),
+                restarted: (fresh, restartAnswers, restartStore))
+            if !same { return }
         }
         XCTAssertGreaterThan(renamedCases, 500, "renames are exercised")
     }
@@ -209,23 +222,10 @@ final class SwapDifferentialTests: XCTestCase {
             let restartAnswers = Self.run(after, fresh, restartClock, names: new.names)
 
             XCTAssertEqual(duringAnswers, restartDuring, "trial \(trial): the old rules answer while the swap decodes")
-            XCTAssertEqual(
-                swapped.warnings.map { "\($0.span.start) \($0.message)" },
-                fresh.warnings.map { "\($0.span.start) \($0.message)" }, "trial \(trial)")
-            if swapAnswers != restartAnswers {
-                let first =
-                    swapAnswers.indices.first { $0 >= restartAnswers.count || swapAnswers[$0] != restartAnswers[$0] }
-                    ?? 0
-                XCTFail(
-                    "trial \(trial): answers differ at \(first)\nold:\n\(old.text)\nnew:\n\(new.text)\n"
-                        + "swap: \(swapAnswers[first...].prefix(3))\nrestart: \(restartAnswers[first...].prefix(3))")
-                return
-            }
-            let (a, b) = (try Self.snapshot(swapStore), try Self.snapshot(restartStore))
-            if a != b {
-                XCTFail("trial \(trial): stored state differs\nold:\n\(old.text)\nnew:\n\(new.text)\n\(a)\n\(b)")
-                return
-            }
+            let same = try Self.sameAsRestart(
+                trial: trial, old: old.text, new: new.text, swapped: (swapped, swapAnswers, swapStore),
+                restarted: (fresh, restartAnswers, restartStore))
+            if !same { return }
             if !during.isEmpty { journaled += swapped.journaledSwaps }
         }
         // Calls made while decoding, applied from the journal (the others read the store again).
@@ -322,6 +322,40 @@ final class SwapDifferentialTests: XCTestCase {
             let restart = try RuleEngine(source: swapped, store: FileStore(url: url, options: options), clock: clock)
             let got = (0..<50).map { "\(restart.count("tag\($0)"))" } + [restart.explain("S").description]
             XCTAssertEqual(got, expected, fault)
+        }
+    }
+
+    /// Something else writes the store between a swap's steps (the app's own `apply` on it):
+    /// the engine's journal does not hold that record, the store's count of records says so,
+    /// and the swap reads the store again under the lock. Then the engine equals a restart.
+    func testAWriteToTheStoreFromOutsideTheEngineDuringASwapIsKept() throws {
+        for kind in ["memory", "file"] {
+            let url = scratchFolder("rules-swap").appendingPathComponent("state")
+            let memory = InMemoryStore()
+            let clock = ManualClock()
+            var expected: [Int] = []
+            do {
+                let store: RuleStore = kind == "memory" ? memory : FileStore(url: url)
+                let engine = try RuleEngine(source: "scenario S < on a; min_events 2 >", store: store, clock: clock)
+                engine.trigger("a")
+                // A tally of three events on stream b, as the app would write it straight into the store.
+                var tally = Tally()
+                for time in [10.0, 20, 30] { tally.record(at: time, in: Epoch(sessionID: 0, versionID: 0), keep: 16) }
+                let outside = EngineState.change(key: "e:b", tally)
+                engine.betweenSwapSteps = {
+                    engine.trigger("a")
+                    try? store.apply([outside])
+                }
+                try engine.replaceRules(source: "scenario S < on a, b; min_events 5 >")
+                engine.betweenSwapSteps = nil
+                XCTAssertEqual(engine.journaledSwaps, 0, "\(kind): read again under the lock")
+                expected = [engine.count("a"), engine.count("b")]
+                XCTAssertEqual(expected, [2, 3], kind)
+                XCTAssertTrue(engine.canExecute("S"), kind)
+            }
+            let reopened: RuleStore = kind == "memory" ? memory : FileStore(url: url)
+            let restart = try RuleEngine(source: "scenario S < on a, b; min_events 5 >", store: reopened, clock: clock)
+            XCTAssertEqual([restart.count("a"), restart.count("b")], expected, kind)
         }
     }
 }

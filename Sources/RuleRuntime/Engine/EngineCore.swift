@@ -279,8 +279,9 @@ struct EngineCore {
         if !rebasedUnsaved.isEmpty { addRebased() }
         if !staleAliases.isEmpty { moveAliasedHistory() }
         record.finish()
-        // A swap under way keeps the record (a file store frames it in place).
+        // A swap under way keeps the record (a file store frames it in place), and counts it.
         let kept = journal == nil ? nil : [UInt8](record.bytes)
+        if kept != nil { journal?.handed += 1 }
         do {
             // Called through the optional rather than bound: a bound copy is retained and
             // released on every call, the slow way for a store a background compaction holds

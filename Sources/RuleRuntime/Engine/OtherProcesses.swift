@@ -75,15 +75,10 @@ extension EngineCore {
         // copy it, and make a tally for each of its streams (milliseconds at 100,000 streams).
         let written = try EngineState(StoredEntries(present), streams: StreamTable())
         // By stream `written` holds: this engine's slot for it (made if new).
-        var slots: [Int] = []
-        slots.reserveCapacity(written.streams.count)
-        for from in 0..<written.streams.count {
-            let name = written.streams.name(from)
-            slots.append(streams.index[name] ?? streams.slot(name))
-        }
+        let slots = (0..<written.streams.count).map { streams.slot(written.streams.name($0)) }
         while tallies.count < streams.count { tallies.append() }
         let storedSlots = written.storedStreams.indices.filter { written.storedStreams[$0] }
-        let following = viewsFollowing(storedSlots.map { (slots[$0], written.tallies[$0]) })
+        let following = viewsFollowing(storedSlots.map { slots[$0] })
         for (key, old) in written.renamed { renamed[key] = old }
         for from in storedSlots { tallies[slots[from]] = written.tallies[from] }
         // A stream another process's rules call otherwise (a rename one side has and the other
@@ -141,15 +136,14 @@ extension EngineCore {
         journal?.add(written: bytes, changes)
     }
 
-    /// The views, among those counting one of the streams `written` (by this engine's slot,
-    /// with the tally written), whose events are that stream's tally now, by scenario, with the
-    /// stream's slot. A view stored by reference (its events written as its stream's name) reads
+    /// The views, among those counting one of the streams written (`slots`, this engine's), whose
+    /// events are that stream's tally now, by scenario, with the stream's slot. A view stored by reference (its events written as its stream's name) reads
     /// as its stream: a record holding only the stream (what a writer that does not write such a
     /// view again would append; this library writes it on every event in a shared file) moves it
     /// along.
-    private func viewsFollowing(_ written: [(slot: Int, tally: Tally)]) -> [(index: Int, slot: Int)] {
+    private func viewsFollowing(_ slots: [Int]) -> [(index: Int, slot: Int)] {
         var following: [(index: Int, slot: Int)] = []
-        for (slot, _) in written where slot < tallies.count && slot + 1 < listenerStart.count {
+        for slot in slots where slot < tallies.count && slot + 1 < listenerStart.count {
             for k in Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) {
                 let index = Int(listenerList[k])
                 guard triggerInfo[index].countsOneStream, built[index] else { continue }

@@ -180,22 +180,19 @@ extension EngineCore {
     /// A swap's first step, under the lock: a reader of the store's entries as they are now
     /// (``RecordStore/entriesReader()``, called outside the lock), the hooks as they are, and a
     /// new ``journal`` of what this core writes or takes in from here on. Nil over a file other
-    /// processes share: that swap reads the file under the lock (``finishSwap``).
+    /// processes share (whose writes must be taken in in order) and over a store that cannot say
+    /// whether something else wrote it meanwhile (not a ``RecordStore``): that swap reads the
+    /// store under the lock (``finishSwap``).
     mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int, hooks: EngineHooks)? {
-        if shared { return nil }
-        let entries: () throws -> StoredEntries
-        if let records {
-            do { entries = try records.entriesReader() } catch {
-                throw RuleEngineError.store(error as? RuleStoreError ?? .other(error))
-            }
-        } else {
-            let stored = try loadStored()
-            entries = { stored }
+        guard !shared, let records else { return nil }
+        let reader: (taken: Int, read: () throws -> StoredEntries)
+        do { reader = try records.entriesReader() } catch {
+            throw RuleEngineError.store(error as? RuleStoreError ?? .other(error))
         }
         // A swap begun meanwhile replaces this journal with its own: the token tells them apart.
         let token = (journal?.token ?? 0) + 1
-        journal = SwapJournal(token: token)
-        return (entries, token, hooks)
+        journal = SwapJournal(token: token, storeTaken: reader.taken)
+        return (reader.read, token, hooks)
     }
 
     /// Under the lock: what the journal of swap `token` holds so far, which it then forgets; nil
@@ -229,7 +226,10 @@ extension EngineCore {
     ) throws -> (EngineCore, Bool) {
         let journal = self.journal
         self.journal = nil
+        // The journal holds every record the store took meanwhile only if the store took no
+        // other (the app's own `apply` on it, another engine over the same store object).
         if var next = prepared.take(), let journal, journal.token == token, !journal.broken,
+            records.map({ $0.recordsTaken - journal.storeTaken == journal.handed }) == true,
             next.canApply(journal.entries)
         {
             let finished: ()? = try? next.finish(
@@ -258,6 +258,10 @@ struct SwapJournal {
     /// Tells one swap's journal from another's (a swap that began after this one replaced it;
     /// one that finished made a new core, which has none).
     let token: Int
+    /// ``RecordStore/recordsTaken`` when the store's entries were taken, and the records this
+    /// core has handed the store since.
+    let storeTaken: Int
+    var handed = 0
     typealias Entry = (bytes: [UInt8], changes: [(key: Range<Int>, value: Range<Int>?)])
     var entries: [Entry] = []
     /// True once something happened that changes cannot say: the state read whole again, the

@@ -237,5 +237,10 @@ protocol RecordStore: RuleStore {
     /// The entries as they are now, in two steps: this call takes what names them (quick: the
     /// engine calls it under its lock), and the closure it returns reads them, on any thread,
     /// while the store goes on taking records (a swap decodes them outside the engine's lock).
-    func entriesReader() throws -> () throws -> StoredEntries
+    /// With ``recordsTaken`` as of the same moment.
+    func entriesReader() throws -> (taken: Int, read: () throws -> StoredEntries)
+    /// How many records the store was handed to append since it was made (whoever called it):
+    /// a swap compares it with the records its engine handed over meanwhile, to know that
+    /// nothing else wrote the store while it decoded.
+    var recordsTaken: Int { get }
 }

@@ -113,6 +113,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         return compactionCount
     }
     var compactionCount = 0
+    /// Records handed to `write(record:)` that got as far as writing (``recordsTaken``).
+    var taken = 0
     /// How many times the open file was read whole (opening, reopening after another
     /// process's compaction, a conflicting append): the tests hold conflicts to none.
     var wholeReads = 0
@@ -264,13 +266,13 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// writes another file and renames it into place, which the descriptor does not follow. A
     /// file cut short by something else meanwhile is an error (the engine then reads again).
     /// Shared, or with entries still held from `load`: those entries, read now.
-    func entriesReader() throws -> () throws -> StoredEntries {
+    func entriesReader() throws -> (taken: Int, read: () throws -> StoredEntries) {
         lock.lock()
         defer { lock.unlock() }
         try openIfNeeded()
         if region != nil || loaded != nil || contentsUnknown || pending != nil {
             let entries = try loaded ?? withFileLock { try readAll() }
-            return { entries }
+            return (taken, { entries })
         }
         // A descriptor of its own, opened by name and checked to be the open file: a `dup` would
         // share the store's lock and keep it while the swap reads, after the store is released.
@@ -278,15 +280,20 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         guard copy >= 0, FileIdentity(descriptor: copy) == identity else {
             if copy >= 0 { close(copy) }
             let entries = try withFileLock { try readAll() }
-            return { entries }
+            return (taken, { entries })
         }
         let (length, path) = (fileLength, path)
-        return {
-            defer { close(copy) }
-            let (bytes, index) = try FileStore.replayFile(copy, length: length, path: path)
-            return StoredEntries(bytes: bytes, index: index)
-        }
+        return (
+            taken,
+            {
+                defer { close(copy) }
+                let (bytes, index) = try FileStore.replayFile(copy, length: length, path: path)
+                return StoredEntries(bytes: bytes, index: index)
+            }
+        )
     }
+
+    var recordsTaken: Int { lock.withLock { taken } }
 
     /// True when the file is not open yet and large (from 256 KiB): worth reading on another
     /// thread while an engine checks its rules (``loadEntries()`` then returns what was read).
@@ -358,6 +365,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         // Shared: counted before it is written, so that a writer killed mid-write leaves the
         // count moved and the others look at (and cut off) what it left.
         noteAppend()
+        taken += 1
         do {
             try writeFully(record)
         } catch {

@@ -149,10 +149,16 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     }
 
     /// The buffer as it is now: a copy made only when the next change writes to it.
-    func entriesReader() throws -> () throws -> StoredEntries {
-        let entries = try loadEntries()
-        return { entries }
+    func entriesReader() throws -> (taken: Int, read: () throws -> StoredEntries) {
+        lock.lock()
+        defer { lock.unlock() }
+        let entries = StoredEntries(bytes: buffer.bytes, index: buffer.index)
+        return (taken, { entries })
     }
+
+    var recordsTaken: Int { lock.withLock { taken } }
+    /// Records handed to ``append(record:)``, used only under `lock`.
+    private var taken = 0
 
     public func apply(_ changes: [StoreChange]) throws {
         if changes.isEmpty { return }
@@ -169,6 +175,7 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
         // Read once: records come from the engine's ``ChangeRecord`` (or ``apply(_:)``), whole.
         lock.lock()
         defer { lock.unlock() }
+        taken += 1
         _ = try RecordFormat.forEachChange(in: raw, from: start, to: raw.count) { key, value in
             buffer.set(
                 UnsafeRawBufferPointer(rebasing: raw[key]),

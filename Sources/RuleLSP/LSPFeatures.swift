@@ -101,6 +101,13 @@ struct LSPFeatures {
             case .priority(let n): parts.append("priority \(n.value)")
             case .minDays(let n, let d):
                 parts.append("events on at least \(n.value) days of the last \(file.text(d.range))")
+            case .after(let outcome, let wait):
+                switch wait {
+                case .duration(let d): parts.append("at least \(file.text(d.range)) after the last '\(outcome.text)'")
+                case .next(let scope, _):
+                    parts.append("no '\(outcome.text)' this \(scope == .session ? "session" : "version")")
+                case .never: parts.append("never after '\(outcome.text)'")
+                }
             }
         }
         return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
@@ -113,6 +120,9 @@ struct LSPFeatures {
         "max_exec": "passes when the executions in scope are fewer than N: at most N (`max_exec N [scope]`).",
         "since_first": "passes when the first counted event is at least D old; fails when there is none.",
         "since_last": "passes when the last counted event is at least D old, or there is none.",
+        "after":
+            "holds the scenario back after an outcome of its own: `after later 3d` (at least 3d since the last), "
+            + "`after declined next version` (none this version), `after accepted never` (none ever). Language 1.2.",
         "between":
             "passes when the last execution is at least D old; `between 1d, 3d, 7d` grows the gap after each execution (language 1.1).",
         "on": "which streams the scenario counts (default: the stream named like the scenario).",

@@ -244,10 +244,12 @@ struct NameIndex {
         case .binary(_, let left, let right):
             addExpression(left, file, owner: owner)
             addExpression(right, file, owner: owner)
-        case .call(let function, let argument, _):
+        case .call(let function, let argument, _, let outcome):
             note(.function, function.text, function.range, file, owner: owner)
             let kind: NameKind
             switch BuiltinFunction(rawValue: function.text)?.argument {
+            case .stream? where outcome != nil: kind = .scenario
+            case .stream? where EngineStream.isReserved(argument.text): return
             case .stream?: kind = .event
             case .scenarioOrGroup?:
                 kind = groups.contains(argument.text) && !scenarios.contains(argument.text) ? .group : .scenario

@@ -71,6 +71,9 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     /// `min_days N within D`: events on at least N distinct local days among the last D
     /// (whole days, today included). Language 1.1.
     case minDays(IntLiteral, DurationLiteral)
+    /// `after declined next version`, `after later 3d`, `after accepted never`: what the
+    /// scenario's own outcomes of one kind hold it back for. Language 1.2.
+    case after(Name, AfterWait)
 
     /// The clause's keyword as written in source.
     public var keyword: String { word.text }
@@ -88,19 +91,20 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .when: return .when
         case .priority: return .priority
         case .minDays: return .minDays
+        case .after: return .after
         }
     }
 
     /// Every clause keyword, for suggestions; in the order of `ClauseWord`'s cases.
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
-        "between", "on", "when", "priority", "min_days",
+        "between", "on", "when", "priority", "min_days", "after",
     ]
 }
 
 /// A clause keyword: which clause it is, without the clause's payload.
 enum ClauseWord: Int, CaseIterable, Sendable {
-    case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays
+    case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays, after
 
     /// The keyword as written.
     var text: String { ClauseKind.keywords[rawValue] }
@@ -251,8 +255,9 @@ public struct Expr: Equatable, Hashable, Sendable {
         case name(String)
         case unary(UnaryOperator, Expr)
         case binary(BinaryOperator, Expr, Expr)
-        /// `function(argument [scope])`.
-        case call(function: Name, argument: Name, scope: Scope?)
+        /// `function(argument [scope])`; with `outcome`, `function(SCENARIO: OUTCOME [scope])`
+        /// reads the scenario's outcomes of that kind (language 1.2).
+        case call(function: Name, argument: Name, scope: Scope?, outcome: Name? = nil)
         case parenthesized(Expr)
         /// Input the parser already reported; checked no further.
         case invalid

@@ -49,6 +49,7 @@ struct Checker {
     /// Candidate lists, built once.
     lazy var paramList = Array(paramTypes.keys)
     lazy var scenarioAndGroupList = Array(scenarioNames.union(groupNames))
+    lazy var scenarioList = Array(scenarioNames)
 
     /// Closest of `candidates` to `name`, while the budget lasts.
     mutating func suggest(_ name: String, _ candidates: [String]) -> [String] {
@@ -99,6 +100,13 @@ struct Checker {
     /// Once the program declares events, `name` (a stream named by `on` or a function) must
     /// be one of them or a scenario's own stream.
     mutating func checkStream(_ name: Name, _ file: SourceFile) {
+        if EngineStream.isReserved(name.text) {
+            // `crash` in a 1.2 file is the engine's stream; a quoted `"@x"` is nobody's.
+            if file.bytes[name.range.lowerBound] == UInt8(ascii: "\"") {
+                error(Message.reservedName(name.text), file, name.range)
+            }
+            return
+        }
         // A stream `was` moved, read by its old name: it holds no events any more.
         if !movedStreams.isEmpty, let new = movedStreams[name.text], declaredEvents[name.text] == nil,
             !scenarioNames.contains(name.text)
@@ -210,6 +218,15 @@ struct Checker {
                 switch file.declarations[index] {
                 case .event(let event):
                     for name in event.names {
+                        if EngineStream.isReserved(name.text) {
+                            let quoted = file.source.bytes[name.range.lowerBound] == UInt8(ascii: "\"")
+                            error(
+                                quoted
+                                    ? Message.reservedName(name.text)
+                                    : Message.builtinStreamDeclared(EngineStream.word(for: name.text) ?? name.text),
+                                file.source, name.range)
+                            continue
+                        }
                         if let first = declaredEvents[name.text] {
                             warning(
                                 Message.duplicateEventDeclaration(name.text), file.source,
@@ -348,6 +365,8 @@ struct Checker {
                 if let type = typeOf(expr, file), type != .bool {
                     error(Message.conditionNotBool(type), file, expr.range)
                 }
+            case .after:
+                break  // its outcome was checked as it was parsed
             case .minDays(let n, let d):
                 if checkDayWindow(d.seconds, d.range, file), n.value > d.seconds / 86_400 {
                     error(Message.moreDaysThanWindow(n.value, d.seconds / 86_400), file, n.range)

@@ -85,7 +85,7 @@ extension Checker {
                 return nil
             }
             return .bool
-        case .call(let function, let argument, let scope):
+        case .call(let function, let argument, let scope, let outcome):
             guard let builtin = BuiltinFunction(rawValue: function.text) else {
                 let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
                 error(
@@ -96,6 +96,22 @@ extension Checker {
             if let scope, !builtin.takesScope {
                 error(Message.noScope(function.text), file, scope.range)
                 return nil
+            }
+            if outcome != nil {
+                // `count(RateApp: declined)`: the argument is a scenario, whose outcome stream is read.
+                guard builtin == .count || builtin == .sinceFirst || builtin == .sinceLast else {
+                    error(Message.outcomeFunction(function.text), file, function.range)
+                    return nil
+                }
+                guard scenarioNames.contains(argument.text) else {
+                    let suggestions = suggest(argument.text, scenarioList)
+                    error(
+                        Message.unknown(.unknownScenario, "scenario", argument.text, suggestions), file,
+                        argument.range,
+                        fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
+                    return nil
+                }
+                return builtin.resultType
             }
             if builtin == .activeDays {
                 guard let scope, case .within(let seconds) = scope.kind else {

@@ -16,6 +16,7 @@ extension ClauseKind {
         case (.on(let x), .on(let y)): return x.map(\.text) == y.map(\.text)
         case (.when(let x), .when(let y)): return ClauseKind.same(x, y)
         case (.priority(let x), .priority(let y)): return x.value == y.value
+        case (.after(let x, let w), .after(let y, let v)): return x.text == y.text && w.means(v)
         default: return false
         }
     }
@@ -29,10 +30,22 @@ extension ClauseKind {
         case (.unary(let p, let x), .unary(let q, let y)): return p == q && same(x, y)
         case (.binary(let p, let x1, let x2), .binary(let q, let y1, let y2)):
             return p == q && same(x1, y1) && same(x2, y2)
-        case (.call(let f, let x, let s), .call(let g, let y, let t)):
-            return f.text == g.text && x.text == y.text && s?.kind == t?.kind
+        case (.call(let f, let x, let s, let o), .call(let g, let y, let t, let p)):
+            return f.text == g.text && x.text == y.text && s?.kind == t?.kind && o?.text == p?.text
         case (.parenthesized(let x), .parenthesized(let y)): return same(x, y)
         case (.invalid, .invalid): return true
+        default: return false
+        }
+    }
+}
+
+extension AfterWait {
+    /// True when two waits mean the same, ranges aside.
+    func means(_ other: AfterWait) -> Bool {
+        switch (self, other) {
+        case (.duration(let x), .duration(let y)): return x.seconds == y.seconds
+        case (.next(let x, _), .next(let y, _)): return x == y
+        case (.never, .never): return true
         default: return false
         }
     }

@@ -85,6 +85,10 @@ extension DiagnosticID {
     public static let unknownFunction = DiagnosticID("unknown-function")
     /// A name that is not declared.
     public static let unknownName = DiagnosticID("unknown-name")
+    /// An outcome other than `accepted`, `dismissed`, `declined`, `later` and `unknown`.
+    public static let unknownOutcome = DiagnosticID("unknown-outcome")
+    /// A name of the engine's own (beginning with `@`), or a built-in stream declared as an event.
+    public static let reservedName = DiagnosticID("reserved-name")
     /// A scenario or group that is not declared.
     public static let unknownScenario = DiagnosticID("unknown-scenario")
     /// A scope other than the ones the language has.
@@ -361,6 +365,23 @@ enum Message {
 }
 
 extension Message {
+    static func afterWait(_ word: String, _ suggestions: [String]) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .expectedToken,
+            "'after' waits for a duration, 'next version', 'next session' or 'never', not '\(word)'"
+                + (suggestions.first.map { "; did you mean '\($0)'?" } ?? ""))
+    }
+    static func outcomeFunction(_ function: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .typeMismatch, "'\(function)' does not read outcomes; 'count', 'since_first' and 'since_last' do")
+    }
+    static func reservedName(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.reservedName, "'\(name)' begins with '@': such names are the engine's own")
+    }
+    static func builtinStreamDeclared(_ word: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .reservedName, "'\(word)' is the engine's own stream in language 1.2; it needs no declaration")
+    }
     static func conditionNotBool(_ type: ValueType) -> DiagnosticMessage {
         DiagnosticMessage(.typeMismatch, "'when' needs a bool condition; this is '\(type.rawValue)'")
     }

@@ -75,12 +75,14 @@ public enum Construct: String, Sendable {
     case days = "'min_days' and 'active_days'"
     /// `retired scenario NAME`.
     case retired = "'retired'"
+    /// `after OUTCOME ...` and `SCENARIO: OUTCOME` in a call.
+    case outcomes = "outcomes"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
-        case .retired: return LanguageVersion(1, 2)
+        case .retired, .outcomes: return LanguageVersion(1, 2)
         }
     }
 }

@@ -18,6 +18,9 @@ package struct Parser {
     var bareAnglesCompare = false
     /// Uses of constructs newer than 1.0, for ``RuleFile/newerConstructs``.
     var newerConstructs: [NewerConstruct] = []
+    /// True in a file of language 1.2 or later (and in a lone expression): the words `crash`
+    /// and `problem` name the engine's own streams (``EngineStream``).
+    var builtinWords = false
     /// Errors not reported because they sit on input the lexer already rejected.
     var suppressed = 0
     /// Every error so far, reported or suppressed; used to avoid cascades.
@@ -49,6 +52,7 @@ package struct Parser {
             return (RuleFile(source: file, declarations: [], language: language), [diagnostic])
         }
         var parser = Parser(file: file)
+        parser.builtinWords = (language?.version ?? .initial) >= LanguageVersion(1, 2)
         let declarations = parser.parseFile()
         return (
             RuleFile(
@@ -83,6 +87,7 @@ package struct Parser {
     package static func parseExpression(_ file: SourceFile, range: SourceRange) -> (Expr, [Diagnostic]) {
         var parser = Parser(file: file, range: range)
         parser.bareAnglesCompare = true
+        parser.builtinWords = true
         parser.operators = 0
         let expr = parser.parseExpr()
         if parser.current.kind != .eof && !parser.sink.isFull {

@@ -63,6 +63,8 @@ extension Parser {
             kind = .when(parseExpr())
         case .priority?:
             kind = parseIntLiteral().map(ClauseKind.priority)
+        case .after?:
+            kind = parseAfterClause()
         case nil:
             let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
             sink.error(
@@ -75,6 +77,7 @@ extension Parser {
         switch kind {
         case .growingBetween: noteNewer(.growingBetween, at: range)
         case .minDays: noteNewer(.days, "'min_days'", at: range)
+        case .after: noteNewer(.outcomes, "'after'", at: range)
         default: break
         }
         return Clause(kind: kind, range: range)
@@ -203,8 +206,58 @@ extension Parser {
         return .on(names)
     }
 
-    /// event = NAME | STRING
+    /// after_clause = "after" OUTCOME ( DURATION | "next" ( "version" | "session" ) | "never" )
+    mutating func parseAfterClause() -> ClauseKind? {
+        guard let outcome = parseOutcomeName() else { return nil }
+        if check(.duration) || check(.integer) {
+            return parseDurationLiteral().map { .after(outcome, .duration($0)) }
+        }
+        guard let word = expect(.identifier, "how long it waits: a duration, 'next version', 'next session' or 'never'")
+        else { return nil }
+        switch text(word) {
+        case "never": return .after(outcome, .never(word.range))
+        case "next":
+            guard let scope = expect(.identifier, "'version' or 'session' after 'next'") else { return nil }
+            let range = word.range.lowerBound..<scope.range.upperBound
+            switch text(scope) {
+            case "version": return .after(outcome, .next(.version, range))
+            case "session": return .after(outcome, .next(.session, range))
+            default:
+                let suggestions = Suggestions.closest(to: text(scope), in: ["version", "session"])
+                sink.error(
+                    Message.unknown(.unknownScope, "scope", text(scope), suggestions), scope.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: scope.range, replacement: $0) })
+                return nil
+            }
+        default:
+            let suggestions = Suggestions.closest(to: text(word), in: ["never", "next"])
+            sink.error(
+                Message.afterWait(text(word), suggestions), word.range,
+                fixIts: suggestions.prefix(1).map { FixIt(range: word.range, replacement: $0) })
+            return nil
+        }
+    }
+
+    /// An outcome's name (`accepted`, `declined`...), with did-you-mean for any other word.
+    mutating func parseOutcomeName() -> Name? {
+        guard let token = expect(.identifier, "an outcome (\(Outcome.names.joined(separator: ", ")))") else {
+            return nil
+        }
+        let word = text(token)
+        guard Outcome(rawValue: word) == nil else { return Name(word, token.range) }
+        let suggestions = Suggestions.closest(to: word, in: Outcome.names)
+        sink.error(
+            Message.unknown(.unknownOutcome, "outcome", word, suggestions), token.range,
+            fixIts: suggestions.prefix(1).map { FixIt(range: token.range, replacement: $0) })
+        return nil
+    }
+
+    /// event = NAME | STRING. In a language 1.2 file, `crash` and `problem` name the engine's
+    /// own streams (``EngineStream``).
     mutating func parseEventName() -> Name? {
+        if builtinWords, check(.identifier), let stream = EngineStream.builtin(text(current)) {
+            return Name(stream, advance().range)
+        }
         if check(.string) {
             let token = advance()
             let name = Lexer.stringValue(file, token.range)
@@ -482,6 +535,15 @@ extension Parser {
             skipPastCall()
             return Expr(.invalid, start..<previous.range.upperBound)
         }
+        // `count(RateApp: declined per version)`: a scenario's outcomes.
+        var outcome: Name?
+        if match(.colon) {
+            guard let parsed = parseOutcomeName() else {
+                skipPastCall()
+                return Expr(.invalid, start..<previous.range.upperBound)
+            }
+            outcome = parsed
+        }
         var scope: Scope?
         if check(.kwPer) || check(.kwWithin) {
             guard let parsed = parseScope() else {
@@ -496,7 +558,8 @@ extension Parser {
         }
         let range = start..<previous.range.upperBound
         if function.text == BuiltinFunction.activeDays.name { noteNewer(.days, "'active_days'", at: range) }
-        return Expr(.call(function: function, argument: argument, scope: scope), range)
+        if outcome != nil { noteNewer(.outcomes, "a scenario's outcomes", at: range) }
+        return Expr(.call(function: function, argument: argument, scope: scope, outcome: outcome), range)
     }
 
     /// After an error inside a call: skips to its ')' when it is on the way.

@@ -39,6 +39,17 @@ public enum Printer {
             return "when " + expression(expr, source: source)
         case .priority(let n):
             return "priority \(integer(n))"
+        case .after(let outcome, let wait):
+            return "after \(outcome.text) " + Printer.wait(wait)
+        }
+    }
+
+    /// What an `after` clause waits for, as written: `3d`, `next version`, `never`.
+    public static func wait(_ wait: AfterWait) -> String {
+        switch wait {
+        case .duration(let d): return DurationText.format(d.seconds)
+        case .next(let scope, _): return scope == .session ? "next session" : "next version"
+        case .never: return "never"
         }
     }
 
@@ -49,6 +60,7 @@ public enum Printer {
 
     /// A name as an identifier when it is one, else as a string literal.
     public static func name(_ text: String) -> String {
+        if let word = EngineStream.word(for: text) { return word }
         let bytes = Array(text.utf8)
         let isIdentifier =
             !bytes.isEmpty && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
@@ -76,8 +88,9 @@ public enum Printer {
         case .unary(let op, let operand): return "\(op.rawValue) \(expression(operand))"
         case .binary(let op, let left, let right):
             return "\(expression(left)) \(op.rawValue) \(expression(right))"
-        case .call(let function, let argument, let scope):
-            return "\(function.text)(\(name(argument.text))\(scope.map { " " + Printer.scope($0.kind) } ?? ""))"
+        case .call(let function, let argument, let scope, let outcome):
+            let read = name(argument.text) + (outcome.map { ": " + $0.text } ?? "")
+            return "\(function.text)(\(read)\(scope.map { " " + Printer.scope($0.kind) } ?? ""))"
         case .parenthesized(let inner): return "(\(expression(inner)))"
         case .invalid: return "<invalid>"
         }

@@ -155,8 +155,11 @@ extension RuleProgram {
             case .binary(_, let lhs, let rhs):
                 visit(lhs)
                 visit(rhs)
-            case .call(let function, let argument, _):
-                if let builtin = BuiltinFunction(rawValue: function.text), builtin.argument != .scenarioOrGroup {
+            case .call(let function, let argument, _, let outcome):
+                // A scenario's outcomes are its own, not a stream the app triggers.
+                if outcome == nil, let builtin = BuiltinFunction(rawValue: function.text),
+                    builtin.argument != .scenarioOrGroup
+                {
                     result.append((argument, file, user))
                 }
             case .integer, .duration, .string, .bool, .name, .invalid: break

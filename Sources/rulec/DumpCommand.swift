@@ -23,12 +23,15 @@ enum DumpCommand: Command {
               scenarios    name, group (or null), clauses, range
             A clause has 'keyword' and 'range', and by keyword: 'value' and 'scope' (count
             clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
-            (priority). A scope is {"kind": "install"|"version"|"session"} or {"kind":
+            (priority), 'outcome' and 'seconds' or 'scope' (after: 'next version' is the
+            version scope, 'never' the install scope). The engine's own streams are named
+            with '@': 'crash' is "@crash". A scope is {"kind": "install"|"version"|"session"} or {"kind":
             "within", "seconds": N}. Every event, param, group and scenario has 'was': its
             former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,
             bool, param, builtin, not, and, or, compare, call, parenthesized), 'type' (bool,
             int, string, duration), 'range', and its parts ('value', 'name', 'operator',
-            'operand', 'left', 'right', 'function', 'argument', 'scope', 'inner'). A range is
+            'operand', 'left', 'right', 'function', 'argument', 'scope', 'outcome' (null unless the call reads a scenario's
+            outcomes), 'inner'). A range is
             {"file": PATH, "start": "LINE:COL", "end": "LINE:COL"}, 1-based, columns in characters.
             """,
         options: [json],
@@ -154,6 +157,13 @@ struct Dump {
         case .on(let names): object["events"] = names.map(\.text)
         case .when(let expr): object["condition"] = expression(expr, file)
         case .priority(let n): object["value"] = n.value
+        case .after(let outcome, let wait):
+            object["outcome"] = outcome.text
+            switch wait {
+            case .duration(let d): object["seconds"] = d.seconds
+            case .next(let s, _): object["scope"] = scope(s)
+            case .never: object["scope"] = scope(.install)
+            }
         }
         return object
     }
@@ -181,10 +191,11 @@ struct Dump {
                 "kind": kind, "operator": op.rawValue, "left": expression(left, file),
                 "right": expression(right, file), "type": "bool",
             ]) { $1 }
-        case .call(let function, let argument, let callScope):
+        case .call(let function, let argument, let callScope, let outcome):
             object.merge([
                 "kind": "call", "function": function.text, "argument": argument.text,
                 "scope": callScope.map { scope($0.kind) } ?? NSNull(),
+                "outcome": outcome.map { $0.text as Any } ?? NSNull(),
                 "type": BuiltinFunction(rawValue: function.text)?.resultType.rawValue ?? "bool",
             ]) { $1 }
         case .parenthesized(let inner):

@@ -15,6 +15,10 @@ enum CompiledClause: Sendable {
     /// `min_days N within D`: N, D in days; evaluated by the engine over its streams' days.
     case minDays(Int64, Int64)
     case when(Int)
+    /// `after OUTCOME D`: at least D since the last outcome of that kind, whose stream is in `slot`.
+    case afterDuration(slot: Int, Double)
+    /// `after OUTCOME next version|next session|never`: no outcome of that kind in the scope.
+    case afterNone(slot: Int, CountScope)
 }
 
 /// A checked expression with every name resolved: params, scenarios and groups to their

@@ -27,6 +27,9 @@ final class CompiledRules: @unchecked Sendable {
     private(set) var dayCounted: [Bool] = []
     /// The gaps of each `between` with several, in seconds.
     private(set) var gapLists: [[Double]] = []
+    /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
+    /// `@showing:SCENARIO` outside a group). Every scenario of a group shares its group's.
+    private(set) var holdKeys: [String] = []
 
     /// Every scenario's clauses in one array (scenario `i`'s are
     /// `clauses[clauseStart[i]..<clauseStart[i + 1]]`), then every group's (group `g`'s from
@@ -130,7 +133,7 @@ final class CompiledRules: @unchecked Sendable {
         // Clauses after every name has its index: a `when` may name any scenario or group.
         for (index, group) in program.groups.enumerated() {
             var (events, executions) = (recentLimit, recentLimit)
-            groups[index].clauses = compile(group.clauses, &events, &executions)
+            groups[index].clauses = compile(group.clauses, of: nil, &events, &executions)
             groups[index].declared = group.clauses
             groups[index].executionKeep = executions
         }
@@ -173,7 +176,7 @@ final class CompiledRules: @unchecked Sendable {
             // A retired scenario runs as one that can never run (`max_exec 0`); `explain` says why.
             let clauses = info.decl.effectiveClauses
             scenarios[index].retired = info.decl.retired != nil
-            scenarios[index].clauses = compile(clauses, &events, &executions)
+            scenarios[index].clauses = compile(clauses, of: info.name, &events, &executions)
             scenarios[index].declared = clauses
             scenarios[index].streams = slots
             scenarios[index].eventKeep = events
@@ -185,6 +188,9 @@ final class CompiledRules: @unchecked Sendable {
                 scenarios[index].fingerprint = CompiledScenario.fingerprint(slots.lazy.map { table.name($0) })
             }
             if let group = scenarios[index].group { groups[group].members.append(index) }
+        }
+        holdKeys = scenarios.map { scenario in
+            EngineCore.holdPrefix + NameTable.canonical(scenario.group.map { groups[$0].name } ?? scenario.name)
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
         for name in program.events { _ = streams.slot(name.text) }
@@ -258,9 +264,10 @@ final class CompiledRules: @unchecked Sendable {
         return listenerList[Int(listenerStart[slot])..<Int(listenerStart[slot + 1])].map { Int($0) }
     }
 
-    /// Lowers clauses, raising `events` and `executions` to what windowed clauses need.
+    /// Lowers clauses (of scenario `scenario`, or of a group), raising `events` and `executions`
+    /// to what windowed clauses need.
     private func compile(
-        _ clauses: [Clause], _ events: inout Int, _ executions: inout Int
+        _ clauses: [Clause], of scenario: String?, _ events: inout Int, _ executions: inout Int
     ) -> [CompiledClause] {
         var compiled: [CompiledClause] = []
         compiled.reserveCapacity(clauses.count)
@@ -296,6 +303,15 @@ final class CompiledRules: @unchecked Sendable {
                 swap(&table, &streams)
                 conditions.append(condition)
                 lowered = .when(conditions.count - 1)
+            case .after(let word, let wait):
+                // The checker allows `after` in scenarios only.
+                guard let scenario, let outcome = Outcome(rawValue: word.text) else { continue }
+                let slot = streams.slot(EngineStream.outcome(outcome, of: scenario))
+                switch wait {
+                case .duration(let d): lowered = .afterDuration(slot: slot, Double(d.seconds))
+                case .next(let scope, _): lowered = .afterNone(slot: slot, CountScope(scope))
+                case .never: lowered = .afterNone(slot: slot, .install)
+                }
             case .on, .priority: continue
             }
             compiled.append(lowered)
@@ -333,8 +349,19 @@ final class CompiledRules: @unchecked Sendable {
             case .binary(.and, let left, let right): return .and(lower(left), lower(right))
             case .binary(.or, let left, let right): return .or(lower(left), lower(right))
             case .binary(let op, let left, let right): return .compare(op, lower(left), lower(right))
-            case .call(let function, let argument, let scope):
+            case .call(let function, let argument, let scope, let outcome):
                 let scope = scope.map { CountScope($0.kind) } ?? .install
+                if let outcome {
+                    // `count(RateApp: declined)`: the scenario's outcome stream.
+                    guard let outcome = Outcome(rawValue: outcome.text) else { return .constant(.bool(false)) }
+                    let stream = slot(EngineStream.outcome(outcome, of: argument.text))
+                    switch BuiltinFunction(rawValue: function.text) {
+                    case .count?: return .count(slot: stream, scope)
+                    case .sinceFirst?: return .sinceFirst(slot: stream)
+                    case .sinceLast?: return .sinceLast(slot: stream)
+                    default: return .constant(.bool(false))
+                    }
+                }
                 switch BuiltinFunction(rawValue: function.text) {
                 case .count?: return .count(slot: slot(argument.text), scope)
                 case .executions?:

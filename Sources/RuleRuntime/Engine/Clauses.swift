@@ -59,9 +59,44 @@ extension EngineCore {
                 result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
             }
             return result
+        case .afterDuration(let slot, let d):
+            // No such outcome yet passes; else at least D since the last (never negative).
+            guard let last = tallies.counts(slot).last else {
+                return Assessment(passes: true, detail: detailed ? "none yet" : "")
+            }
+            let age = max(0, time - last)
+            let passes = age >= d
+            guard detailed else { return Assessment(passes: passes) }
+            let said = "\(EngineCore.outcomeWord(streams.name(slot))) \(DurationText.human(age)) ago"
+            if passes { return Assessment(passes: true, detail: said) }
+            return Assessment(
+                passes: false, detail: said + "; \(DurationText.human(d - age)) left", readyAt: .at(last + d))
+        case .afterNone(let slot, let scope):
+            // None in the scope passes; waiting alone never ends a version, a session or forever.
+            let count = tallies.count(slot, scope, now: time, in: meta.epoch)
+            let passes = count == 0
+            guard detailed else { return Assessment(passes: passes) }
+            let word = EngineCore.outcomeWord(streams.name(slot))
+            if passes {
+                let last = tallies.counts(slot).last
+                let none = scope == .version ? "none this version" : scope == .session ? "none this session" : "none yet"
+                return Assessment(
+                    passes: true,
+                    detail: last.map { "\(word) \(DurationText.human(max(0, time - $0))) ago, " + none } ?? none)
+            }
+            let age = tallies.counts(slot).last.map { DurationText.human(max(0, time - $0)) + " ago" } ?? "before"
+            let quiet =
+                scope == .version
+                ? "quiet until the next version" : scope == .session ? "quiet until the next session" : "quiet for good"
+            return Assessment(passes: false, detail: "\(word) \(age); \(quiet)", readyAt: .never)
         default:
             return judgeTallies(clause, of: owner, now: time, detailed: detailed)
         }
+    }
+
+    /// The outcome an outcome stream's name is of (`declined` for `@declined:RateApp`).
+    static func outcomeWord(_ stream: String) -> String {
+        EngineStream.parseOutcome(stream)?.outcome.rawValue ?? stream
     }
 
     /// ``judge(_:events:executions:now:in:detailed:)`` over `owner`'s view or budget, read in
@@ -150,7 +185,7 @@ extension EngineCore {
             return since(events.last, d, "last", none: true, noneDetail: "no event yet")
         case .between(let d):
             return since(executions.last, d, "last", none: true, noneDetail: "never executed")
-        case .when, .growingBetween, .minDays:
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone:
             return Assessment(passes: false)  // answered by the engine, which holds the tables
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RuleLang
 
 /// The Ecno / Once vocabulary, on the same state as scenarios: a tag is a stream.
 extension RuleEngine {
@@ -57,8 +58,9 @@ extension RuleEngine {
         }
     }
 
-    /// Forgets every event, execution, group budget and to-do. Params and the
-    /// current session and version are kept.
+    /// Forgets every event, execution, group budget and to-do. Params, the
+    /// current session and version, and the engine's own marks (an open presentation, the
+    /// run's watch for a crash) are kept.
     public func clearAll() {
         locked { $0.clearAll() }
     }
@@ -141,14 +143,16 @@ extension EngineCore {
         for index in budgets.indices where !budgets[index].isEmpty {
             changes.append(EngineState.change(key: rules.groups[index].key, nil as Tally?))
         }
-        changes += todos.keys.map { EngineState.change(todo: $0, nil) }
+        // The engine's own to-dos (a presentation's hold, the run's mark) are not the app's tasks.
+        let own = todos.filter { EngineStream.isReserved($0.key) }
+        changes += todos.keys.filter { !EngineStream.isReserved($0) }.map { EngineState.change(todo: $0, nil) }
         changes += orphans.sorted().map { StoreChange(key: $0, value: nil) }
         tallies.removeAll()
         // Scenarios start empty, not merged again from cleared streams.
         views = Array(repeating: ScenarioState(), count: views.count)
         built = Array(repeating: false, count: built.count)
         budgets = Array(repeating: Tally(), count: budgets.count)
-        todos = [:]
+        todos = own
         orphans = []
         save(changes)
     }

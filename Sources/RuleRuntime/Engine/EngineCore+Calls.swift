@@ -25,6 +25,7 @@ extension EngineCore {
             meta.versionStart = time
         }
         save([EngineState.change(meta: meta)])
+        noteLastRun()
     }
 
     /// Session or version ids that cannot grow any more (saturated at `Int64.max`, or negative:

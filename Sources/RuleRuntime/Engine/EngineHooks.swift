@@ -40,6 +40,8 @@ struct EngineHooks {
     /// scenarios (and overrides), and events.
     var unknownScenarios: [String] = []
     var unknownEvents: [String] = []
+    /// The tokens of presentations this engine made and has not finished.
+    var openPresentations: Set<String> = []
 
     init(clock: RuleClock, store: RuleStore, options: RuleEngine.Options) {
         self.clock = clock

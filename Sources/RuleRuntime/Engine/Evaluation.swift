@@ -95,6 +95,16 @@ extension EngineCore {
         }
         var clauses: [ClauseExplanation] = []
         var earliest: Double? = time
+        if let hold = hold(of: index, now: time) {
+            let showing = hold.info?["scenario"] ?? scenario.name
+            let left = (hold.expires ?? time) - time
+            clauses.append(
+                ClauseExplanation(
+                    clause: "showing", group: nil, passes: false,
+                    detail: "\(showing) is showing (for \(DurationText.human(time - hold.created)); "
+                        + "it ends when finished, or in \(DurationText.human(left)))"))
+            earliest = hold.expires
+        }
         func add(_ result: Assessment, _ text: String, _ group: String?) {
             clauses.append(ClauseExplanation(clause: text, group: group, passes: result.passes, detail: result.detail))
             switch result.readyAt {
@@ -120,6 +130,8 @@ extension EngineCore {
     /// The same answers as ``explain(_:)-(Scenario)``'s `wouldRun`, without building any text.
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
+        // A presentation on screen holds its group: nothing else of it shows meanwhile.
+        if !todos.isEmpty && hold(of: index, now: time) != nil { return false }
         buildView(index)
         let group = Int(clauses.groupOf[index])
         // Views and budgets are read through a pointer: a call on `views[index]` copies it out

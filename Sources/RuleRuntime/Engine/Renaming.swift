@@ -77,6 +77,13 @@ extension EngineState {
             case .event:
                 moveStream(to: new, from: formers)
             case .scenario:
+                // Its outcomes (language 1.2) go with it, each kind from the first former name
+                // that has some, whether or not its view moves.
+                for outcome in Outcome.allCases {
+                    moveStream(
+                        to: EngineStream.outcome(outcome, of: new),
+                        from: formers.map { EngineStream.outcome(outcome, of: $0) })
+                }
                 guard scenarios[new] == nil, let old = formers.first(where: { scenarios[$0] != nil }) else { break }
                 scenarios[new] = scenarios.removeValue(forKey: old)
                 changes.append(StoreChange(key: StoreKey.scenario(old), value: nil))

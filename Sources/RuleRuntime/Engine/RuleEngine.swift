@@ -15,6 +15,11 @@ public enum RuleEngineError: Error, CustomStringConvertible {
     case invalidExpression([Diagnostic])
     /// The store could not be read.
     case store(RuleStoreError)
+    /// No scenario of that name (nor a former name) is in the rules.
+    case unknownScenario(String)
+    /// ``RuleEngine/finish(_:_:)`` was given a presentation already finished (or made by
+    /// another engine).
+    case presentationNotOpen(scenario: String)
 
     public var description: String {
         switch self {
@@ -25,6 +30,9 @@ public enum RuleEngineError: Error, CustomStringConvertible {
         case .typeMismatch(let name, let declared, let given):
             return "param '\(name)' is '\(declared.rawValue)', not '\(given.rawValue)'"
         case .store(let error): return error.description
+        case .unknownScenario(let name): return "unknown scenario '\(name)'"
+        case .presentationNotOpen(let scenario):
+            return "the presentation of '\(scenario)' is not open: it was finished already, or made by another engine"
         }
     }
 }
@@ -128,6 +136,8 @@ public final class RuleEngine: @unchecked Sendable {
             active: { ActiveRules(program: result.program, origin: origin, version: version, activated: $0) },
             diagnostics: result.diagnostics)
         recentLimit = options.recentLimit
+        presentationTimeout =
+            options.presentationTimeout.isFinite ? max(1, options.presentationTimeout) : 3_600
         core = .allocate(capacity: 1)
         core.initialize(to: prepared.core)
         // Shared: what the engine wrote at its start (moves, a merge, the active rules) took the
@@ -249,6 +259,8 @@ public final class RuleEngine: @unchecked Sendable {
     var rules: CompiledRules { locked { $0.rules } }
     /// ``Options/recentLimit``, for rules swapped in.
     let recentLimit: Int
+    /// ``Options/presentationTimeout``, at least a second.
+    let presentationTimeout: Double
     /// The clock, the same the core reads: kept here to ask for wake-ups outside the lock.
     let clock: RuleClock
     /// The store, when it is a file other processes write too.
@@ -280,8 +292,15 @@ public final class RuleEngine: @unchecked Sendable {
     /// under a running engine then loses nothing, even when the app is killed in the background.
     /// The store also checks at most once a millisecond while appending, at `startSession`, and when
     /// it is released.
+    ///
+    /// It also ends the run's watch for a crash (language 1.2's `crash` stream): a process
+    /// killed while suspended, or quit from the app switcher, did not crash. Call it too when a
+    /// Mac app is about to quit.
     public func prepareForSuspension() {
-        locked { $0.verifyStore() }
+        locked { core in
+            core.verifyStore()
+            core.markSuspended()
+        }
     }
 
     /// The device's time zone for local days (`min_days`, `active_days`): a day runs from local

@@ -171,7 +171,10 @@ extension EngineCore {
     /// Remembers the stream in `slot`, which the rules do not count, for ``RuleEngine/unknownNames``.
     @inline(__always)
     mutating func noteUnknownEvent(_ slot: Int) {
-        if unknownEventSlots.count < UnknownName.limit, !unknownEventSlots.contains(slot) {
+        // The engine's own streams (outcomes, crashes) are known whether the rules read them or not.
+        if unknownEventSlots.count < UnknownName.limit, !unknownEventSlots.contains(slot),
+            !EngineStream.isReserved(streams.name(slot))
+        {
             unknownEventSlots.append(slot)
             hooks.unknownEvents.append(streams.name(slot))
         }

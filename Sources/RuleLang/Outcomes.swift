@@ -1,0 +1,79 @@
+/// What became of a prompt the app showed (language 1.2): the app records one with
+/// `RuleEngine.recordOutcome(_:of:)` or by finishing a presentation, and rules read them as
+/// history: `count(RateApp: declined per version)`, `after later 3d`.
+public enum Outcome: String, CaseIterable, Sendable, Codable {
+    /// The user did what was asked (rated, subscribed).
+    case accepted
+    /// The user closed the prompt without answering.
+    case dismissed
+    /// The user said no.
+    case declined
+    /// The user asked to be asked later.
+    case later
+    /// The prompt does not report what the user did (a system review dialog).
+    case unknown
+
+    /// Every outcome's name, for suggestions and completion.
+    public static let names = allCases.map(\.rawValue)
+}
+
+/// What an `after OUTCOME ...` clause waits for (language 1.2).
+public enum AfterWait: Equatable, Hashable, Sendable {
+    /// `after later 3d`: at least this long since the last such outcome.
+    case duration(DurationLiteral)
+    /// `after declined next version` (or `next session`): none in the current version or
+    /// session, written at `range`.
+    case next(ScopeKind, SourceRange)
+    /// `after accepted never`: none ever (since install), written at `range`.
+    case never(SourceRange)
+}
+
+/// The streams the engine keeps itself, under names no rule can write: they begin with `@`.
+/// A language 1.2 file names two of them by a word: `crash` (runs that ended uncleanly) and
+/// `problem` (the app's own `recordProblem()`); a scenario's outcomes are read as
+/// `SCENARIO: OUTCOME`.
+public enum EngineStream {
+    /// Runs of the app that ended uncleanly, recorded at the next session's start.
+    public static let crash = "@crash"
+    /// Problems the app reports with `RuleEngine.recordProblem()`.
+    public static let problem = "@problem"
+
+    /// The stream of `scenario`'s outcomes `outcome`: `@declined:RateApp`.
+    public static func outcome(_ outcome: Outcome, of scenario: String) -> String {
+        "@" + outcome.rawValue + ":" + scenario
+    }
+
+    /// The engine's stream a language 1.2 file means by `word` (`crash`, `problem`), if any.
+    public static func builtin(_ word: String) -> String? {
+        switch word {
+        case "crash": return crash
+        case "problem": return problem
+        default: return nil
+        }
+    }
+
+    /// The word a file writes for the engine's stream `name` (`crash` for `@crash`), if any.
+    public static func word(for name: String) -> String? {
+        switch name {
+        case crash: return "crash"
+        case problem: return "problem"
+        default: return nil
+        }
+    }
+
+    /// The words of ``builtin(_:)``, for completion.
+    public static let words = ["crash", "problem"]
+
+    /// True for a name of the engine's own (it begins with `@`): a rule file may not write
+    /// one in quotes, and the app's calls do not record on one.
+    public static func isReserved(_ name: some StringProtocol) -> Bool { name.utf8.first == UInt8(ascii: "@") }
+
+    /// The scenario and outcome of an outcome stream's name, or nil.
+    public static func parseOutcome(_ name: String) -> (scenario: String, outcome: Outcome)? {
+        guard isReserved(name), let colon = name.firstIndex(of: ":") else { return nil }
+        guard let outcome = Outcome(rawValue: String(name[name.index(after: name.startIndex)..<colon])) else {
+            return nil
+        }
+        return (String(name[name.index(after: colon)...]), outcome)
+    }
+}

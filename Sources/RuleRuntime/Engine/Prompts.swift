@@ -1,0 +1,171 @@
+import Foundation
+import RuleLang
+
+/// A prompt on screen: made by ``RuleEngine/present(_:)-(StringProtocol)``, ended by
+/// ``RuleEngine/finish(_:_:)`` with what the user did.
+public struct Presentation: Hashable, Sendable {
+    /// The scenario presented, by the name the rules give it now.
+    public let scenario: String
+    /// When it was presented.
+    public let opened: Date
+    /// Tells this presentation from every other (stored with the hold, across processes).
+    public let token: String
+}
+
+/// Outcomes, presentations, crashes and problems (language 1.2): grammar.md, "Prompts and outcomes".
+extension RuleEngine {
+    /// Records what became of scenario `name`'s prompt: an event on its outcome stream, which
+    /// rules read as `count(NAME: OUTCOME)`, `since_last(NAME: OUTCOME)` and `after OUTCOME ...`.
+    /// A former name (`was`) records under the name the scenario has now.
+    /// Throws ``RuleEngineError/unknownScenario(_:)`` (recording nothing) for a name the rules lack.
+    public func recordOutcome(_ outcome: Outcome, of name: some StringProtocol) throws {
+        let name = name.ruleName
+        try locked { core in
+            guard let index = core.scenario(named: name) else { throw RuleEngineError.unknownScenario(name) }
+            core.recordOutcome(outcome, of: index)
+        }
+    }
+
+    /// Shows scenario `name` if it may run now: evaluates it as ``tryToExecute(_:)-(StringProtocol)``
+    /// does and, when it passes, records one execution and holds its group (or, outside a group,
+    /// the scenario itself) until ``finish(_:_:)``: every scenario held answers no, with the
+    /// reason "NAME is showing", in every process sharing the state. A presentation never finished
+    /// (its process died) ends ``Options/presentationTimeout`` after it opened.
+    /// Returns nil, recording nothing, when the scenario may not run (or the name is unknown).
+    public func present(_ name: some StringProtocol) -> Presentation? {
+        let name = name.ruleName
+        let timeout = presentationTimeout
+        var presented: Presentation?
+        _ = decide(
+            .tryToExecute, resolve: { $0.scenario(named: name) },
+            answer: { core, index in
+                presented = core.present(index, timeout: timeout)
+                return presented != nil
+            })
+        return presented
+    }
+
+    /// Ends `presentation` with what the user did: records the outcome (as
+    /// ``recordOutcome(_:of:)``) and lets go of the hold. A presentation that expired meanwhile
+    /// still records its outcome. Throws ``RuleEngineError/presentationNotOpen(scenario:)``,
+    /// changing nothing, for one finished already or made by another engine.
+    public func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
+        try locked { core in try core.finish(presentation, outcome) }
+    }
+
+    /// The presentation holding scenario `name` now (in this process or another sharing the
+    /// state), as its scenario and the time it opened; nil when none is open.
+    public func showing(_ name: some StringProtocol) -> (scenario: String, opened: Date)? {
+        let name = name.ruleName
+        return locked { core in
+            guard let index = core.scenario(named: name), let item = core.hold(of: index, now: core.now()) else {
+                return nil
+            }
+            return (item.info?["scenario"] ?? "", Date(timeIntervalSince1970: item.created))
+        }
+    }
+
+    /// Records a problem the app met (an error it recovered from, a failed purchase): an event
+    /// on the engine's stream `problem`, which rules read as `since_last(problem)` (language 1.2).
+    public func recordProblem() {
+        locked { core in
+            core.recordEvent(core.slot(EngineStream.problem), at: core.now())
+            core.commit()
+        }
+    }
+
+    /// Call when the app returns to the foreground without a new launch (SwiftUI: `scenePhase`
+    /// becoming `.active` again): the run is watched for a crash again until the next
+    /// ``prepareForSuspension()``. `startSession` does it at launch.
+    public func enteredForeground() {
+        locked { $0.markRunning() }
+    }
+}
+
+extension EngineCore {
+    /// The prefix of a presentation's hold: a to-do of the engine's own.
+    static let holdPrefix = "@showing:"
+    /// The to-do that marks the app's run as in the foreground: present at the next launch, the
+    /// run ended uncleanly.
+    static let runningKey = "@running"
+
+    mutating func recordOutcome(_ outcome: Outcome, of index: Int) {
+        recordEvent(slot(EngineStream.outcome(outcome, of: rules.scenarios[index].name)), at: now())
+        commit()
+    }
+
+    /// The hold on scenario `index` (its group's) pending at `time`, if any.
+    @inline(__always)
+    func hold(of index: Int, now time: Double) -> ToDoItem? {
+        if todos.isEmpty { return nil }
+        return pendingToDo(rules.holdKeys[index], now: time)
+    }
+
+    mutating func present(_ index: Int, timeout: Double) -> Presentation? {
+        let time = now()
+        guard passes(index, now: time) else { return nil }
+        if shared && lockFileForWriting() && !passes(index, now: time) { return nil }
+        recordExecution(index, at: time)
+        let name = rules.scenarios[index].name
+        var generator = SystemRandomNumberGenerator()
+        let token = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+        let key = rules.holdKeys[index]
+        let item = ToDoItem(created: time, expires: time + timeout, info: ["scenario": name, "token": token])
+        todos[key] = item
+        nextExpiry = Swift.min(nextExpiry, time + timeout)
+        record.add(EngineState.change(todo: key, item))
+        commit()
+        hooks.openPresentations.insert(token)
+        return Presentation(scenario: name, opened: Date(timeIntervalSince1970: time), token: token)
+    }
+
+    mutating func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
+        guard hooks.openPresentations.contains(presentation.token) else {
+            throw RuleEngineError.presentationNotOpen(scenario: presentation.scenario)
+        }
+        guard let index = scenario(named: presentation.scenario) else {
+            // Rules swapped meanwhile without the scenario: nothing to record it under.
+            hooks.openPresentations.remove(presentation.token)
+            throw RuleEngineError.unknownScenario(presentation.scenario)
+        }
+        if shared { _ = lockFileForWriting() }
+        hooks.openPresentations.remove(presentation.token)
+        let key = rules.holdKeys[index]
+        if let item = todos[key], item.info?["token"] == presentation.token {
+            todos[key] = nil
+            record.add(EngineState.change(todo: key, nil))
+        }
+        recordOutcome(outcome, of: index)
+    }
+
+    /// Marks the app's run as in the foreground (the app's process only: an extension's runs
+    /// are not watched).
+    mutating func markRunning() {
+        if hooks.role == nil { hooks.role = ProcessRole.current }
+        guard hooks.role != .appExtension, todos[EngineCore.runningKey] == nil else { return }
+        if shared { _ = lockFileForWriting() }
+        let item = ToDoItem(created: now(), expires: nil, info: nil)
+        todos[EngineCore.runningKey] = item
+        save([EngineState.change(todo: EngineCore.runningKey, item)])
+    }
+
+    /// At a launch: a run still marked as in the foreground ended uncleanly: one event on the
+    /// engine's `crash` stream, now. Then this run is marked.
+    mutating func noteLastRun() {
+        if todos[EngineCore.runningKey] != nil {
+            todos[EngineCore.runningKey] = nil
+            recordEvent(slot(EngineStream.crash), at: now())
+            record.add(EngineState.change(todo: EngineCore.runningKey, nil))
+            commit()
+        }
+        markRunning()
+    }
+
+    /// The app is about to be suspended (or to quit): its run ended cleanly, so far.
+    mutating func markSuspended() {
+        guard todos[EngineCore.runningKey] != nil else { return }
+        if shared { _ = lockFileForWriting() }
+        todos[EngineCore.runningKey] = nil
+        save([EngineState.change(todo: EngineCore.runningKey, nil)])
+    }
+}

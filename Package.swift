@@ -32,7 +32,7 @@ let package = Package(
             name: "rulec", dependencies: ["RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP"]),
         .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime", "RuleLSP"]),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
-        .executableTarget(name: "rule-test-fixture", dependencies: ["RuleRuntime"], path: "Sources/RuleTestFixture"),
+        .executableTarget(name: "rule-test-fixture", dependencies: ["RuleLang", "RuleRuntime"], path: "Sources/RuleTestFixture"),
         // The README's "In an app" example, compiled and run on a fresh HOME by ReadmeAppTests.
         .executableTarget(
             name: "readme-app", dependencies: ["RuleRuntime"], path: "Sources/ReadmeApp",

@@ -1,4 +1,5 @@
 import Foundation
+import RuleLang
 import RuleRuntime
 
 #if canImport(Glibc)
@@ -55,6 +56,15 @@ import RuleRuntime
 //   rule-test-fixture try-lock STATE
 //       prints "free" when STATE's and STATE.shm's locks (flock, fcntl and, on Linux, the
 //       region's mutex) can all be taken now
+
+//   rule-test-fixture app-run STATE foreground|suspended|resumed|clean|exit
+//       opens STATE (shared) with ``promptRules`` and plays one run of the app: starts a session,
+//       then foreground: stays in the foreground; suspended: prepares for suspension; resumed:
+//       prepares for suspension and comes back to the foreground; prints "ready" and waits to
+//       be killed. clean: prepares for suspension and exits; exit: exits in the foreground
+//   rule-test-fixture present STATE SCENARIO
+//       opens STATE (shared) with ``promptRules`` and a manual clock, presents SCENARIO, prints
+//       "shown" (or "refused"), then per input line: `f OUTCOME` finishes it and prints "finished"
 
 let card = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >"
 
@@ -427,6 +437,58 @@ func tryLock(_ path: String) -> Never {
     exit(0)
 }
 
+/// Rules of the crash and presentation tests (language 1.2).
+let promptRules = """
+    # language 1.2
+    group Prompts < > {
+        scenario RateApp < when since_last(crash) >= 3d; after declined next version >
+        scenario Subscribe < after later 1d >
+    }
+    """
+
+func appRun(_ path: String, _ mode: String) -> Never {
+    guard let engine = try? RuleEngine(source: promptRules, store: sharedStore(path)) else { fail("open") }
+    engine.startSession(version: "1")
+    switch mode {
+    case "foreground": break
+    case "suspended": engine.prepareForSuspension()
+    case "resumed":
+        engine.prepareForSuspension()
+        engine.enteredForeground()
+    case "clean":
+        engine.prepareForSuspension()
+        exit(0)
+    case "exit": exit(0)
+    default: fail("mode \(mode)")
+    }
+    say("ready")
+    while true { pause() }
+}
+
+func present(_ path: String, _ scenario: String) -> Never {
+    let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+    guard let engine = try? RuleEngine(source: promptRules, store: sharedStore(path), clock: clock) else {
+        fail("open")
+    }
+    guard let shown = engine.present(scenario) else {
+        say("refused")
+        exit(0)
+    }
+    say("shown")
+    while let line = readLine() {
+        let words = line.split(separator: " ")
+        if words.first == "f", words.count == 2, let outcome = Outcome(rawValue: String(words[1])) {
+            do {
+                try engine.finish(shown, outcome)
+                say("finished")
+            } catch {
+                say("error \(error)")
+            }
+        }
+    }
+    exit(0)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch (arguments.first, arguments.count) {
 case ("trigger-loop", 3), ("trigger-loop", 4):
@@ -471,6 +533,10 @@ case ("hold-lock", 2):
     holdLock(arguments[1])
 case ("try-lock", 2):
     tryLock(arguments[1])
+case ("app-run", 3):
+    appRun(arguments[1], arguments[2])
+case ("present", 3):
+    present(arguments[1], arguments[2])
 default:
     FileHandle.standardError.write(
         Data("usage: rule-test-fixture trigger-loop STATE STREAM [BYTES] | lock-loop STATE ROUNDS\n".utf8))

@@ -1,0 +1,167 @@
+import Foundation
+import RuleLang
+import TestSupport
+import XCTest
+
+@testable import RuleRuntime
+
+/// Presentations (one prompt at a time) and the crash stream (language 1.2), in one process and
+/// across real processes sharing a state file.
+final class PresentationTests: XCTestCase {
+    let rules = """
+        # language 1.2
+        group Prompts < max_exec 5 > {
+            scenario RateApp < after declined next version >
+            scenario Subscribe < after later 1d >
+        }
+        scenario Tip < >
+        """
+
+    func testAPresentationHoldsItsGroupUntilFinished() throws {
+        let (engine, clock) = try makeEngine(rules)
+        let shown = try XCTUnwrap(engine.present("RateApp"))
+        XCTAssertEqual(shown.scenario, "RateApp")
+        XCTAssertTrue(try engine.check("executions(RateApp) == 1"), "presenting executes")
+        XCTAssertFalse(engine.canExecute("Subscribe"))
+        XCTAssertFalse(engine.tryToExecute("RateApp"))
+        XCTAssertNil(engine.present("Subscribe"))
+        XCTAssertNil(engine.executeNext(among: ["Subscribe", "RateApp"]))
+        XCTAssertTrue(engine.canExecute("Tip"), "outside the group: not held")
+        XCTAssertTrue(
+            engine.explain("Subscribe").reason.hasPrefix("showing: RateApp is showing (for 0s;"),
+            engine.explain("Subscribe").reason)
+        XCTAssertEqual(engine.showing("Subscribe")?.scenario, "RateApp")
+        clock.advance(by: 60)
+        try engine.finish(shown, .declined)
+        XCTAssertNil(engine.showing("Subscribe"))
+        XCTAssertTrue(engine.canExecute("Subscribe"))
+        XCTAssertFalse(engine.canExecute("RateApp"), "declined: quiet until the next version")
+        XCTAssertTrue(try engine.check("count(RateApp: declined) == 1"))
+    }
+
+    func testFinishingTwiceIsAnErrorAndChangesNothing() throws {
+        let store = InMemoryStore()
+        let (engine, _) = try makeEngine(rules, store: store)
+        let shown = try XCTUnwrap(engine.present("Subscribe"))
+        try engine.finish(shown, .later)
+        let before = try store.load()
+        XCTAssertThrowsError(try engine.finish(shown, .accepted)) { error in
+            XCTAssertEqual(
+                "\(error)",
+                "the presentation of 'Subscribe' is not open: it was finished already, or made by another engine")
+        }
+        XCTAssertEqual(try store.load(), before)
+        XCTAssertTrue(try engine.check("count(Subscribe: later) == 1 and count(Subscribe: accepted) == 0"))
+    }
+
+    func testAPresentationLeftOpenExpiresAfterTheTimeoutAndStillTakesItsOutcome() throws {
+        let clock = ManualClock()
+        var options = RuleEngine.Options()
+        options.presentationTimeout = 600
+        let engine = try RuleEngine(source: rules, clock: clock, options: options)
+        let shown = try XCTUnwrap(engine.present("RateApp"))
+        clock.advance(by: 599)
+        XCTAssertFalse(engine.canExecute("Subscribe"))
+        XCTAssertEqual(engine.explain("Subscribe").earliest, shown.opened.addingTimeInterval(600))
+        clock.advance(by: 1)
+        XCTAssertTrue(engine.canExecute("Subscribe"))
+        let second = try XCTUnwrap(engine.present("Subscribe"))
+        // The first one's finish records its outcome and leaves the second's hold alone.
+        try engine.finish(shown, .accepted)
+        XCTAssertTrue(try engine.check("count(RateApp: accepted) == 1"))
+        XCTAssertFalse(engine.canExecute("RateApp"), "Subscribe still shows")
+        try engine.finish(second, .dismissed)
+        XCTAssertTrue(engine.canExecute("RateApp"))
+    }
+
+    /// A presentation in one process holds the group in another; a process that dies with it
+    /// open holds it until the timeout.
+    func testAcrossProcessesAndAfterAProcessDies() throws {
+        let url = temporaryURL("present.state")
+        let child = try FixtureProcess(["present", url.path, "RateApp"], input: true)
+        XCTAssertEqual(child.readLine(), "shown")
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let engine = try RuleEngine(
+            source: promptRulesForTests, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
+        XCTAssertFalse(engine.canExecute("Subscribe"))
+        XCTAssertNil(engine.present("Subscribe"))
+        child.send("f later")
+        XCTAssertEqual(child.readLine(), "finished")
+        XCTAssertTrue(engine.canExecute("Subscribe"))
+        XCTAssertTrue(try engine.check("count(RateApp: later) == 1"))
+        // Another child presents and is killed before finishing.
+        let dying = try FixtureProcess(["present", url.path, "Subscribe"], input: true)
+        XCTAssertEqual(dying.readLine(), "shown")
+        dying.kill()
+        XCTAssertFalse(engine.canExecute("RateApp"))
+        clock.advance(by: 3_599)
+        XCTAssertFalse(engine.canExecute("RateApp"), "held until the default timeout, an hour")
+        clock.advance(by: 1)
+        XCTAssertTrue(engine.canExecute("RateApp"), "the dead process's hold ended with the timeout")
+        child.kill()
+    }
+
+    /// Each way a run of the app can end, played by a real child process: only a run that ended
+    /// in the foreground counts as a crash, recorded at the next launch.
+    func testACrashIsARunThatEndedInTheForeground() throws {
+        let cases: [(mode: String, killed: Bool, crash: Bool)] = [
+            ("foreground", true, true), ("resumed", true, true), ("exit", false, true),
+            ("suspended", true, false), ("clean", false, false),
+        ]
+        for (mode, killed, crash) in cases {
+            let url = temporaryURL("run.state")
+            let child = try FixtureProcess(["app-run", url.path, mode])
+            if killed {
+                XCTAssertEqual(child.readLine(), "ready", mode)
+                child.kill()
+            } else {
+                _ = child.readToEnd()
+            }
+            let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+            let engine = try RuleEngine(
+                source: promptRulesForTests, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
+            engine.startSession(version: "1")
+            XCTAssertEqual(try engine.check("count(crash) == 1"), crash, mode)
+            XCTAssertEqual(engine.canExecute("RateApp"), !crash, mode)
+            if crash {
+                XCTAssertEqual(engine.explain("RateApp").reason, "when since_last(crash) >= 3d: false", mode)
+                clock.advance(by: 3 * 86_400)
+                XCTAssertTrue(engine.canExecute("RateApp"), mode)
+            }
+            // This run ends cleanly: the next launch records nothing more.
+            engine.prepareForSuspension()
+            engine.startSession(version: "1")
+            XCTAssertEqual(try engine.check("count(crash) == 1"), crash, mode)
+        }
+    }
+
+    func testProblemsAreAStreamRulesRead() throws {
+        let (engine, clock) = try makeEngine("# language 1.2\nscenario Ask < when since_last(problem) >= 1h >")
+        XCTAssertTrue(engine.canExecute("Ask"))
+        engine.recordProblem()
+        XCTAssertFalse(engine.canExecute("Ask"))
+        clock.advance(by: 3_600)
+        XCTAssertTrue(engine.canExecute("Ask"))
+        XCTAssertTrue(engine.unknownNames.isEmpty)
+    }
+
+    /// `clearAll` forgets the app's to-dos, not the engine's own marks.
+    func testClearAllKeepsAnOpenPresentationAndTheRunsMark() throws {
+        let (engine, _) = try makeEngine(rules)
+        engine.startSession(version: "1")
+        _ = try XCTUnwrap(engine.present("RateApp"))
+        engine.toDo("task")
+        engine.clearAll()
+        XCTAssertFalse(engine.needToDo("task"))
+        XCTAssertFalse(engine.canExecute("Subscribe"), "still showing")
+    }
+}
+
+/// The fixture's `promptRules`.
+let promptRulesForTests = """
+    # language 1.2
+    group Prompts < > {
+        scenario RateApp < when since_last(crash) >= 3d; after declined next version >
+        scenario Subscribe < after later 1d >
+    }
+    """

@@ -21,6 +21,16 @@ public struct TimelineStep: Sendable {
         case timeZone(TimeZone)
         /// Swaps the engine to the rules of `path` (relative to the timeline), already checked.
         case rules(path: String, sources: [SourceFile])
+        /// Records what became of a scenario's prompt (language 1.2).
+        case outcome(String, Outcome)
+        /// Presents a scenario: shown (executed, holding its group) or not, with the reason.
+        case present(String)
+        /// Finishes the scenario's open presentation with an outcome.
+        case finish(String, Outcome)
+        /// The app's run ends uncleanly here, and the app is launched again (same version).
+        case crash
+        /// The app reports a problem (`recordProblem()`).
+        case problem
     }
 
     /// The time field as written, echoed in the output.
@@ -43,6 +53,7 @@ public struct TimelineParser {
 
     static let verbs = [
         "launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules", "timezone",
+        "outcome", "present", "finish", "crash", "problem",
     ]
 
     /// The program's declarations, collected once for every `check` line.
@@ -50,6 +61,8 @@ public struct TimelineParser {
     /// The streams some rule counts or declares, and the same as a list for suggestions.
     private var knownStreams: Set<String>
     private var streamList: [String]
+    /// Scenarios a `present` step showed and no `finish` step finished yet, as the steps read.
+    private var presented: Set<String> = []
 
     /// A parser for `file` against `program`.
     public init(file: SourceFile, program: RuleProgram) {
@@ -242,6 +255,35 @@ public struct TimelineParser {
             }
             switchTo(result.program)
             return finish(&words, step(.rules(path: path.text, sources: [source])))
+        case "outcome", "finish":
+            guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else {
+                return nil
+            }
+            guard requireScenario(name, alsoAllowing: []) else { return nil }
+            guard let word = requireWord(&words, "an outcome (\(Outcome.names.joined(separator: ", ")))", after: name)
+            else { return nil }
+            guard let outcome = Outcome(rawValue: word.text) else {
+                let suggestions = Suggestions.closest(to: word.text, in: Outcome.names)
+                error(
+                    TimelineMessage.unknownOutcome(word.text), word.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: word.range, replacement: $0) })
+                return nil
+            }
+            if verb.text == "finish" {
+                guard presented.remove(name.text) != nil else {
+                    error(TimelineMessage.notPresented(name.text), name.range)
+                    return nil
+                }
+                return finish(&words, step(.finish(name.text, outcome)))
+            }
+            return finish(&words, step(.outcome(name.text, outcome)))
+        case "present":
+            guard let name = requireWord(&words, "a scenario name after 'present'", after: verb) else { return nil }
+            guard requireScenario(name, alsoAllowing: []) else { return nil }
+            presented.insert(name.text)
+            return finish(&words, step(.present(name.text)))
+        case "crash", "problem":
+            return finish(&words, step(verb.text == "crash" ? .crash : .problem))
         case "next":
             var names: [String] = []
             while let name = words.next() {

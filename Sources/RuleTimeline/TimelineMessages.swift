@@ -38,6 +38,13 @@ enum TimelineMessage {
     static func unknownScenario(_ name: String, _ names: [String]) -> DiagnosticMessage {
         DiagnosticMessage(.unknownScenario, Suggestions.unknown("scenario", name, among: names))
     }
+    static func unknownOutcome(_ word: String) -> DiagnosticMessage {
+        DiagnosticMessage(.unknownOutcome, Suggestions.unknown("outcome", word, among: Outcome.names))
+    }
+    static func notPresented(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .notPresented, "'finish \(name)' finishes nothing: no 'present \(name)' before it is still open")
+    }
     static func unknownTimeZone(_ name: String) -> DiagnosticMessage {
         DiagnosticMessage(.unknownName, "unknown time zone '\(name)'; use an IANA name such as Europe/Paris")
     }
@@ -66,4 +73,6 @@ extension DiagnosticID {
     public static let uncountedEvent = DiagnosticID("uncounted-event")
     /// A timeline line's step is not one of the timeline format's verbs.
     public static let unknownStep = DiagnosticID("unknown-step")
+    /// A timeline finishes a scenario no earlier `present` step of it left open.
+    public static let notPresented = DiagnosticID("not-presented")
 }

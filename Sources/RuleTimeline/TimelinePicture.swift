@@ -161,6 +161,23 @@ public struct TimelinePicture {
             case .trigger(let name), .done(let name):
                 _ = laneIndex(name, .stream)
                 events.append(Mark(lane: name, seconds: step.offset, sample: before, text: name))
+            case .present(let name):
+                _ = laneIndex(name, .scenario)
+                let shown = result?.output.result == "shown"
+                let text = shown ? "shown" : "no: \(result?.output.reason ?? "")"
+                tries.append(
+                    Mark(
+                        lane: name, seconds: step.offset, sample: before, text: text, answer: shown ? "yes" : "no",
+                        behind: behind))
+                if shown { ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: "presented")) }
+            case .finish(let name, _), .outcome(let name, _):
+                _ = laneIndex(name, .scenario)
+                let said = result?.output.result ?? ""
+                let outcome: String
+                if case .outcome(_, let given) = step.action { outcome = given.rawValue } else { outcome = said }
+                ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: "outcome: \(outcome)"))
+            case .crash:
+                markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: "crash, then launch"))
             case .launch(let version):
                 markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: "launch \(version)"))
             case .rules(let path, _):

@@ -83,7 +83,35 @@ public enum TimelineRunner {
         func line(_ output: Output, _ plain: String) -> (output: Output, plain: String) { (output, plain) }
         let time = step.timeText
         switch step.action {
-        case .launch(let version): engine.startSession(version: version)
+        case .launch(let version):
+            // A launch after a clean end of the run before it (`crash` plays the other kind).
+            engine.prepareForSuspension()
+            engine.startSession(version: version)
+        case .crash: engine.relaunchAfterCrash()
+        case .problem: engine.recordProblem()
+        case .outcome(let name, let outcome):
+            // The parser checked the name against the program.
+            try? engine.recordOutcome(outcome, of: name)
+        case .present(let name):
+            if engine.present(name) != nil {
+                return line(
+                    Output(time: time, seconds: step.offset, step: "present", name: name, result: "shown"),
+                    "\(time) \(name) shown")
+            }
+            let reason = engine.explain(name).reason
+            return line(
+                Output(time: time, seconds: step.offset, step: "present", name: name, result: "no", reason: reason),
+                "\(time) \(name) no: \(reason)")
+        case .finish(let name, let outcome):
+            // Not showing: it was refused, or its presentation was finished already; nothing changes.
+            guard let open = engine.openPresentation(of: name), (try? engine.finish(open, outcome)) != nil else {
+                return line(
+                    Output(time: time, seconds: step.offset, step: "finish", name: name, result: "not showing"),
+                    "\(time) finish \(name): not showing")
+            }
+            return line(
+                Output(time: time, seconds: step.offset, step: "finish", name: name, result: outcome.rawValue),
+                "\(time) finish \(name) \(outcome.rawValue)")
         case .trigger(let name): engine.trigger(name)
         case .done(let name): engine.markDone(name)
         case .reset(let name): engine.reset(name)

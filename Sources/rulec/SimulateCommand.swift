@@ -39,6 +39,11 @@ enum SimulateCommand: Command {
               todo NAME [until D]     add a to-do, expiring after D
               check CONDITION         prints 'TIME check true' or 'TIME check false'
               next [SCENARIO ...]     execute the highest-priority eligible scenario: 'TIME next NAME' or 'TIME next none'
+              outcome SCENARIO OUTCOME   record what became of its prompt (accepted, dismissed, declined, later, unknown)
+              present SCENARIO        show it if it may run: 'TIME SCENARIO shown' or 'TIME SCENARIO no: REASON'
+              finish SCENARIO OUTCOME end its open presentation: 'TIME finish SCENARIO OUTCOME'
+              crash                   the app's run ends uncleanly; it is launched again (same version)
+              problem                 the app reports a problem (the 'problem' stream)
             '#' starts a comment. Names with spaces may be quoted.
             """,
         options: [json, html, timeZone, save],

@@ -40,8 +40,8 @@ struct EngineHooks {
     /// scenarios (and overrides), and events.
     var unknownScenarios: [String] = []
     var unknownEvents: [String] = []
-    /// The tokens of presentations this engine made and has not finished.
-    var openPresentations: Set<String> = []
+    /// The presentations this engine made and has not finished, by token.
+    var openPresentations: [String: Presentation] = [:]
 
     init(clock: RuleClock, store: RuleStore, options: RuleEngine.Options) {
         self.clock = clock

@@ -74,6 +74,26 @@ extension RuleEngine {
         }
     }
 
+    /// Plays an unclean end of the app's run and the launch after it (timelines' `crash` step):
+    /// the run is marked as in the foreground, and a session of the current version begins, which
+    /// records the crash now.
+    package func relaunchAfterCrash() {
+        locked { core in
+            core.markRunning()
+            core.startSession(version: core.meta.version ?? "")
+        }
+    }
+
+    /// The presentation of scenario `name` this engine made and has not finished, if any
+    /// (timelines' `finish` step).
+    package func openPresentation(of name: String) -> Presentation? {
+        locked { core in
+            guard let index = core.scenario(named: name) else { return nil }
+            let scenario = core.rules.scenarios[index].name
+            return core.hooks.openPresentations.values.filter { $0.scenario == scenario }.max { $0.opened < $1.opened }
+        }
+    }
+
     /// Call when the app returns to the foreground without a new launch (SwiftUI: `scenePhase`
     /// becoming `.active` again): the run is watched for a crash again until the next
     /// ``prepareForSuspension()``. `startSession` does it at launch.
@@ -115,21 +135,22 @@ extension EngineCore {
         nextExpiry = Swift.min(nextExpiry, time + timeout)
         record.add(EngineState.change(todo: key, item))
         commit()
-        hooks.openPresentations.insert(token)
-        return Presentation(scenario: name, opened: Date(timeIntervalSince1970: time), token: token)
+        let presentation = Presentation(scenario: name, opened: Date(timeIntervalSince1970: time), token: token)
+        hooks.openPresentations[token] = presentation
+        return presentation
     }
 
     mutating func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
-        guard hooks.openPresentations.contains(presentation.token) else {
+        guard hooks.openPresentations[presentation.token] != nil else {
             throw RuleEngineError.presentationNotOpen(scenario: presentation.scenario)
         }
         guard let index = scenario(named: presentation.scenario) else {
             // Rules swapped meanwhile without the scenario: nothing to record it under.
-            hooks.openPresentations.remove(presentation.token)
+            hooks.openPresentations[presentation.token] = nil
             throw RuleEngineError.unknownScenario(presentation.scenario)
         }
         if shared { _ = lockFileForWriting() }
-        hooks.openPresentations.remove(presentation.token)
+        hooks.openPresentations[presentation.token] = nil
         let key = rules.holdKeys[index]
         if let item = todos[key], item.info?["token"] == presentation.token {
             todos[key] = nil
@@ -138,9 +159,11 @@ extension EngineCore {
         recordOutcome(outcome, of: index)
     }
 
-    /// Marks the app's run as in the foreground (the app's process only: an extension's runs
-    /// are not watched).
+    /// Marks the app's run as in the foreground: the app's process only (an extension's runs
+    /// are not watched), and only when the rules read the `crash` stream (an app that never
+    /// asks about crashes is not asked to report its suspensions).
     mutating func markRunning() {
+        guard rules.streams.index[EngineStream.crash] != nil else { return }
         if hooks.role == nil { hooks.role = ProcessRole.current }
         guard hooks.role != .appExtension, todos[EngineCore.runningKey] == nil else { return }
         if shared { _ = lockFileForWriting() }

@@ -41,9 +41,23 @@ extension LSPFeatures {
             // Inside `f(`: its argument first, then (after a space) its scope.
             let inside = file.text((LSPFeatures.lastOpen(file, before: typed) ?? typed)..<typed)
             let written = inside.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            // `count(RateApp: `: a scenario's outcomes (language 1.2).
+            if language >= Construct.outcomes.version, written.count <= 2, inside.contains(":"),
+                !(written.count == 2 && inside.hasSuffix(" ") && Outcome(rawValue: String(written[1])) != nil)
+            {
+                return LSPFeatures.items(outcomeItems)
+            }
             if written.isEmpty {
                 switch builtin.argument {
-                case .stream: return LSPFeatures.items(eventItems())
+                case .stream:
+                    var items = eventItems()
+                    if language >= Construct.outcomes.version {
+                        items += EngineStream.words.map { item($0, kind: 23, detail: "the engine's stream") }
+                        if builtin != .activeDays {
+                            items += program.scenarios.map { item($0.name + ": ", kind: 7, detail: "its outcomes") }
+                        }
+                    }
+                    return LSPFeatures.items(items)
                 case .scenarioOrGroup: return LSPFeatures.items(scenarioAndGroupItems())
                 case .todo: return LSPFeatures.items([])
                 }
@@ -64,6 +78,17 @@ extension LSPFeatures {
             return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? scopeItems : [])
         case "min_days":
             return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? [withinItem] : [])
+        case "after" where language >= Construct.outcomes.version:
+            // `after OUTCOME WAIT`: the outcome, then how long it waits.
+            guard clause.hasSuffix(" ") else { return LSPFeatures.items(words.count == 2 ? outcomeItems : []) }
+            if words.count == 1 { return LSPFeatures.items(outcomeItems) }
+            guard words.count == 2 else { return LSPFeatures.items([]) }
+            return LSPFeatures.items([
+                item("next version", kind: 14, detail: "none in the current version", snippet: "next version"),
+                item("next session", kind: 14, detail: "none in the current session", snippet: "next session"),
+                item("never", kind: 14, detail: "none ever", snippet: "never"),
+                item("7d", kind: 14, detail: "at least this long since the last", snippet: "${1:7d}"),
+            ])
         default:
             return LSPFeatures.items([])
         }
@@ -162,8 +187,16 @@ extension LSPFeatures {
             items.append(
                 item("min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
         }
+        if language >= Construct.outcomes.version {
+            items.append(
+                item(
+                    "after", kind: 15, detail: "after OUTCOME D|next version|next session|never",
+                    snippet: "after ${1|declined,later,accepted,dismissed,unknown|} ${2:next version}"))
+        }
         return items
     }
+
+    private var outcomeItems: [JSONObject] { Outcome.names.map { item($0, kind: 20, detail: "outcome") } }
 
     private var scopeItems: [JSONObject] {
         [

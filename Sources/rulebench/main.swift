@@ -23,6 +23,7 @@ import RuleLang
 //   rulebench cold                             only the cold-start figures
 //   rulebench lsp                              only the language server's figures (issue 22)
 //   rulebench front                            only the front end against JSONDecoder
+//   rulebench prompts                          only outcomes and presentations (issue 34)
 //   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
@@ -306,6 +307,7 @@ func runBenchmarks() throws {
     try sharedBenchmarks(&goals)
     try contentionBenchmarks(&goals)
     try swapBenchmarks(&goals)
+    try promptBenchmarks(&goals)
     let syncedPath = temporaryPath("synced.state")
     let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
     line(
@@ -366,6 +368,7 @@ let parts: [String: (inout [Goal]) throws -> Void] = [
     "shared": sharedBenchmarks, "contended": contentionBenchmarks, "swap": swapBenchmarks, "lsp": lspBenchmarks,
     "cold": coldBenchmarks,
     "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks, "front": frontEndBenchmarks,
+    "prompts": promptBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []

@@ -34,7 +34,8 @@ final class OutcomeTests: XCTestCase {
         clock.advance(by: 400 * 86_400)
         XCTAssertFalse(engine.canExecute("RateApp"))
         XCTAssertEqual(
-            engine.explain("RateApp").reason, "after declined next version: declined 400d ago; quiet until the next version")
+            engine.explain("RateApp").reason,
+            "after declined next version: declined 400d ago; quiet until the next version")
         XCTAssertNil(engine.explain("RateApp").earliest, "waiting alone never passes it")
         engine.startSession(version: "1.1")
         XCTAssertTrue(engine.canExecute("RateApp"))

@@ -168,6 +168,28 @@ final class TextMateGrammarTests: XCTestCase {
         XCTAssertNotEqual(Self.scopes("scenario A < on retired >", rules)[16], "storage.modifier.retired.rules")
     }
 
+    /// Language 1.2's prompts: `after`, its outcome and wait, an outcome in a call, the engine's streams.
+    func testOutcomesAndTheEnginesStreamsHaveTheirScopes() throws {
+        let rules = try Self.rules()
+        let line =
+            "scenario R < after declined next version; after later 3d; after accepted never; when since_last(crash) >= 3d >"
+        let scopes = Self.scopes(line, rules)
+        func scope(_ word: String, from: Int = 0) -> String? {
+            let start = line.range(of: word, range: line.index(line.startIndex, offsetBy: from)..<line.endIndex)!
+            return scopes[line.distance(from: line.startIndex, to: start.lowerBound)]
+        }
+        XCTAssertEqual(scope("after"), "keyword.control.clause.rules")
+        XCTAssertEqual(scope("declined"), "constant.language.outcome.rules")
+        XCTAssertEqual(scope("next"), "keyword.other.scope.rules")
+        XCTAssertEqual(scope("version"), "keyword.other.scope.rules")
+        XCTAssertEqual(scope("later"), "constant.language.outcome.rules")
+        XCTAssertEqual(scope("never"), "keyword.other.scope.rules")
+        XCTAssertEqual(scope("crash"), "variable.language.builtin.rules")
+        let call = Self.scopes("scenario S < when count(RateApp: declined per version) == 0 >", rules)
+        XCTAssertEqual(call[33], "constant.language.outcome.rules")
+        XCTAssertNotEqual(Self.scopes("scenario S < on declined >", rules)[16], "constant.language.outcome.rules")
+    }
+
     /// The extension's only code starts `rulec lsp`, with VS Code's API and Node's own modules.
     func testTheExtensionNeedsNoPackages() throws {
         let root = RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules")

@@ -27,6 +27,8 @@ final class CompiledRules: @unchecked Sendable {
     private(set) var dayCounted: [Bool] = []
     /// The gaps of each `between` with several, in seconds.
     private(set) var gapLists: [[Double]] = []
+    /// The prefix of a presentation's hold: a to-do of the engine's own.
+    static let holdPrefix = "@showing:"
     /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
     /// `@showing:SCENARIO` outside a group). Every scenario of a group shares its group's.
     private(set) var holdKeys: [String] = []
@@ -190,7 +192,7 @@ final class CompiledRules: @unchecked Sendable {
             if let group = scenarios[index].group { groups[group].members.append(index) }
         }
         holdKeys = scenarios.map { scenario in
-            EngineCore.holdPrefix + NameTable.canonical(scenario.group.map { groups[$0].name } ?? scenario.name)
+            CompiledRules.holdPrefix + NameTable.canonical(scenario.group.map { groups[$0].name } ?? scenario.name)
         }
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
         for name in program.events { _ = streams.slot(name.text) }

@@ -79,7 +79,8 @@ extension EngineCore {
             let word = EngineCore.outcomeWord(streams.name(slot))
             if passes {
                 let last = tallies.counts(slot).last
-                let none = scope == .version ? "none this version" : scope == .session ? "none this session" : "none yet"
+                let none =
+                    scope == .version ? "none this version" : scope == .session ? "none this session" : "none yet"
                 return Assessment(
                     passes: true,
                     detail: last.map { "\(word) \(DurationText.human(max(0, time - $0))) ago, " + none } ?? none)

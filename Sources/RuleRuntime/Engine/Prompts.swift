@@ -1,7 +1,7 @@
 import Foundation
 import RuleLang
 
-/// A prompt on screen: made by ``RuleEngine/present(_:)-(StringProtocol)``, ended by
+/// A prompt on screen: made by ``RuleEngine/present(_:)``, ended by
 /// ``RuleEngine/finish(_:_:)`` with what the user did.
 public struct Presentation: Hashable, Sendable {
     /// The scenario presented, by the name the rules give it now.
@@ -103,8 +103,6 @@ extension RuleEngine {
 }
 
 extension EngineCore {
-    /// The prefix of a presentation's hold: a to-do of the engine's own.
-    static let holdPrefix = "@showing:"
     /// The to-do that marks the app's run as in the foreground: present at the next launch, the
     /// run ended uncleanly.
     static let runningKey = "@running"

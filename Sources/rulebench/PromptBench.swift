@@ -6,7 +6,8 @@ import RuleRuntime
 
 /// `rulebench prompts`: a scenario with an outcome clause against the same scenario without it
 /// (in-memory, both answering yes, so every clause is evaluated), and `present` + `finish`
-/// against `tryToExecute` + `trigger` on the file store (each pair writes twice).
+/// against `tryToExecute` + `trigger` on the file store (each pair writes twice; neither scenario
+/// is in a group, so neither writes a group's budget).
 func promptBenchmarks(_ goals: inout [Goal]) throws {
     let body = "on launch; min_events 3; since_first 1d; max_exec 1000000000 per version; between 0s"
     let rules = """
@@ -39,9 +40,7 @@ func promptBenchmarks(_ goals: inout [Goal]) throws {
     let fileRules = """
         # language 1.2
         event x
-        group Prompts < > {
-            scenario Shown < >
-        }
+        scenario Shown < >
         scenario Tried < >
         """
     let fileEngine = try RuleEngine(source: fileRules, store: FileStore(url: temporaryPath("prompts.state")))

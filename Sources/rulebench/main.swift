@@ -24,7 +24,7 @@ import RuleLang
 //   rulebench lsp                              only the language server's figures (issue 22)
 //   rulebench front                            only the front end against JSONDecoder
 //   rulebench prompts                          only outcomes and presentations (issue 34)
-//   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build
+//   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build|present
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 
@@ -258,6 +258,17 @@ func profileLoop(_ what: String) throws -> Never {
             try FileStore(url: path).compact()
         }
         for _ in 0..<10 { _ = try RuleEngine(source: rules, store: FileStore(url: path)) }
+        exit(0)
+    }
+    if what == "present" {
+        let engine = try RuleEngine(
+            source: "# language 1.2\ngroup G < > {\n    scenario P < >\n}\n",
+            store: FileStore(url: temporaryPath("profile-present.state")))
+        let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 1_000_000
+        for _ in 0..<iterations {
+            if let shown = engine.present("P") { try? engine.finish(shown, .later) }
+        }
+        try? FileManager.default.removeItem(at: benchDirectory)
         exit(0)
     }
     var store: RuleStore = InMemoryStore()

@@ -86,7 +86,9 @@ enum StateCommand: Command {
         }
         out += "streams (\(state.streams.count)):\n"
         for name in state.streams.keys.sorted() {
-            out += "  \(Printer.name(name)): \(counts(state.streams[name]!, "event"))\n"
+            // A scenario's outcomes as rules read them: `RateApp: declined`.
+            let shown = EngineStream.parseOutcome(name).map { "\(Printer.name($0.scenario)): \($0.outcome.rawValue)" }
+            out += "  \(shown ?? Printer.name(name)): \(counts(state.streams[name]!, "event"))\n"
         }
         out += "scenarios (\(state.scenarios.count)):\n"
         for name in state.scenarios.keys.sorted() {

@@ -200,6 +200,25 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(try labels("scenario A < on x >  # a comm", 0, 28), [])
     }
 
+    /// Language 1.2: `after`, its outcomes and waits, a scenario's outcomes in a call, `crash`.
+    func testCompletionOfOutcomes() throws {
+        func labels(_ text: String, _ line: Int, _ character: Int) throws -> [String] {
+            open(app, text)
+            let result = try client.result("textDocument/completion", at(app, line, character)) as? [String: Any]
+            return ((result?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+        }
+        XCTAssertFalse(try labels("scenario A <  >\n", 0, 12).contains("after"), "language 1.0 has no after")
+        let v12 = "# language 1.2\n"
+        XCTAssertTrue(try labels(v12 + "scenario A <  >\n", 1, 12).contains("after"))
+        XCTAssertEqual(try labels(v12 + "scenario A < after  >\n", 1, 19), Outcome.names)
+        XCTAssertEqual(
+            try labels(v12 + "scenario A < after later  >\n", 1, 25), ["next version", "next session", "never", "7d"])
+        let stream = try labels(v12 + "event launch\nscenario RateApp < when count() >\n", 2, 30)
+        XCTAssertEqual(stream, ["launch", "crash", "problem", "RateApp: ", "Late: "], "every scenario of the workspace")
+        XCTAssertEqual(try labels(v12 + "scenario RateApp < when count(RateApp: ) >\n", 1, 39), Outcome.names)
+        XCTAssertEqual(try labels("event launch\nscenario RateApp < when count() >\n", 1, 30), ["launch"])
+    }
+
     func testDefinitionAndReferences() throws {
         open(other, otherRules)
         let definition = try XCTUnwrap(

@@ -32,6 +32,8 @@ final class CompiledRules: @unchecked Sendable {
     /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
     /// `@showing:SCENARIO` outside a group). Every scenario of a group shares its group's.
     private(set) var holdKeys: [String] = []
+    /// By scenario: its hold's store key, `t:@showing:GROUP`.
+    private(set) var holdStoreKeys: [String] = []
 
     /// Every scenario's clauses in one array (scenario `i`'s are
     /// `clauses[clauseStart[i]..<clauseStart[i + 1]]`), then every group's (group `g`'s from
@@ -194,6 +196,7 @@ final class CompiledRules: @unchecked Sendable {
         holdKeys = scenarios.map { scenario in
             CompiledRules.holdPrefix + NameTable.canonical(scenario.group.map { groups[$0].name } ?? scenario.name)
         }
+        holdStoreKeys = holdKeys.map(StoreKey.todo)
         // Declared events are known streams even when no rule counts them (``RuleEngine/unknownNames``).
         for name in program.events { _ = streams.slot(name.text) }
         for rename in program.renames where rename.kind == .event {

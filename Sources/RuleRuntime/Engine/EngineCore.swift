@@ -63,6 +63,9 @@ struct EngineCore {
     /// The slots of ``EngineHooks/unknownEvents``, checked on every trigger of a stream the
     /// rules do not count.
     var unknownEventSlots: [Int] = []
+    /// By scenario and outcome (`index * Outcome.allCases.count + outcome`): the slot of its
+    /// outcome stream once looked up, else -1 (empty until the first outcome).
+    var outcomeSlots: [Int32] = []
     var todos: [String: ToDoItem]
     var meta: SessionMeta
     /// Stored scenarios and groups the rules no longer declare: kept, and forgotten by `clearAll`.

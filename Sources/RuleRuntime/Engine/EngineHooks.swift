@@ -41,7 +41,10 @@ struct EngineHooks {
     var unknownScenarios: [String] = []
     var unknownEvents: [String] = []
     /// The presentations this engine made and has not finished, by token.
-    var openPresentations: [String: Presentation] = [:]
+    var openPresentations: [UInt64: Presentation] = [:]
+    /// A presentation's token: this engine's random number and `-` (empty until its first), and a count.
+    var presentationBase = ""
+    var presentationCount: UInt64 = 0
 
     init(clock: RuleClock, store: RuleStore, options: RuleEngine.Options) {
         self.clock = clock

@@ -1,7 +1,7 @@
 import Foundation
 import RuleLang
 
-/// A prompt on screen: made by ``RuleEngine/present(_:)``, ended by
+/// A prompt on screen: made by ``RuleEngine/present(_:)-(StringProtocol)``, ended by
 /// ``RuleEngine/finish(_:_:)`` with what the user did.
 public struct Presentation: Hashable, Sendable {
     /// The scenario presented, by the name the rules give it now.
@@ -10,6 +10,13 @@ public struct Presentation: Hashable, Sendable {
     public let opened: Date
     /// Tells this presentation from every other (stored with the hold, across processes).
     public let token: String
+    /// Its number among this engine's presentations.
+    let serial: UInt64
+    /// Its scenario's index in the rules it was made with.
+    let index: Int
+
+    public static func == (a: Presentation, b: Presentation) -> Bool { a.token == b.token }
+    public func hash(into hasher: inout Hasher) { hasher.combine(token) }
 }
 
 /// Outcomes, presentations, crashes and problems (language 1.2): grammar.md, "Prompts and outcomes".
@@ -45,8 +52,29 @@ extension RuleEngine {
         return presented
     }
 
+    /// ``recordOutcome(_:of:)-(_,StringProtocol)`` through a handle (`engine.recordOutcome(.declined, of: .rateApp)`).
+    public func recordOutcome(_ outcome: Outcome, of scenario: Scenario) throws {
+        try locked { core in
+            guard let index = core.scenario(scenario) else { throw RuleEngineError.unknownScenario(scenario.name) }
+            core.recordOutcome(outcome, of: index)
+        }
+    }
+
+    /// ``present(_:)-(StringProtocol)`` through a handle (`engine.present(.rateApp)`).
+    public func present(_ scenario: Scenario) -> Presentation? {
+        let timeout = presentationTimeout
+        var presented: Presentation?
+        _ = decide(
+            .tryToExecute, resolve: { $0.scenario(scenario) },
+            answer: { core, index in
+                presented = core.present(index, timeout: timeout)
+                return presented != nil
+            })
+        return presented
+    }
+
     /// Ends `presentation` with what the user did: records the outcome (as
-    /// ``recordOutcome(_:of:)``) and lets go of the hold. A presentation that expired meanwhile
+    /// ``recordOutcome(_:of:)-(_,StringProtocol)``) and lets go of the hold. A presentation that expired meanwhile
     /// still records its outcome. Throws ``RuleEngineError/presentationNotOpen(scenario:)``,
     /// changing nothing, for one finished already or made by another engine.
     public func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
@@ -90,7 +118,7 @@ extension RuleEngine {
         locked { core in
             guard let index = core.scenario(named: name) else { return nil }
             let scenario = core.rules.scenarios[index].name
-            return core.hooks.openPresentations.values.filter { $0.scenario == scenario }.max { $0.opened < $1.opened }
+            return core.hooks.openPresentations.values.filter { $0.scenario == scenario }.max { $0.serial < $1.serial }
         }
     }
 
@@ -108,8 +136,19 @@ extension EngineCore {
     static let runningKey = "@running"
 
     mutating func recordOutcome(_ outcome: Outcome, of index: Int) {
-        recordEvent(slot(EngineStream.outcome(outcome, of: rules.scenarios[index].name)), at: now())
+        recordEvent(outcomeSlot(outcome, of: index), at: now())
         commit()
+    }
+
+    /// The slot of scenario `index`'s outcome stream `outcome`, looked up by name once.
+    mutating func outcomeSlot(_ outcome: Outcome, of index: Int) -> Int {
+        let kinds = Outcome.allCases.count
+        if outcomeSlots.isEmpty { outcomeSlots = Array(repeating: -1, count: rules.scenarios.count * kinds) }
+        let position = index * kinds + Outcome.allCases.firstIndex(of: outcome)!
+        if outcomeSlots[position] >= 0 { return Int(outcomeSlots[position]) }
+        let slot = slot(EngineStream.outcome(outcome, of: rules.scenarios[index].name))
+        outcomeSlots[position] = Int32(slot)
+        return slot
     }
 
     /// The hold on scenario `index` (its group's) pending at `time`, if any.
@@ -125,34 +164,44 @@ extension EngineCore {
         if shared && lockFileForWriting() && !passes(index, now: time) { return nil }
         recordExecution(index, at: time)
         let name = rules.scenarios[index].name
-        var generator = SystemRandomNumberGenerator()
-        let token = String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+        // Random per engine (tells this engine's holds from another process's), then counted.
+        if hooks.presentationBase.isEmpty {
+            var generator = SystemRandomNumberGenerator()
+            hooks.presentationBase = String(generator.next(), radix: 16) + "-"
+        }
+        hooks.presentationCount &+= 1
+        let serial = hooks.presentationCount
+        let token = hooks.presentationBase + String(serial, radix: 16)
         let key = rules.holdKeys[index]
         let item = ToDoItem(created: time, expires: time + timeout, info: ["scenario": name, "token": token])
         todos[key] = item
         nextExpiry = Swift.min(nextExpiry, time + timeout)
-        record.add(EngineState.change(todo: key, item))
+        EngineState.write(todoKey: rules.holdStoreKeys[index], item, into: record)
         commit()
-        let presentation = Presentation(scenario: name, opened: Date(timeIntervalSince1970: time), token: token)
-        hooks.openPresentations[token] = presentation
+        let presentation = Presentation(
+            scenario: name, opened: Date(timeIntervalSince1970: time), token: token, serial: serial, index: index)
+        hooks.openPresentations[serial] = presentation
         return presentation
     }
 
     mutating func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
-        guard hooks.openPresentations[presentation.token] != nil else {
+        guard hooks.openPresentations[presentation.serial]?.token == presentation.token else {
             throw RuleEngineError.presentationNotOpen(scenario: presentation.scenario)
         }
-        guard let index = scenario(named: presentation.scenario) else {
+        // The index it was made with while it still names it (rules swapped meanwhile may not).
+        let same =
+            presentation.index < rules.scenarios.count && rules.scenarios[presentation.index].name == presentation.scenario
+        guard let index = same ? presentation.index : scenario(named: presentation.scenario) else {
             // Rules swapped meanwhile without the scenario: nothing to record it under.
-            hooks.openPresentations[presentation.token] = nil
+            hooks.openPresentations[presentation.serial] = nil
             throw RuleEngineError.unknownScenario(presentation.scenario)
         }
         if shared { _ = lockFileForWriting() }
-        hooks.openPresentations[presentation.token] = nil
+        hooks.openPresentations[presentation.serial] = nil
         let key = rules.holdKeys[index]
         if let item = todos[key], item.info?["token"] == presentation.token {
             todos[key] = nil
-            record.add(EngineState.change(todo: key, nil))
+            EngineState.write(todoKey: rules.holdStoreKeys[index], nil, into: record)
         }
         recordOutcome(outcome, of: index)
     }

@@ -373,6 +373,18 @@ struct EngineState {
         StoreChange(key: StoreKey.todo(name), value: item.map { i in encode { i.encode(&$0) } })
     }
 
+    /// Writes the to-do entry of store key `key` (`t:NAME`, canonical) into `record`: the
+    /// change ``change(todo:_:)`` makes, without its intermediate bytes (a presentation's hold
+    /// is written and deleted on every `present` and `finish`).
+    static func write(todoKey key: String, _ item: ToDoItem?, into record: ChangeRecord) {
+        guard let item else { return record.delete(key) }
+        record.set(key) { record in
+            var sink = record
+            sink.u8(format)
+            item.encode(&sink)
+        }
+    }
+
     /// `d:NAME`: the days stream NAME had events on.
     static func change(daysOf stream: String, _ bits: DayBits?) -> StoreChange {
         StoreChange(key: StoreKey.days(stream), value: bits.map { b in encode { b.encode(&$0) } })

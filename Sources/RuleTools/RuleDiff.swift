@@ -169,6 +169,7 @@ public enum RuleDiff {
             }
             return kind.keyword + " " + scopeKind
         case .when(let expr): return "when " + Printer.expression(expr)
+        case .after(let outcome, _): return "after " + outcome.text
         default: return kind.keyword
         }
     }
@@ -261,6 +262,19 @@ public enum RuleDiff {
                     : "raised from \(a.value) to \(b.value) days: users active on \(a.value) to \(b.value - 1) days wait"
             }
             return windowEffect(w.seconds, v.seconds)
+        case (.after(let outcome, .duration(let a)), .after(_, .duration(let b))):
+            return a.seconds > b.seconds
+                ? "shortened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users who answered '\(outcome.text)' see it sooner"
+                : "lengthened from \(DurationText.format(a.seconds)) to \(DurationText.format(b.seconds)): users who answered '\(outcome.text)' wait longer"
+        case (.after(let outcome, let a), .after(_, let b)):
+            func wait(_ w: AfterWait) -> String {
+                switch w {
+                case .duration(let d): return "\(DurationText.format(d.seconds))"
+                case .next(let scope, _): return "until the next \(scope == .session ? "session" : "version")"
+                case .never: return "for good"
+                }
+            }
+            return "after '\(outcome.text)' it now waits \(wait(b)), not \(wait(a))"
         case (.priority(let a), .priority(let b)):
             return "priority \(a.value < b.value ? "raised" : "lowered") from \(a.value) to \(b.value)"
         default:

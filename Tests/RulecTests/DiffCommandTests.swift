@@ -102,6 +102,21 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertEqual(findings(old, old).count, 0, "no change, no finding")
     }
 
+    /// Language 1.2's `after` clauses are paired by outcome and their change is named.
+    func testOutcomeClausesArePairedByOutcome() throws {
+        let old = "# language 1.2\nscenario A < after declined next version; after later 3d; after dismissed 1d >\n"
+        let new = "# language 1.2\nscenario A < after declined never; after later 7d; after accepted never >\n"
+        let messages = findings(old, new).map(\.message)
+        for expected in [
+            "scenario 'A': 'after declined next version' became 'after declined never': after 'declined' it now waits for good, not until the next version",
+            "scenario 'A': 'after later 3d' became 'after later 7d': lengthened from 3d to 7d: users who answered 'later' wait longer",
+            "scenario 'A': 'after accepted never' added",
+            "scenario 'A': 'after dismissed 1d' removed",
+        ] {
+            XCTAssertTrue(messages.contains(expected), "missing: \(expected)\nin: \(messages)")
+        }
+    }
+
     func testStateSaysWhichAnswersChangeNowAndIsNotWritten() throws {
         let dir = try directory()
         let v1 = dir.appendingPathComponent("v1.rules").path

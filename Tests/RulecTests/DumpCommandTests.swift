@@ -3,6 +3,24 @@ import XCTest
 
 /// `rulec dump --json`: the checked program as one JSON document.
 final class DumpCommandTests: XCTestCase {
+    /// Language 1.2: an `after` clause's outcome and wait, a call's outcome, the engine's `crash`.
+    func testOutcomesAndTheEnginesStreamsAreDumped() throws {
+        let result = try RulecBinary.run(["dump", "--json", "examples/prompts/review.rules"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let scenarios = try XCTUnwrap(document["scenarios"] as? [[String: Any]])
+        let clauses = try XCTUnwrap(scenarios.first?["clauses"] as? [[String: Any]])
+        let afters = clauses.filter { $0["keyword"] as? String == "after" }
+        XCTAssertEqual(afters.map { $0["outcome"] as? String }, ["later", "declined", "accepted", "unknown"])
+        XCTAssertEqual(afters[0]["seconds"] as? Int, 604_800)
+        XCTAssertEqual(afters[1]["scope"] as? [String: String], ["kind": "version"])
+        XCTAssertEqual(afters[2]["scope"] as? [String: String], ["kind": "install"])
+        let when = try XCTUnwrap(clauses.first { $0["keyword"] as? String == "when" }?["condition"] as? [String: Any])
+        let call = try XCTUnwrap(when["left"] as? [String: Any])
+        XCTAssertEqual(call["argument"] as? String, "@crash")
+        XCTAssertTrue(call["outcome"] is NSNull)
+    }
+
     func testAppRulesDumpHasEveryDeclarationWithTypesAndRanges() throws {
         let result = try RulecBinary.run(["dump", "--json", "examples/app.rules"])
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -61,7 +61,10 @@ final class OutcomeLanguageTests: XCTestCase {
         XCTAssertEqual(outcome?.fixIts.first?.replacement, "declined")
         XCTAssertEqual(outcome?.span.start.column, 20)
         let wait = only("scenario A < after later nevr >\n")
-        XCTAssertEqual(wait?.message, "'after' waits for a duration, 'next version', 'next session' or 'never', not 'nevr'; did you mean 'never'?")
+        XCTAssertEqual(
+            wait?.message,
+            "'after' waits for a duration, 'next version', 'next session' or 'never', not 'nevr'; did you mean 'never'?"
+        )
         XCTAssertEqual(wait?.fixIts.first?.replacement, "never")
         XCTAssertEqual(only("scenario A < after later next verson >\n")?.fixIts.first?.replacement, "version")
         XCTAssertEqual(only("scenario A < after later 3 >\n")?.id, .bareDuration)
@@ -69,7 +72,8 @@ final class OutcomeLanguageTests: XCTestCase {
         XCTAssertEqual(scenario?.id, .unknownScenario)
         XCTAssertEqual(scenario?.fixIts.first?.replacement, "RateApp")
         let function = only("scenario A < when executions(A: declined) == 0 >\n")
-        XCTAssertEqual(function?.message, "'executions' does not read outcomes; 'count', 'since_first' and 'since_last' do")
+        XCTAssertEqual(
+            function?.message, "'executions' does not read outcomes; 'count', 'since_first' and 'since_last' do")
         XCTAssertEqual(only("group G < after later 1d > { scenario A < > }\n")?.id, .clauseNotInGroup)
         let declared = only("event crash\nscenario A < on crash >\n")
         XCTAssertEqual(declared?.id, .reservedName)
@@ -90,7 +94,8 @@ final class OutcomeLanguageTests: XCTestCase {
         let (text, diagnostics) = Formatter.format(
             SourceFile(
                 path: "f",
-                text: header + "scenario A <after   later 1w;after declined next  version;when count(A :declined)==0>\n"))
+                text: header + "scenario A <after   later 1w;after declined next  version;when count(A :declined)==0>\n"
+            ))
         XCTAssertEqual(diagnostics.map(\.message), [])
         XCTAssertEqual(
             text, header + "scenario A < after later 7d; after declined next version; when count(A: declined) == 0 >\n")

@@ -135,6 +135,22 @@ final class PresentationTests: XCTestCase {
         }
     }
 
+    /// An engine keeps at most 64 presentations open: an app that never finishes them does not
+    /// grow it, and the oldest can no longer be finished.
+    func testOpenPresentationsAreBounded() throws {
+        let (engine, clock) = try makeEngine(rules)
+        var shown: [Presentation] = []
+        for _ in 0..<65 {
+            shown.append(try XCTUnwrap(engine.present("Tip")))
+            clock.advance(by: 3_600)  // each one expires unfinished
+        }
+        XCTAssertEqual(engine.locked { $0.hooks.openPresentations.count }, 64)
+        XCTAssertThrowsError(try engine.finish(shown[0], .later))
+        XCTAssertNoThrow(try engine.finish(shown[1], .later))
+        XCTAssertNoThrow(try engine.finish(shown[64], .accepted))
+        XCTAssertTrue(try engine.check("count(Tip: later) == 1 and count(Tip: accepted) == 1"))
+    }
+
     func testProblemsAreAStreamRulesRead() throws {
         let (engine, clock) = try makeEngine("# language 1.2\nscenario Ask < when since_last(problem) >= 1h >")
         XCTAssertTrue(engine.canExecute("Ask"))

@@ -43,6 +43,28 @@ import XCTest
             XCTAssertEqual(engine.locked { $0.hooks.observers.count }, 0, "released with its view")
         }
 
+        /// A presentation holds its group's statuses: off while it shows, on again when it is
+        /// finished, or when it expires by time alone.
+        func testAPresentationShowsInTheStatusOfItsGroup() throws {
+            let clock = ManualClock()
+            var options = RuleEngine.Options()
+            options.presentationTimeout = 600
+            let engine = try RuleEngine(
+                source: "# language 1.2\ngroup P < > {\n    scenario A < >\n    scenario B < >\n}\n", clock: clock,
+                options: options)
+            let status = engine.status(of: "B")
+            XCTAssertTrue(status.isEligible)
+            let shown = try XCTUnwrap(engine.present("A"))
+            XCTAssertFalse(status.isEligible)
+            XCTAssertTrue(status.explanation.reason.hasPrefix("showing: A is showing"), status.explanation.reason)
+            try engine.finish(shown, .dismissed)
+            XCTAssertTrue(status.isEligible)
+            _ = try XCTUnwrap(engine.present("A"))
+            XCTAssertFalse(status.isEligible)
+            clock.advance(by: 600)
+            XCTAssertTrue(status.isEligible, "expired: the wake-up at its end updates the status")
+        }
+
         func testAnUnknownScenarioIsNotEligibleUntilASwapBringsIt() throws {
             let (engine, _) = try makeEngine("scenario A < min_events 1 >")
             let status = engine.status(of: "B")

@@ -214,7 +214,8 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(
             try labels(v12 + "scenario A < after later  >\n", 1, 25), ["next version", "next session", "never", "7d"])
         let stream = try labels(v12 + "event launch\nscenario RateApp < when count() >\n", 2, 30)
-        XCTAssertEqual(stream, ["launch", "crash", "problem", "RateApp: ", "Late: "], "every scenario of the workspace")
+        XCTAssertEqual(
+            stream, ["launch", "crash", "problem", "RateApp: ", "Late: "], "every scenario of the workspace")
         XCTAssertEqual(try labels(v12 + "scenario RateApp < when count(RateApp: ) >\n", 1, 39), Outcome.names)
         XCTAssertEqual(try labels("event launch\nscenario RateApp < when count() >\n", 1, 30), ["launch"])
     }

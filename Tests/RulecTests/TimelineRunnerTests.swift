@@ -24,4 +24,45 @@ final class TimelineRunnerTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("t.timeline:2:3: error: unknown step 'tirgger'"), "\(error)")
         }
     }
+
+    /// Language 1.2's steps: outcomes, presentations and crashes; bad ones located, none run.
+    func testPromptStepsAndTheirErrors() throws {
+        let prompts = SourceFile(
+            path: "p.rules",
+            text: "# language 1.2\ngroup G < > {\n    scenario A < when since_last(crash) >= 1d; after later 2d >\n"
+                + "    scenario B < >\n}\n")
+        let timeline = SourceFile(
+            path: "t.timeline",
+            text: """
+                0 launch 1
+                0 present A
+                0 present B
+                1m finish A later
+                1m try B
+                1d crash
+                1d present A
+                1d finish A accepted
+                3d1m present A
+                3d1m finish A dismissed
+                3d1m check count(A: later) == 1 and count(A: dismissed) == 1 and count(crash) == 1
+                """)
+        XCTAssertEqual(
+            try TimelineRunner.replay(rules: [prompts], timeline: timeline),
+            [
+                "0 A shown", "0 B no: showing: A is showing (for 0s; it ends when finished, or in 1h)",
+                "1m finish A later", "1m B yes",
+                "1d A no: when since_last(crash) >= 1d: false; after later 2d: later 23h 59m ago; 1d 1m left",
+                "1d finish A: not showing", "3d1m A shown", "3d1m finish A dismissed", "3d1m check true",
+            ])
+        let bad = SourceFile(path: "t.timeline", text: "0 finish A later\n0 outcome A declind\n0 present Z\n")
+        XCTAssertThrowsError(try TimelineRunner.replay(rules: [prompts], timeline: bad)) { error in
+            let failure = error as? TimelineRunner.Failure
+            XCTAssertEqual(failure?.diagnostics.map(\.id), [.notPresented, .unknownOutcome, .unknownScenario])
+            XCTAssertTrue(
+                "\(error)".contains(
+                    "t.timeline:1:10: error: 'finish A' finishes nothing: no 'present A' before it is still open"),
+                "\(error)")
+            XCTAssertTrue("\(error)".contains("unknown outcome 'declind'; did you mean 'declined'?"), "\(error)")
+        }
+    }
 }

@@ -9,6 +9,8 @@ public struct Decision: Sendable, CustomStringConvertible {
     /// The engine call that answered.
     public enum Call: String, Sendable {
         case tryToExecute, canExecute, executeNext
+        /// ``RuleEngine/present(_:)-(StringProtocol)``: a `tryToExecute` that also holds its group.
+        case present
     }
 
     /// The call that answered.

@@ -40,8 +40,9 @@ struct EngineHooks {
     /// scenarios (and overrides), and events.
     var unknownScenarios: [String] = []
     var unknownEvents: [String] = []
-    /// The presentations this engine made and has not finished, by token.
-    var openPresentations: [UInt64: Presentation] = [:]
+    /// The presentations this engine made and has not finished, oldest first (a few at most: an
+    /// array is searched faster than a dictionary is hashed).
+    var openPresentations: [Presentation] = []
     /// A presentation's token: this engine's random number and `-` (empty until its first), and a count.
     var presentationBase = ""
     var presentationCount: UInt64 = 0

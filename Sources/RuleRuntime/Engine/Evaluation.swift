@@ -130,8 +130,6 @@ extension EngineCore {
     /// The same answers as ``explain(_:)-(Scenario)``'s `wouldRun`, without building any text.
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
-        // A presentation on screen holds its group: nothing else of it shows meanwhile.
-        if !todos.isEmpty && hold(of: index, now: time) != nil { return false }
         buildView(index)
         let group = Int(clauses.groupOf[index])
         // Views and budgets are read through a pointer: a call on `views[index]` copies it out
@@ -145,11 +143,16 @@ extension EngineCore {
                 return false
             }
         }
-        guard group >= 0 else { return true }
-        for k in clauses.range(ofGroup: group) {
-            guard judge(clauses.clauses[k], of: .group(group), now: time, detailed: false).passes else { return false }
+        if group >= 0 {
+            for k in clauses.range(ofGroup: group) {
+                guard judge(clauses.clauses[k], of: .group(group), now: time, detailed: false).passes else {
+                    return false
+                }
+            }
         }
-        return true
+        // A presentation on screen holds its group: nothing else of it shows meanwhile. Asked
+        // last, so that an answer the clauses already refuse pays nothing for it.
+        return todos.isEmpty || hold(of: index, now: time) == nil
     }
 
     // MARK: - Expressions

@@ -44,7 +44,7 @@ extension RuleEngine {
         let timeout = presentationTimeout
         var presented: Presentation?
         _ = decide(
-            .tryToExecute, resolve: { $0.scenario(named: name) },
+            .present, resolve: { $0.scenario(named: name) },
             answer: { core, index in
                 presented = core.present(index, timeout: timeout)
                 return presented != nil
@@ -65,7 +65,7 @@ extension RuleEngine {
         let timeout = presentationTimeout
         var presented: Presentation?
         _ = decide(
-            .tryToExecute, resolve: { $0.scenario(scenario) },
+            .present, resolve: { $0.scenario(scenario) },
             answer: { core, index in
                 presented = core.present(index, timeout: timeout)
                 return presented != nil
@@ -76,7 +76,8 @@ extension RuleEngine {
     /// Ends `presentation` with what the user did: records the outcome (as
     /// ``recordOutcome(_:of:)-(_,StringProtocol)``) and lets go of the hold. A presentation that expired meanwhile
     /// still records its outcome. Throws ``RuleEngineError/presentationNotOpen(scenario:)``,
-    /// changing nothing, for one finished already or made by another engine.
+    /// changing nothing, for one finished already, made by another engine, or among more than
+    /// 64 left open by this one (the oldest are forgotten).
     public func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
         try locked { core in try core.finish(presentation, outcome) }
     }
@@ -118,7 +119,7 @@ extension RuleEngine {
         locked { core in
             guard let index = core.scenario(named: name) else { return nil }
             let scenario = core.rules.scenarios[index].name
-            return core.hooks.openPresentations.values.filter { $0.scenario == scenario }.max { $0.serial < $1.serial }
+            return core.hooks.openPresentations.last { $0.scenario == scenario }
         }
     }
 
@@ -131,6 +132,9 @@ extension RuleEngine {
 }
 
 extension EngineCore {
+    /// The presentations an engine keeps open at most: the oldest beyond it can no longer be
+    /// finished (``RuleEngineError/presentationNotOpen(scenario:)``).
+    static let openPresentationLimit = 64
     /// The to-do that marks the app's run as in the foreground: present at the next launch, the
     /// run ended uncleanly.
     static let runningKey = "@running"
@@ -180,24 +184,29 @@ extension EngineCore {
         commit()
         let presentation = Presentation(
             scenario: name, opened: Date(timeIntervalSince1970: time), token: token, serial: serial, index: index)
-        hooks.openPresentations[serial] = presentation
+        // Bounded: an app that never finishes its presentations does not grow the engine.
+        if hooks.openPresentations.count == EngineCore.openPresentationLimit { hooks.openPresentations.removeFirst() }
+        hooks.openPresentations.append(presentation)
         return presentation
     }
 
     mutating func finish(_ presentation: Presentation, _ outcome: Outcome) throws {
-        guard hooks.openPresentations[presentation.serial]?.token == presentation.token else {
+        guard let open = hooks.openPresentations.lastIndex(where: { $0.serial == presentation.serial }),
+            hooks.openPresentations[open].token == presentation.token
+        else {
             throw RuleEngineError.presentationNotOpen(scenario: presentation.scenario)
         }
         // The index it was made with while it still names it (rules swapped meanwhile may not).
         let same =
-            presentation.index < rules.scenarios.count && rules.scenarios[presentation.index].name == presentation.scenario
+            presentation.index < rules.scenarios.count
+            && rules.scenarios[presentation.index].name == presentation.scenario
         guard let index = same ? presentation.index : scenario(named: presentation.scenario) else {
             // Rules swapped meanwhile without the scenario: nothing to record it under.
-            hooks.openPresentations[presentation.serial] = nil
+            hooks.openPresentations.remove(at: open)
             throw RuleEngineError.unknownScenario(presentation.scenario)
         }
         if shared { _ = lockFileForWriting() }
-        hooks.openPresentations[presentation.serial] = nil
+        hooks.openPresentations.remove(at: open)
         let key = rules.holdKeys[index]
         if let item = todos[key], item.info?["token"] == presentation.token {
             todos[key] = nil

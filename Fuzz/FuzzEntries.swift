@@ -5,12 +5,14 @@
 import Foundation
 
 private let rules = """
+    # language 1.2
     param p: int = 1
     param d: duration = 1h
     scenario S < on x, y; min_events 2 within 1d; max_exec 3 per session; between 1h; since_first 1m >
-    scenario T < min_events 1 per version; max_events 5; since_last 1s; when p >= 1 and count(x) < 9 >
+    scenario T < min_events 1 per version; max_events 5; since_last 1s; when p >= 1 and count(x) < 9; after later 1d >
     group G < max_exec 2 within 7d; between 1h > {
-        scenario U < on y; when executions(S per session) >= 0 and since_last(x) >= 0s >
+        scenario U < on y; when executions(S per session) >= 0 and since_last(x) >= 0s; after declined next version >
+        scenario V < when since_last(crash) >= 1h and count(U: later within 1d) == 0 >
     }
     """
 
@@ -83,6 +85,19 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let expires: Double? = n.byte() % 2 == 0 ? nil : n.time()
         changes.append(EngineState.change(todo: "x", ToDoItem(created: n.time(), expires: expires, info: nil)))
     }
+    // The engine's own to-dos (a presentation's hold, the run's mark) and outcome streams, as
+    // another process or a damaged file may have left them.
+    if n.byte() % 2 == 0 {
+        let expires: Double? = n.byte() % 2 == 0 ? nil : n.time()
+        let info: [String: String]? = n.byte() % 2 == 0 ? nil : ["scenario": "U", "token": "t"]
+        changes.append(EngineState.change(todo: "@showing:G", ToDoItem(created: n.time(), expires: expires, info: info)))
+    }
+    if n.byte() % 2 == 0 {
+        changes.append(EngineState.change(todo: "@running", ToDoItem(created: n.time(), expires: nil, info: nil)))
+    }
+    for stream in ["@later:T", "@declined:U", "@crash"] where n.byte() % 3 == 0 {
+        changes.append(EngineState.change(key: "e:" + stream, n.tally()))
+    }
     var meta = SessionMeta()
     meta.sessionID = n.int()
     meta.versionID = n.int()
@@ -94,8 +109,9 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for change in changes { entries[change.key] = change.value }
     let clock = ManualClock(Date(timeIntervalSince1970: n.time().isFinite ? 1_767_225_600 : 0))
     guard let engine = try? RuleEngine(source: rules, store: InMemoryStore(entries), clock: clock) else { return 0 }
+    var shown: [Presentation] = []
     for step in 0..<24 {
-        switch n.byte() % 16 {
+        switch n.byte() % 21 {
         case 0: engine.trigger(["x", "y", "S"][step % 3])
         case 1: _ = engine.tryToExecute(["S", "T", "U"][step % 3])
         case 2: _ = engine.canExecute(["S", "T", "U"][step % 3])
@@ -111,6 +127,11 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 12: _ = try? engine.check("count(x per session) >= 1 or executions(G within 1d) < 2")
         case 13: clock.advance(by: Double(n.int() % 1_000_000))
         case 14: engine.markDone("x"); _ = engine.toDo("x", scope: .until(3600))
+        case 15: if let presented = engine.present(["U", "T", "S"][step % 3]) { shown.append(presented) }
+        case 16: if let last = shown.popLast() { try? engine.finish(last, Outcome.allCases[step % 5]) }
+        case 17: try? engine.recordOutcome(Outcome.allCases[step % 5], of: ["T", "U", "Z"][step % 3])
+        case 18: engine.prepareForSuspension(); engine.enteredForeground()
+        case 19: engine.recordProblem(); _ = engine.showing("U")
         default: _ = engine.value(of: "d")
         }
     }

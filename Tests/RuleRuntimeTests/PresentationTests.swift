@@ -151,6 +151,18 @@ final class PresentationTests: XCTestCase {
         XCTAssertTrue(try engine.check("count(Tip: later) == 1 and count(Tip: accepted) == 1"))
     }
 
+    /// A second `startSession` in the same run (or a second engine in the process) is no crash.
+    func testTheSameRunStartingAgainIsNoCrash() throws {
+        let store = InMemoryStore()
+        let (engine, _) = try makeEngine(promptRulesForTests, store: store)
+        engine.startSession(version: "1")
+        engine.startSession(version: "1")
+        let again = try RuleEngine(source: promptRulesForTests, store: store, clock: ManualClock())
+        again.startSession(version: "1")
+        XCTAssertTrue(try engine.check("count(crash) == 0"))
+        XCTAssertTrue(try again.check("count(crash) == 0"))
+    }
+
     func testProblemsAreAStreamRulesRead() throws {
         let (engine, clock) = try makeEngine("# language 1.2\nscenario Ask < when since_last(problem) >= 1h >")
         XCTAssertTrue(engine.canExecute("Ask"))

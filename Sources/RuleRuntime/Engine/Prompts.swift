@@ -109,6 +109,11 @@ extension RuleEngine {
     package func relaunchAfterCrash() {
         locked { core in
             core.markRunning()
+            // The mark as a run before this one left it.
+            if var mark = core.todos[EngineCore.runningKey] {
+                mark.info = ["run": "ended"]
+                core.todos[EngineCore.runningKey] = mark
+            }
             core.startSession(version: core.meta.version ?? "")
         }
     }
@@ -132,6 +137,11 @@ extension RuleEngine {
 }
 
 extension EngineCore {
+    /// This process's run, told from every other: a random number drawn once per process.
+    static let thisRun: String = {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next(), radix: 36)
+    }()
     /// The presentations an engine keeps open at most: the oldest beyond it can no longer be
     /// finished (``RuleEngineError/presentationNotOpen(scenario:)``).
     static let openPresentationLimit = 64
@@ -223,7 +233,7 @@ extension EngineCore {
         if hooks.role == nil { hooks.role = ProcessRole.current }
         guard hooks.role != .appExtension, todos[EngineCore.runningKey] == nil else { return }
         if shared { _ = lockFileForWriting() }
-        let item = ToDoItem(created: now(), expires: nil, info: nil)
+        let item = ToDoItem(created: now(), expires: nil, info: ["run": EngineCore.thisRun])
         todos[EngineCore.runningKey] = item
         save([EngineState.change(todo: EngineCore.runningKey, item)])
     }
@@ -231,7 +241,8 @@ extension EngineCore {
     /// At a launch: a run still marked as in the foreground ended uncleanly: one event on the
     /// engine's `crash` stream, now. Then this run is marked.
     mutating func noteLastRun() {
-        if todos[EngineCore.runningKey] != nil {
+        // A mark of this very run (a second `startSession`, another engine in this process) is no crash.
+        if let mark = todos[EngineCore.runningKey], mark.info?["run"] != EngineCore.thisRun {
             todos[EngineCore.runningKey] = nil
             recordEvent(slot(EngineStream.crash), at: now())
             record.add(EngineState.change(todo: EngineCore.runningKey, nil))

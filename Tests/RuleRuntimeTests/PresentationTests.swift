@@ -163,6 +163,20 @@ final class PresentationTests: XCTestCase {
         XCTAssertTrue(try again.check("count(crash) == 0"))
     }
 
+    /// Rules swapped while a prompt shows, moving it to another group: finishing it lets go of
+    /// the hold it took, and records its outcome under its scenario.
+    func testASwapWhileShowingLetsGoOfTheHoldItTook() throws {
+        let (engine, _) = try makeEngine(rules)
+        let shown = try XCTUnwrap(engine.present("RateApp"))
+        try engine.replaceRules(
+            source: "# language 1.2\ngroup Other < > {\n    scenario RateApp < >\n}\nscenario Subscribe < >\n")
+        XCTAssertNotNil(engine.locked { $0.todos["@showing:Prompts"] }, "the hold it took, under its old group")
+        try engine.finish(shown, .accepted)
+        XCTAssertTrue(engine.canExecute("RateApp"))
+        XCTAssertTrue(try engine.check("count(RateApp: accepted) == 1"))
+        XCTAssertNil(engine.locked { $0.todos["@showing:Prompts"] }, "the old group's hold is gone")
+    }
+
     func testProblemsAreAStreamRulesRead() throws {
         let (engine, clock) = try makeEngine("# language 1.2\nscenario Ask < when since_last(problem) >= 1h >")
         XCTAssertTrue(engine.canExecute("Ask"))

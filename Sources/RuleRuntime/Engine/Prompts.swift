@@ -14,6 +14,8 @@ public struct Presentation: Hashable, Sendable {
     let serial: UInt64
     /// Its scenario's index in the rules it was made with.
     let index: Int
+    /// The to-do it holds (`@showing:GROUP`).
+    let hold: String
 
     public static func == (a: Presentation, b: Presentation) -> Bool { a.token == b.token }
     public func hash(into hasher: inout Hasher) { hasher.combine(token) }
@@ -193,7 +195,8 @@ extension EngineCore {
         EngineState.write(todoKey: rules.holdStoreKeys[index], item, into: record)
         commit()
         let presentation = Presentation(
-            scenario: name, opened: Date(timeIntervalSince1970: time), token: token, serial: serial, index: index)
+            scenario: name, opened: Date(timeIntervalSince1970: time), token: token, serial: serial, index: index,
+            hold: key)
         // Bounded: an app that never finishes its presentations does not grow the engine.
         if hooks.openPresentations.count == EngineCore.openPresentationLimit { hooks.openPresentations.removeFirst() }
         hooks.openPresentations.append(presentation)
@@ -217,10 +220,13 @@ extension EngineCore {
         }
         if shared { _ = lockFileForWriting() }
         hooks.openPresentations.remove(at: open)
-        let key = rules.holdKeys[index]
+        // The hold it took, whatever group the scenario is in now (rules swapped meanwhile may
+        // have moved it), let go only if it is still this presentation's.
+        let key = presentation.hold
         if let item = todos[key], item.info?["token"] == presentation.token {
             todos[key] = nil
-            EngineState.write(todoKey: rules.holdStoreKeys[index], nil, into: record)
+            let storeKey = key == rules.holdKeys[index] ? rules.holdStoreKeys[index] : StoreKey.todo(key)
+            EngineState.write(todoKey: storeKey, nil, into: record)
         }
         recordOutcome(outcome, of: index)
     }

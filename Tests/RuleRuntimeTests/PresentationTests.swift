@@ -177,6 +177,16 @@ final class PresentationTests: XCTestCase {
         XCTAssertNil(engine.locked { $0.todos["@showing:Prompts"] }, "the old group's hold is gone")
     }
 
+    /// A hold stored without an expiry (a damaged file) holds nothing: a group is never held for good.
+    func testAHoldWithoutAnExpiryHoldsNothing() throws {
+        let hold = EngineState.change(
+            todo: "@showing:Prompts", ToDoItem(created: 0, expires: nil, info: ["scenario": "RateApp", "token": "x"]))
+        let store = InMemoryStore([hold.key: hold.value!])
+        let (engine, _) = try makeEngine(rules, store: store)
+        XCTAssertTrue(engine.canExecute("Subscribe"))
+        XCTAssertNil(engine.showing("Subscribe"))
+    }
+
     func testProblemsAreAStreamRulesRead() throws {
         let (engine, clock) = try makeEngine("# language 1.2\nscenario Ask < when since_last(problem) >= 1h >")
         XCTAssertTrue(engine.canExecute("Ask"))

@@ -171,7 +171,9 @@ extension EngineCore {
     @inline(__always)
     func hold(of index: Int, now time: Double) -> ToDoItem? {
         if todos.isEmpty { return nil }
-        return pendingToDo(rules.holdKeys[index], now: time)
+        // A hold always expires: one stored without an expiry (damaged, or written by hand) holds nothing.
+        guard let item = pendingToDo(rules.holdKeys[index], now: time), item.expires != nil else { return nil }
+        return item
     }
 
     mutating func present(_ index: Int, timeout: Double) -> Presentation? {

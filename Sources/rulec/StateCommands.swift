@@ -101,8 +101,10 @@ enum StateCommand: Command {
         }
         out += "params (\(state.params.count)):\n"
         for name in state.params.keys.sorted() { out += "  \(name) = \(state.params[name]!)\n" }
-        out += "to-dos (\(state.todos.count)):\n"
-        for name in state.todos.keys.sorted() {
+        // The engine's own to-dos (a presentation's hold, the run's mark) apart from the app's.
+        let own = state.todos.keys.filter { EngineStream.isReserved($0) }
+        out += "to-dos (\(state.todos.count - own.count)):\n"
+        for name in state.todos.keys.sorted() where !EngineStream.isReserved(name) {
             let todo = state.todos[name]!
             var text = "  \(Printer.name(name)): added \(StateFile.time(todo.created))"
             if let expires = todo.expires { text += ", expires \(StateFile.time(expires))" }
@@ -113,6 +115,18 @@ enum StateCommand: Command {
                     : ", info " + info.keys.sorted().map { "\($0)=\(info[$0]!)" }.joined(separator: " ")
             }
             out += text + "\n"
+        }
+        for name in own.sorted() {
+            let todo = state.todos[name]!
+            if name.hasPrefix("@showing:") {
+                let showing = todo.info?["scenario"].map { "'\($0)'" } ?? "a prompt"
+                let until = todo.expires.map { " until \(StateFile.time($0))" } ?? ""
+                out += "showing: \(showing) holds \(Printer.name(String(name.dropFirst(9))))"
+                out += " since \(StateFile.time(todo.created))\(until)\n"
+            } else if name == "@running" {
+                out += "the app's run is in the foreground since \(StateFile.time(todo.created))"
+                out += " (a crash, if the next session finds it so)\n"
+            }
         }
         if !state.imports.isEmpty { out += "imported from: \(state.imports.joined(separator: ", "))\n" }
         return out

@@ -175,6 +175,23 @@ final class LSPTests: XCTestCase {
         XCTAssertTrue(param.contains("param plan: string"), param)
     }
 
+    /// Language 1.2: hovering `after` explains it; hovering a scenario with outcome clauses words them.
+    func testHoverOfOutcomes() throws {
+        let text =
+            "# language 1.2\nscenario Rate < after declined next version; after later 3d; after accepted never >\n"
+        open(app, text)
+        func hover(_ line: Int, _ character: Int) throws -> String {
+            let result = try client.result("textDocument/hover", at(app, line, character)) as? [String: Any]
+            return ((result?["contents"] as? [String: Any])?["value"] as? String) ?? ""
+        }
+        let keyword = try hover(1, column(of: "after", line: 1, in: text) + 1)
+        XCTAssertTrue(keyword.contains("`after declined next version` (none this version)"), keyword)
+        let scenario = try hover(1, column(of: "Rate", line: 1, in: text) + 1)
+        XCTAssertTrue(scenario.contains("no 'declined' this version"), scenario)
+        XCTAssertTrue(scenario.contains("at least 3d after the last 'later'"), scenario)
+        XCTAssertTrue(scenario.contains("never after 'accepted'"), scenario)
+    }
+
     func testCompletion() throws {
         func labels(_ text: String, _ line: Int, _ character: Int) throws -> [String] {
             open(app, text)

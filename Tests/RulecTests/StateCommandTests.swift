@@ -12,6 +12,36 @@ final class StateCommandTests: XCTestCase {
         return url.path
     }
 
+    /// Language 1.2: outcomes listed as rules read them, the engine's own to-dos apart from the app's.
+    func testStateListsOutcomesHoldsAndTheRunsMark() throws {
+        let dir = try directory()
+        let rules = try write(
+            "# language 1.2\ngroup G < > {\n    scenario Rate < when since_last(crash) >= 0s >\n    scenario Tip < >\n}\n",
+            "r.rules", in: dir)
+        let timeline = try write(
+            "0 launch 1.0\n0 present Tip\n1m finish Tip declined\n2m present Rate\n2m todo task\n", "t.timeline",
+            in: dir)
+        let state = dir.appendingPathComponent("device.state").path
+        var result = try RulecBinary.run(["simulate", "--save", state, rules, timeline])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        result = try RulecBinary.run(["state", state])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(
+            lines.contains(
+                "  Tip: declined: 1 event (first 2026-01-01T00:01:00Z, last 2026-01-01T00:01:00Z), 1 this session, "
+                    + "1 this version"),
+            result.stdout)
+        XCTAssertTrue(lines.contains("to-dos (1):"), result.stdout)
+        XCTAssertTrue(
+            lines.contains(
+                "showing: 'Rate' holds G since 2026-01-01T00:02:00Z until 2026-01-01T01:02:00Z"), result.stdout)
+        XCTAssertTrue(
+            lines.contains(
+                "the app's run is in the foreground since 2026-01-01T00:00:00Z (a crash, if the next session finds it so)"
+            ), result.stdout)
+    }
+
     func testSimulateSavesAStateThatStateAndExplainRead() throws {
         let dir = try directory()
         let rules = try write(

@@ -120,6 +120,12 @@ extension Checker {
                 }
                 guard checkDayWindow(seconds, scope.range, file) else { return nil }
             }
+            // `executions(crash)`, `todo(crash)`: the engine's streams are streams, not scenarios or to-dos.
+            if builtin.argument != .stream, EngineStream.isReserved(argument.text) {
+                let word = EngineStream.word(for: argument.text) ?? argument.text
+                error(Message.engineStreamArgument(word, function.text), file, argument.range)
+                return nil
+            }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
             if builtin.argument == .scenarioOrGroup, !formerScenariosAndGroups.isEmpty,
                 let new = formerScenariosAndGroups[argument.text],

@@ -378,6 +378,12 @@ extension Message {
     static func reservedName(_ name: String) -> DiagnosticMessage {
         DiagnosticMessage(.reservedName, "'\(name)' begins with '@': such names are the engine's own")
     }
+    static func engineStreamArgument(_ word: String, _ function: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .reservedName,
+            "'\(word)' is the engine's own stream; '\(function)' takes "
+                + (function == "todo" ? "a to-do's name" : "a scenario or a group") + ", not a stream")
+    }
     static func builtinStreamDeclared(_ word: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .reservedName, "'\(word)' is the engine's own stream in language 1.2; it needs no declaration")

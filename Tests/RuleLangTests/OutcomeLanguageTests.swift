@@ -81,6 +81,10 @@ final class OutcomeLanguageTests: XCTestCase {
         XCTAssertEqual(only("scenario A < on \"@crash\" >\n")?.id, .reservedName)
         XCTAssertEqual(only("event \"@x\"\nscenario A < on launch >\n")?.id, .reservedName)
         XCTAssertEqual(only("scenario A < after later 1d; after later 1d >\n")?.id, .duplicateClause)
+        XCTAssertEqual(
+            only("scenario A < when executions(crash) == 0 >\n")?.message,
+            "'crash' is the engine's own stream; 'executions' takes a scenario or a group, not a stream")
+        XCTAssertEqual(only("scenario A < when todo(problem) >\n")?.id, .reservedName)
     }
 
     /// With events declared, `crash` and `problem` need no declaration, and outcomes are no events.

@@ -99,10 +99,16 @@ struct Checker {
 
     /// Once the program declares events, `name` (a stream named by `on` or a function) must
     /// be one of them or a scenario's own stream.
+    /// True when `name` is written as a string (`"@crash"`), not a word (`crash`, which a 1.2
+    /// file reads as the engine's stream).
+    static func isQuoted(_ name: Name, in file: SourceFile) -> Bool {
+        name.range.lowerBound < file.bytes.count && file.bytes[name.range.lowerBound] == UInt8(ascii: "\"")
+    }
+
     mutating func checkStream(_ name: Name, _ file: SourceFile) {
         if EngineStream.isReserved(name.text) {
             // `crash` in a 1.2 file is the engine's stream; a quoted `"@x"` is nobody's.
-            if file.bytes[name.range.lowerBound] == UInt8(ascii: "\"") {
+            if Checker.isQuoted(name, in: file) {
                 error(Message.reservedName(name.text), file, name.range)
             }
             return
@@ -219,9 +225,8 @@ struct Checker {
                 case .event(let event):
                     for name in event.names {
                         if EngineStream.isReserved(name.text) {
-                            let quoted = file.source.bytes[name.range.lowerBound] == UInt8(ascii: "\"")
                             error(
-                                quoted
+                                Checker.isQuoted(name, in: file.source)
                                     ? Message.reservedName(name.text)
                                     : Message.builtinStreamDeclared(EngineStream.word(for: name.text) ?? name.text),
                                 file.source, name.range)

@@ -104,11 +104,7 @@ extension Checker {
                     return nil
                 }
                 guard scenarioNames.contains(argument.text) else {
-                    let suggestions = suggest(argument.text, scenarioList)
-                    error(
-                        Message.unknown(.unknownScenario, "scenario", argument.text, suggestions), file,
-                        argument.range,
-                        fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
+                    unknownScenario(argument, among: scenarioList, file)
                     return nil
                 }
                 return builtin.resultType
@@ -137,14 +133,18 @@ extension Checker {
             } else if builtin.argument == .scenarioOrGroup && !scenarioNames.contains(argument.text)
                 && !groupNames.contains(argument.text)
             {
-                let suggestions = suggest(argument.text, scenarioAndGroupList)
-                error(
-                    Message.unknown(.unknownScenario, "scenario", argument.text, suggestions), file,
-                    argument.range,
-                    fixIts: suggestions.prefix(1).map { FixIt(range: argument.range, replacement: $0) })
+                unknownScenario(argument, among: scenarioAndGroupList, file)
                 return nil
             }
             return builtin.resultType
         }
+    }
+
+    /// An unknown scenario (or group) named at `name`, with did-you-mean among `names` and its fix.
+    mutating func unknownScenario(_ name: Name, among names: [String], _ file: SourceFile) {
+        let suggestions = suggest(name.text, names)
+        error(
+            Message.unknown(.unknownScenario, "scenario", name.text, suggestions), file, name.range,
+            fixIts: suggestions.prefix(1).map { FixIt(range: name.range, replacement: $0) })
     }
 }

@@ -144,15 +144,20 @@ public struct TimelinePicture {
             let result = TimelineRunner.outcome(step, engine)
             if let result { lines.append(json ? TimelineRunner.encode(result.output) : result.plain) }
             switch step.action {
-            case .tryScenario(let name):
+            case .tryScenario(let name), .present(let name):
+                // An answer: yes (executed; for a presentation, shown), or no with its reason.
                 _ = laneIndex(name, .scenario)
-                let yes = result?.output.result == "yes"
-                let text = yes ? "yes" : "no: \(result?.output.reason ?? "")"
+                let said = result?.output.result ?? "no"
+                let yes = said != "no"
+                let text = yes ? said : "no: \(result?.output.reason ?? "")"
                 tries.append(
                     Mark(
                         lane: name, seconds: step.offset, sample: before, text: text, answer: yes ? "yes" : "no",
                         behind: behind))
-                if yes { ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: "executed")) }
+                if yes {
+                    let tick = result?.output.step == "present" ? "presented" : "executed"
+                    ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: tick))
+                }
             case .next:
                 if let chosen = result?.output.name {
                     ticks.append(
@@ -161,21 +166,13 @@ public struct TimelinePicture {
             case .trigger(let name), .done(let name):
                 _ = laneIndex(name, .stream)
                 events.append(Mark(lane: name, seconds: step.offset, sample: before, text: name))
-            case .present(let name):
+            case .finish(let name, let outcome), .outcome(let name, let outcome):
                 _ = laneIndex(name, .scenario)
-                let shown = result?.output.result == "shown"
-                let text = shown ? "shown" : "no: \(result?.output.reason ?? "")"
-                tries.append(
-                    Mark(
-                        lane: name, seconds: step.offset, sample: before, text: text, answer: shown ? "yes" : "no",
-                        behind: behind))
-                if shown { ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: "presented")) }
-            case .finish(let name, _), .outcome(let name, _):
-                _ = laneIndex(name, .scenario)
-                let said = result?.output.result ?? ""
-                let outcome: String
-                if case .outcome(_, let given) = step.action { outcome = given.rawValue } else { outcome = said }
-                ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: "outcome: \(outcome)"))
+                // A finish of nothing showing records nothing.
+                if result?.output.result != "not showing" {
+                    ticks.append(
+                        Mark(lane: name, seconds: step.offset, sample: before, text: "outcome: \(outcome.rawValue)"))
+                }
             case .crash:
                 markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: "crash, then launch"))
             case .launch(let version):

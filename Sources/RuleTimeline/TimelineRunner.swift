@@ -82,6 +82,18 @@ public enum TimelineRunner {
     static func outcome(_ step: TimelineStep, _ engine: RuleEngine) -> (output: Output, plain: String)? {
         func line(_ output: Output, _ plain: String) -> (output: Output, plain: String) { (output, plain) }
         let time = step.timeText
+        /// A `try` or `present` step's line: `yes` (`shown`), or `no` with the reason.
+        func answer(_ verb: String, _ name: String, _ yes: String?) -> (output: Output, plain: String) {
+            if let yes {
+                return line(
+                    Output(time: time, seconds: step.offset, step: verb, name: name, result: yes), "\(time) \(name) \(yes)")
+            }
+            // A 'no' changed nothing, so explaining now gives the reason of that answer.
+            let reason = engine.explain(name).reason
+            return line(
+                Output(time: time, seconds: step.offset, step: verb, name: name, result: "no", reason: reason),
+                "\(time) \(name) no: \(reason)")
+        }
         switch step.action {
         case .launch(let version):
             // A launch after a clean end of the run before it (`crash` plays the other kind).
@@ -93,15 +105,7 @@ public enum TimelineRunner {
             // The parser checked the name against the program.
             try? engine.recordOutcome(outcome, of: name)
         case .present(let name):
-            if engine.present(name) != nil {
-                return line(
-                    Output(time: time, seconds: step.offset, step: "present", name: name, result: "shown"),
-                    "\(time) \(name) shown")
-            }
-            let reason = engine.explain(name).reason
-            return line(
-                Output(time: time, seconds: step.offset, step: "present", name: name, result: "no", reason: reason),
-                "\(time) \(name) no: \(reason)")
+            return answer("present", name, engine.present(name) != nil ? "shown" : nil)
         case .finish(let name, let outcome):
             // Not showing: it was refused, or its presentation was finished already; nothing changes.
             guard let open = engine.openPresentation(of: name), (try? engine.finish(open, outcome)) != nil else {
@@ -133,16 +137,7 @@ public enum TimelineRunner {
             // The parser checked the name and the value's type against the program.
             try? engine.set(name, to: value)
         case .tryScenario(let name):
-            if engine.tryToExecute(name) {
-                return line(
-                    Output(time: time, seconds: step.offset, step: "try", name: name, result: "yes"),
-                    "\(time) \(name) yes")
-            }
-            // A 'no' changed nothing, so explaining now gives the reason of that answer.
-            let reason = engine.explain(name).reason
-            return line(
-                Output(time: time, seconds: step.offset, step: "try", name: name, result: "no", reason: reason),
-                "\(time) \(name) no: \(reason)")
+            return answer("try", name, engine.tryToExecute(name) ? "yes" : nil)
         case .check(let expr, let text):
             let result = engine.check(expr) ? "true" : "false"
             return line(

@@ -101,6 +101,31 @@ final class PresentationTests: XCTestCase {
         child.kill()
     }
 
+    /// A process built against older rules (language 1.0: no outcomes, no `crash`) shares the file
+    /// with one on 1.2: the 1.2 process's presentation holds the group there too, and the outcome
+    /// it records survives the older process's writes and its compaction.
+    func testAProcessOnOlderRulesSharesTheHoldAndKeepsTheOutcomes() throws {
+        let url = temporaryURL("older.state")
+        let child = try FixtureProcess(["present", url.path, "RateApp"], input: true)
+        XCTAssertEqual(child.readLine(), "shown")
+        let older = "group Prompts < > {\n    scenario RateApp < >\n    scenario Subscribe < >\n}\n"
+        let store = FileStore(url: url, options: .init(compactionThreshold: 512, shared: true))
+        let engine = try RuleEngine(
+            source: older, store: store, clock: ManualClock(Date(timeIntervalSince1970: 1_800_000_000)))
+        XCTAssertFalse(engine.canExecute("Subscribe"), "held by the 1.2 process's presentation")
+        child.send("f declined")
+        XCTAssertEqual(child.readLine(), "finished")
+        XCTAssertTrue(engine.canExecute("Subscribe"))
+        for _ in 0..<200 { engine.trigger("x") }  // writes enough to compact
+        store.waitForCompaction()
+        engine.trigger("x")  // a shared compaction switches files at the next append
+        XCTAssertGreaterThan(store.compactions, 0)
+        child.kill()
+        let newer = try RuleEngine(
+            source: promptRulesForTests, store: FileStore(url: url, options: .init(shared: true)))
+        XCTAssertTrue(try newer.check("count(RateApp: declined) == 1"))
+    }
+
     /// Each way a run of the app can end, played by a real child process: only a run that ended
     /// in the foreground counts as a crash, recorded at the next launch.
     func testACrashIsARunThatEndedInTheForeground() throws {

@@ -1,4 +1,7 @@
 import Foundation
+import RuleLang
+import RuleRuntime
+import RuleTimeline
 import TestSupport
 import XCTest
 
@@ -128,6 +131,43 @@ final class TimelinePictureTests: XCTestCase {
         XCTAssertEqual(ticks.map { "\($0.attributes["data-lane"]!)@\($0.attributes["data-at"]!)" }, executions)
         for tick in ticks { XCTAssertEqual(number(tick, "x1"), x(number(tick, "data-at")), accuracy: 0.01) }
         return (checked, elements)
+    }
+
+    /// Language 1.2's steps on the picture: a presentation is an answer and a tick, a finish an
+    /// outcome tick (none for a finish of nothing showing), a crash a session line.
+    func testPromptStepsAreDrawn() throws {
+        let rules = SourceFile(
+            path: "p.rules",
+            text:
+                "# language 1.2\ngroup G < > {\n    scenario A < when since_last(crash) >= 1d >\n    scenario B < >\n}\n"
+        )
+        let timeline = SourceFile(
+            path: "t.timeline",
+            text: "0 launch 1\n0 present A\n0 present B\n1m finish A later\n1m finish B later\n2h crash\n3h present A\n"
+        )
+        let clock = ManualClock(TimelineRunner.start)
+        let engine = try RuleEngine(sources: [rules], clock: clock)
+        var parser = TimelineParser(file: timeline, program: engine.program)
+        let steps = parser.parse()
+        XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
+        let picture = TimelinePicture(
+            steps: steps, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t")
+        XCTAssertEqual(
+            picture.lines,
+            [
+                "0 A shown", "0 B no: showing: A is showing (for 0s; it ends when finished, or in 1h)",
+                "1m finish A later", "1m finish B: not showing", "3h A no: when since_last(crash) >= 1d: false",
+            ])
+        let elements = Self.elements(picture.html)
+        let ticks = elements.filter { $0.name == "line" && $0.attributes["class"] == "tick" }
+        XCTAssertEqual(ticks.map { "\($0.attributes["data-lane"]!)@\($0.attributes["data-at"]!)" }, ["A@0", "A@60"])
+        XCTAssertTrue(picture.html.contains("<title>presented</title>"))
+        XCTAssertTrue(picture.html.contains("<title>outcome: later</title>"))
+        let dots = elements.filter { $0.name == "circle" && ($0.attributes["class"] ?? "").hasPrefix("try ") }
+        XCTAssertEqual(dots.map { $0.attributes["class"]! }, ["try yes", "try no", "try no"])
+        let sessions = elements.filter { $0.name == "line" && $0.attributes["class"] == "session" }
+        XCTAssertEqual(
+            sessions.map { $0.attributes["data-at"]! }, ["0", "7200"], "the launch and the crash's relaunch")
     }
 
     func testTheExampleTimelineIsDrawnWhereTheSimulationSays() throws {

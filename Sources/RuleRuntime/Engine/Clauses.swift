@@ -60,36 +60,27 @@ extension EngineCore {
             }
             return result
         case .afterDuration(let slot, let d):
-            // No such outcome yet passes; else at least D since the last (never negative).
-            guard let last = tallies.counts(slot).last else {
-                return Assessment(passes: true, detail: detailed ? "none yet" : "")
+            // `since_last` over the outcome's stream: none yet passes.
+            let last = tallies.counts(slot).last
+            let word = detailed ? EngineCore.outcomeWord(streams.name(slot)) : ""
+            var result = Self.since(last, d, word, none: true, noneDetail: "none yet", now: time, detailed: detailed)
+            if detailed && !result.passes, let last {
+                result.detail = "\(word) \(DurationText.human(max(0, time - last))) ago; " + result.detail
             }
-            let age = max(0, time - last)
-            let passes = age >= d
-            guard detailed else { return Assessment(passes: passes) }
-            let said = "\(EngineCore.outcomeWord(streams.name(slot))) \(DurationText.human(age)) ago"
-            if passes { return Assessment(passes: true, detail: said) }
-            return Assessment(
-                passes: false, detail: said + "; \(DurationText.human(d - age)) left", readyAt: .at(last + d))
+            return result
         case .afterNone(let slot, let scope):
             // None in the scope passes; waiting alone never ends a version, a session or forever.
-            let count = tallies.count(slot, scope, now: time, in: meta.epoch)
-            let passes = count == 0
+            let passes = tallies.count(slot, scope, now: time, in: meta.epoch) == 0
             guard detailed else { return Assessment(passes: passes) }
             let word = EngineCore.outcomeWord(streams.name(slot))
+            let ago = tallies.counts(slot).last.map { "\(word) \(DurationText.human(max(0, time - $0))) ago" }
+            let this = scope == .version ? "version" : "session"
             if passes {
-                let last = tallies.counts(slot).last
-                let none =
-                    scope == .version ? "none this version" : scope == .session ? "none this session" : "none yet"
-                return Assessment(
-                    passes: true,
-                    detail: last.map { "\(word) \(DurationText.human(max(0, time - $0))) ago, " + none } ?? none)
+                let none = scope == .install ? "none yet" : "none this \(this)"
+                return Assessment(passes: true, detail: ago.map { "\($0), \(none)" } ?? none)
             }
-            let age = tallies.counts(slot).last.map { DurationText.human(max(0, time - $0)) + " ago" } ?? "before"
-            let quiet =
-                scope == .version
-                ? "quiet until the next version" : scope == .session ? "quiet until the next session" : "quiet for good"
-            return Assessment(passes: false, detail: "\(word) \(age); \(quiet)", readyAt: .never)
+            let quiet = scope == .install ? "quiet for good" : "quiet until the next \(this)"
+            return Assessment(passes: false, detail: "\(ago ?? word); \(quiet)", readyAt: .never)
         default:
             return judgeTallies(clause, of: owner, now: time, detailed: detailed)
         }
@@ -149,17 +140,8 @@ extension EngineCore {
             guard excess > 0 else { return .now }
             return .at(tally.recent[first + Int(excess) - 1] + window)
         }
-        /// "At least `d` since `at`" (absent: `none` passes or not).
         func since(_ at: Double?, _ d: Double, _ which: String, none: Bool, noneDetail: String) -> Assessment {
-            guard let at else {
-                guard detailed else { return Assessment(passes: none) }
-                return Assessment(passes: none, detail: noneDetail, readyAt: none ? .now : .never)
-            }
-            let age = max(0, time - at)
-            let passes = age >= d
-            guard detailed else { return Assessment(passes: passes) }
-            if passes { return Assessment(passes: true, detail: "\(which) \(DurationText.human(age)) ago") }
-            return Assessment(passes: false, detail: "\(DurationText.human(d - age)) left", readyAt: .at(at + d))
+            Self.since(at, d, which, none: none, noneDetail: noneDetail, now: time, detailed: detailed)
         }
         switch clause {
         case .minEvents(let n, let scope):
@@ -189,6 +171,23 @@ extension EngineCore {
         case .when, .growingBetween, .minDays, .afterDuration, .afterNone:
             return Assessment(passes: false)  // answered by the engine, which holds the tables
         }
+    }
+
+    /// "At least `d` since `at`" at `time` (absent: `none` passes or not): `since_first`,
+    /// `since_last`, `between` and `after OUTCOME D`.
+    @inline(__always)
+    static func since(
+        _ at: Double?, _ d: Double, _ which: String, none: Bool, noneDetail: String, now time: Double, detailed: Bool
+    ) -> Assessment {
+        guard let at else {
+            guard detailed else { return Assessment(passes: none) }
+            return Assessment(passes: none, detail: noneDetail, readyAt: none ? .now : .never)
+        }
+        let age = max(0, time - at)
+        let passes = age >= d
+        guard detailed else { return Assessment(passes: passes) }
+        if passes { return Assessment(passes: true, detail: "\(which) \(DurationText.human(age)) ago") }
+        return Assessment(passes: false, detail: "\(DurationText.human(d - age)) left", readyAt: .at(at + d))
     }
 
     /// `1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`.

@@ -95,15 +95,15 @@ extension EngineCore {
         }
         var clauses: [ClauseExplanation] = []
         var earliest: Double? = time
-        if let hold = hold(of: index, now: time) {
+        if let hold = hold(of: index, now: time), let expires = hold.expires {
             let showing = hold.info?["scenario"] ?? scenario.name
-            let left = (hold.expires ?? time) - time
+            let left = expires - time
             clauses.append(
                 ClauseExplanation(
                     clause: "showing", group: nil, passes: false,
                     detail: "\(showing) is showing (for \(DurationText.human(time - hold.created)); "
                         + "it ends when finished, or in \(DurationText.human(left)))"))
-            earliest = hold.expires
+            earliest = expires
         }
         func add(_ result: Assessment, _ text: String, _ group: String?) {
             clauses.append(ClauseExplanation(clause: text, group: group, passes: result.passes, detail: result.detail))
@@ -152,7 +152,7 @@ extension EngineCore {
         }
         // A presentation on screen holds its group: nothing else of it shows meanwhile. Asked
         // last, so that an answer the clauses already refuse pays nothing for it.
-        return todos.isEmpty || hold(of: index, now: time) == nil
+        return hold(of: index, now: time) == nil
     }
 
     // MARK: - Expressions

@@ -29,10 +29,7 @@ extension RuleEngine {
     /// Throws ``RuleEngineError/unknownScenario(_:)`` (recording nothing) for a name the rules lack.
     public func recordOutcome(_ outcome: Outcome, of name: some StringProtocol) throws {
         let name = name.ruleName
-        try locked { core in
-            guard let index = core.scenario(named: name) else { throw RuleEngineError.unknownScenario(name) }
-            core.recordOutcome(outcome, of: index)
-        }
+        try recordOutcome(outcome, of: name) { $0.scenario(named: name) }
     }
 
     /// Shows scenario `name` if it may run now: evaluates it as ``tryToExecute(_:)-(StringProtocol)``
@@ -43,31 +40,35 @@ extension RuleEngine {
     /// Returns nil, recording nothing, when the scenario may not run (or the name is unknown).
     public func present(_ name: some StringProtocol) -> Presentation? {
         let name = name.ruleName
-        let timeout = presentationTimeout
-        var presented: Presentation?
-        _ = decide(
-            .present, resolve: { $0.scenario(named: name) },
-            answer: { core, index in
-                presented = core.present(index, timeout: timeout)
-                return presented != nil
-            })
-        return presented
+        return present { $0.scenario(named: name) }
     }
 
     /// ``recordOutcome(_:of:)-(_,StringProtocol)`` through a handle (`engine.recordOutcome(.declined, of: .rateApp)`).
     public func recordOutcome(_ outcome: Outcome, of scenario: Scenario) throws {
-        try locked { core in
-            guard let index = core.scenario(scenario) else { throw RuleEngineError.unknownScenario(scenario.name) }
-            core.recordOutcome(outcome, of: index)
-        }
+        try recordOutcome(outcome, of: scenario.name) { $0.scenario(scenario) }
     }
 
     /// ``present(_:)-(StringProtocol)`` through a handle (`engine.present(.rateApp)`).
     public func present(_ scenario: Scenario) -> Presentation? {
+        present { $0.scenario(scenario) }
+    }
+
+    /// Both forms of ``recordOutcome(_:of:)-(_,StringProtocol)``: `resolve` finds the scenario.
+    private func recordOutcome(
+        _ outcome: Outcome, of name: String, resolve: (inout EngineCore) -> Int?
+    ) throws {
+        try locked { core in
+            guard let index = resolve(&core) else { throw RuleEngineError.unknownScenario(name) }
+            core.recordOutcome(outcome, of: index)
+        }
+    }
+
+    /// Both forms of ``present(_:)-(StringProtocol)``: `resolve` finds the scenario.
+    private func present(resolve: (inout EngineCore) -> Int?) -> Presentation? {
         let timeout = presentationTimeout
         var presented: Presentation?
         _ = decide(
-            .present, resolve: { $0.scenario(scenario) },
+            .present, resolve: resolve,
             answer: { core, index in
                 presented = core.present(index, timeout: timeout)
                 return presented != nil

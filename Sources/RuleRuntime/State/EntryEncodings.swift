@@ -108,26 +108,18 @@ extension ToDoItem {
         w.optionalDouble(expires)
         let pairs = info ?? [:]
         w.varint(UInt64(pairs.count))
-        if pairs.count <= 2 {
+        func write(_ key: String, _ value: String) {
+            w.string(key)
+            w.string(value)
+        }
+        if pairs.count == 2 {
             // In key order without sorting an array (a presentation's hold writes two on every call).
-            var first = pairs.startIndex
-            if pairs.count == 2 {
-                let second = pairs.index(after: first)
-                if pairs[second].key < pairs[first].key { first = second }
-            }
-            for index in pairs.indices where index == first {
-                w.string(pairs[index].key)
-                w.string(pairs[index].value)
-            }
-            for index in pairs.indices where index != first {
-                w.string(pairs[index].key)
-                w.string(pairs[index].value)
-            }
+            let (a, b) = (pairs[pairs.startIndex], pairs[pairs.index(after: pairs.startIndex)])
+            let (first, second) = a.key < b.key ? (a, b) : (b, a)
+            write(first.key, first.value)
+            write(second.key, second.value)
         } else {
-            for key in pairs.keys.sorted() {
-                w.string(key)
-                w.string(pairs[key]!)
-            }
+            for key in pairs.keys.sorted() { write(key, pairs[key]!) }
         }
         // Whether the to-do has info at all (added later: an older entry ends before it).
         w.u8(info == nil ? 0 : 1)

@@ -86,7 +86,8 @@ public enum TimelineRunner {
         func answer(_ verb: String, _ name: String, _ yes: String?) -> (output: Output, plain: String) {
             if let yes {
                 return line(
-                    Output(time: time, seconds: step.offset, step: verb, name: name, result: yes), "\(time) \(name) \(yes)")
+                    Output(time: time, seconds: step.offset, step: verb, name: name, result: yes),
+                    "\(time) \(name) \(yes)")
             }
             // A 'no' changed nothing, so explaining now gives the reason of that answer.
             let reason = engine.explain(name).reason

@@ -255,7 +255,10 @@ extension Parser {
     /// event = NAME | STRING. In a language 1.2 file, `crash` and `problem` name the engine's
     /// own streams (``EngineStream``).
     mutating func parseEventName() -> Name? {
-        if builtinWords, check(.identifier), let stream = EngineStream.builtin(text(current)) {
+        // `crash` and `problem`: five or seven bytes, so that other names make no string here.
+        if builtinWords, check(.identifier), current.range.count == 5 || current.range.count == 7,
+            let stream = EngineStream.builtin(text(current))
+        {
             return Name(stream, advance().range)
         }
         if check(.string) {

@@ -62,4 +62,81 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertEqual(reopened.count("tap"), 4_000)
         XCTAssertEqual(reopened.explain("Shared").reason, "max_exec 5: 5 so far")
     }
+
+    /// A store released while its background compaction switches files: the compaction closes
+    /// no descriptor a second time. It used to ask twice whether the store was still there;
+    /// released in between, it closed the new file once more after the store had, and a file
+    /// opened meanwhile (another store's, anything of the app's) lost its descriptor.
+    func testAStoreReleasedAsItsCompactionSwitchesClosesEachDescriptorOnce() throws {
+        final class Watch: @unchecked Sendable {
+            let lock = NSLock()
+            var closed: [Int32] = []
+            var armed = false
+            var waited = false
+            /// The test let go of the store (the last reference unless the compaction holds one).
+            var released = false
+            weak var store: FileStore?
+            let caller = pthread_self()
+            /// Signalled by the test once the engine is released; the compaction waits for it
+            /// after writing its file, before switching (the engine's release takes the lock).
+            let go = DispatchSemaphore(value: 0)
+            let switching = DispatchSemaphore(value: 0)
+
+            /// True once, on the compaction's thread, while armed.
+            func fire() -> Bool {
+                guard pthread_equal(pthread_self(), caller) == 0 else { return false }
+                return lock.withLock { armed }
+            }
+        }
+        let watch = Watch()
+        var calls = FileSystemCalls.live
+        let live = FileSystemCalls.live
+        calls.close = { descriptor in
+            watch.lock.withLock { watch.closed.append(descriptor) }
+            return live.close(descriptor)
+        }
+        calls.fsync = { descriptor in
+            if watch.fire(), watch.lock.withLock({ !watch.waited }) {
+                watch.lock.withLock { watch.waited = true }
+                watch.go.wait()
+            }
+            return live.fsync(descriptor)
+        }
+        // The directory synced after the switch (syncEveryWrite), under the store's lock: the
+        // test lets go of the store then, and the sync returns once it has (or once the store
+        // is released, when the test's was the last reference: its deinit waits for the lock).
+        calls.syncDirectory = { directory in
+            guard watch.fire() else { return live.syncDirectory(directory) }
+            watch.lock.withLock { watch.armed = false }
+            watch.switching.signal()
+            while watch.store != nil && !watch.lock.withLock({ watch.released }) { sched_yield() }
+            return live.syncDirectory(directory)
+        }
+        let url = temporaryURL("released.state")
+        var store: FileStore? = FileStore(
+            url: url, options: .init(syncEveryWrite: true, compactionThreshold: 256), system: calls)
+        var engine: RuleEngine? = try RuleEngine(source: rules, store: store!)
+        watch.store = store
+        let queue = store!.compactionQueue
+        watch.lock.withLock { watch.armed = true }
+        // Triggers until a compaction starts; the compaction then waits for `go`.
+        var triggers = 0
+        repeat {
+            engine!.trigger("tap")
+            triggers += 1
+        } while !store!.lock.withLock { store!.compacting } && triggers < 10_000
+        engine = nil
+        watch.go.signal()
+        XCTAssertEqual(watch.switching.wait(timeout: .now() + 30), .success, "a compaction switched files")
+        watch.lock.withLock { watch.closed = [] }
+        store = nil
+        watch.lock.withLock { watch.released = true }
+        queue.sync {}
+        let closed = watch.lock.withLock { watch.closed }
+        XCTAssertEqual(closed.count, Set(closed).count, "descriptors closed: \(closed)")
+        XCTAssertFalse(closed.isEmpty)
+        // Everything acknowledged is in the file.
+        let reopened = try RuleEngine(source: rules, store: FileStore(url: url))
+        XCTAssertEqual(reopened.count("tap"), triggers)
+    }
 }

@@ -174,17 +174,23 @@ extension FileStore {
                 return
             }
             // Holds the store only while switching files: a store released meanwhile is gone
-            // (its lock with it), and its new file is removed if it is still ours.
-            guard
-                let directory = self?.finishCompaction(
-                    out, temporary, from: copied, startedIn: startedIn, liveSize: liveSize, failure: failure)
-            else {
-                if self == nil, out >= 0 {
-                    if FileIdentity(descriptor: out) == FileIdentity(path: temporary) { unlink(temporary) }
-                    close(out)
+            // (its lock with it), and its new file is removed if it is still ours. Asked once:
+            // the store may be released just after the switch (which gave `out` to the store,
+            // or closed it), and `out` must then not be closed here again (its number may be
+            // another file's by then).
+            let finished: String?
+            do {
+                guard let store = self else {
+                    if out >= 0 {
+                        if FileIdentity(descriptor: out) == FileIdentity(path: temporary) { unlink(temporary) }
+                        _ = system.close(out)
+                    }
+                    return
                 }
-                return
+                finished = store.finishCompaction(
+                    out, temporary, from: copied, startedIn: startedIn, liveSize: liveSize, failure: failure)
             }
+            guard let directory = finished else { return }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)
         }
@@ -212,7 +218,7 @@ extension FileStore {
         compacting = false
         func drop(_ error: RuleStoreError?) -> String? {
             if out >= 0 {
-                close(out)
+                _ = system.close(out)
                 unlink(temporary)
             }
             noteDropped(error)
@@ -232,7 +238,7 @@ extension FileStore {
         // The old file is closed after the lock is released: its last close frees its blocks,
         // which a trigger waiting on the lock need not wait for.
         let replaced = file.replace(with: out, identity: newIdentity, length: size)
-        defer { close(replaced) }
+        defer { _ = system.close(replaced) }
         compactionCount += 1
         liveBytes = liveSize
         let directory = (realPath as NSString).deletingLastPathComponent

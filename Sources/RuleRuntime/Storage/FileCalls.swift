@@ -118,6 +118,19 @@ struct FileSystemCalls: Sendable {
     var syncDirectory: @Sendable (String) -> Int32
     /// Writes a new file holding damaged bytes set aside; false (with `errno`) when it cannot.
     var writeAside: @Sendable (String, [UInt8]) -> Bool
+    /// Closes a descriptor: the store's own file and a compaction's, so that a test can see
+    /// that each is closed once.
+    var close: @Sendable (Int32) -> Int32 = FileSystemCalls.closeDescriptor
+
+    @Sendable static func closeDescriptor(_ descriptor: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.close(descriptor)
+        #elseif canImport(Musl)
+            Musl.close(descriptor)
+        #else
+            Darwin.close(descriptor)
+        #endif
+    }
 
     static let live = FileSystemCalls(
         write: { fd, bytes, count in
@@ -151,7 +164,7 @@ struct FileSystemCalls: Sendable {
         syncDirectory: { directory in
             let dfd = open(directory, O_RDONLY | O_CLOEXEC)
             guard dfd >= 0 else { return -1 }
-            defer { close(dfd) }
+            defer { _ = closeDescriptor(dfd) }
             #if canImport(Glibc)
                 return Glibc.fsync(dfd)
             #elseif canImport(Musl)

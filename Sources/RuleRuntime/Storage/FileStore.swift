@@ -242,7 +242,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             region.unregister()
             region.unlock()
         }
-        if fd >= 0 { close(fd) }
+        if fd >= 0 { _ = system.close(fd) }
         readyCompaction?.discard()
     }
 

@@ -108,6 +108,11 @@ struct LSPFeatures {
                     parts.append("no '\(outcome.text)' this \(scope == .session ? "session" : "version")")
                 case .never: parts.append("never after '\(outcome.text)'")
                 }
+            case .during(let from, let to, let outside):
+                parts.append((outside ? "outside" : "between") + " \(from.text) and \(to.text) local time")
+            case .days(let names): parts.append("on " + names.map(\.text).joined(separator: ", ") + " (local)")
+            case .from(let date): parts.append("from \(date.text) (local)")
+            case .until(let date): parts.append("until the end of \(date.text) (local)")
             }
         }
         return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
@@ -126,6 +131,11 @@ struct LSPFeatures {
         "between":
             "passes when the last execution is at least D old; `between 1d, 3d, 7d` grows the gap after each execution (language 1.1).",
         "on": "which streams the scenario counts (default: the stream named like the scenario).",
+        "during":
+            "passes in local hours: `during 09:00-21:00` (start included, end excluded; across midnight when the end is earlier), `not during 22:00-08:00` the rest of the day. Language 1.2.",
+        "days": "passes on local days of the week: `days sat, sun`, `days weekdays`, `days weekend`. Language 1.2.",
+        "from": "passes from local midnight starting the date on: `from 2026-12-01`. Language 1.2.",
+        "until": "passes up to the end of the local date: `until 2026-12-24`. Language 1.2.",
         "when": "passes when the expression is true.",
         "priority": "orders `executeNext` (default 0).",
         "min_days":

@@ -74,6 +74,16 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     /// `after declined next version`, `after later 3d`, `after accepted never`: what the
     /// scenario's own outcomes of one kind hold it back for. Language 1.2.
     case after(Name, AfterWait)
+    /// `during 09:00-21:00`: local hours from the first time (included) to the second
+    /// (excluded), across midnight when the second is earlier; `not during` (`outside`) is the
+    /// rest of the day. Language 1.2.
+    case during(ClockTime, ClockTime, outside: Bool)
+    /// `days sat, sun`, `days weekdays`: the local days of the week. Language 1.2.
+    case days([Name])
+    /// `from 2026-12-01`: from local midnight starting the date on. Language 1.2.
+    case from(CalendarDate)
+    /// `until 2026-12-24`: up to the end of the date (local midnight after it). Language 1.2.
+    case until(CalendarDate)
 
     /// The clause's keyword as written in source.
     public var keyword: String { word.text }
@@ -92,19 +102,24 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .priority: return .priority
         case .minDays: return .minDays
         case .after: return .after
+        case .during: return .during
+        case .days: return .days
+        case .from: return .from
+        case .until: return .until
         }
     }
 
     /// Every clause keyword, for suggestions; in the order of `ClauseWord`'s cases.
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
-        "between", "on", "when", "priority", "min_days", "after",
+        "between", "on", "when", "priority", "min_days", "after", "during", "days", "from", "until",
     ]
 }
 
 /// A clause keyword: which clause it is, without the clause's payload.
 enum ClauseWord: Int, CaseIterable, Sendable {
     case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays, after
+    case during, days, from, until
 
     /// The keyword as written.
     var text: String { ClauseKind.keywords[rawValue] }

@@ -309,12 +309,16 @@ struct Checker {
         // The strictest min_events and max_events of each scope are `minimums` and `maximums`.
         // The first since_first, since_last and between clause, with the largest duration seen.
         var times = TimeClauses()
+        // The days of the week every `days` clause allows, and the latest `from` and the
+        // earliest `until`: a body that leaves no day never runs.
+        var days: UInt8?
+        var dates: (from: CalendarDate?, until: CalendarDate?) = (nil, nil)
         for position in clauses.indices {
             let clause = clauses[position]
             let keyword = clause.kind.keyword
             if inGroup {
                 switch clause.kind {
-                case .maxExec, .between, .growingBetween, .when: break
+                case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until: break
                 default:
                     error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
@@ -372,6 +376,23 @@ struct Checker {
                 }
             case .after:
                 break  // its outcome was checked as it was parsed
+            case .during(let from, let to, _):
+                if from.minutes % 1440 == to.minutes % 1440 {
+                    error(Message.emptyHours(Printer.clause(clause.kind)), file, clause.range)
+                }
+            case .days(let names):
+                days = days == nil ? Weekday.mask(names) : days! & Weekday.mask(names)
+                if days == 0 { error(Message.noDays, file, clause.range) }
+            case .from(let date):
+                if let until = dates.until, date.dayNumber > until.dayNumber {
+                    error(Message.neverOpen(date.text, until.text), file, clause.range)
+                }
+                if dates.from.map({ date.dayNumber > $0.dayNumber }) ?? true { dates.from = date }
+            case .until(let date):
+                if let from = dates.from, from.dayNumber > date.dayNumber {
+                    error(Message.neverOpen(from.text, date.text), file, clause.range)
+                }
+                if dates.until.map({ date.dayNumber < $0.dayNumber }) ?? true { dates.until = date }
             case .minDays(let n, let d):
                 if checkDayWindow(d.seconds, d.range, file), n.value > d.seconds / 86_400 {
                     error(Message.moreDaysThanWindow(n.value, d.seconds / 86_400), file, n.range)

@@ -17,6 +17,10 @@ extension ClauseKind {
         case (.when(let x), .when(let y)): return ClauseKind.same(x, y)
         case (.priority(let x), .priority(let y)): return x.value == y.value
         case (.after(let x, let w), .after(let y, let v)): return x.text == y.text && w.means(v)
+        case (.during(let a, let b, let o), .during(let c, let d, let p)):
+            return a.minutes == c.minutes && b.minutes == d.minutes && o == p
+        case (.days(let x), .days(let y)): return Weekday.mask(x) == Weekday.mask(y)
+        case (.from(let x), .from(let y)), (.until(let x), .until(let y)): return x.dayNumber == y.dayNumber
         default: return false
         }
     }

@@ -87,6 +87,8 @@ extension DiagnosticID {
     public static let unknownName = DiagnosticID("unknown-name")
     /// An outcome other than `accepted`, `dismissed`, `declined`, `later` and `unknown`.
     public static let unknownOutcome = DiagnosticID("unknown-outcome")
+    /// A time of day, date or day of the week that does not exist (`25:00`, `2026-02-30`, `fri_day`).
+    public static let invalidLocalTime = DiagnosticID("invalid-local-time")
     /// A name of the engine's own (beginning with `@`), or a built-in stream declared as an event.
     public static let reservedName = DiagnosticID("reserved-name")
     /// A scenario or group that is not declared.
@@ -365,6 +367,28 @@ enum Message {
 }
 
 extension Message {
+    static func invalidClock(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .invalidLocalTime,
+            "'\(text)' is no time of day: hours run from 00 to 23 and minutes from 00 to 59 (24:00 ends a day)")
+    }
+    static func invalidDate(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.invalidLocalTime, "'\(text)' is no date (YYYY-MM-DD)")
+    }
+    static func emptyHours(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.impossibleScenario, "'\(text)' starts and ends at the same time: write the hours it holds")
+    }
+    static func duringNeedsRange(_ found: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "'during' takes a range of local hours such as 09:00-21:00, not \(found)")
+    }
+    static func dateNeeded(_ keyword: String, _ found: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "'\(keyword)' takes a local date such as 2026-12-01, not \(found)")
+    }
+    static func neverOpen(_ from: String, _ until: String) -> DiagnosticMessage {
+        DiagnosticMessage(.impossibleScenario, "'from \(from)' is after 'until \(until)': it never runs")
+    }
+    static let noDays = DiagnosticMessage(
+        .impossibleScenario, "these 'days' clauses share no day of the week: it never runs")
     static func afterWait(_ word: String, _ suggestions: [String]) -> DiagnosticMessage {
         DiagnosticMessage(
             .expectedToken,

@@ -77,12 +77,14 @@ public enum Construct: String, Sendable {
     case retired = "'retired'"
     /// `after OUTCOME ...` and `SCENARIO: OUTCOME` in a call.
     case outcomes = "outcomes"
+    /// `during`, `days`, `from` and `until`.
+    case localTime = "local hours, days and dates"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
-        case .retired, .outcomes: return LanguageVersion(1, 2)
+        case .retired, .outcomes, .localTime: return LanguageVersion(1, 2)
         }
     }
 }

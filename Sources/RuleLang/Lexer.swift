@@ -147,6 +147,7 @@ struct Lexer {
 
     private mutating func number(_ start: Int, _ sink: inout DiagnosticSink) -> Token {
         while position < end && Lexer.isIdentifierByte(bytes[position]) { position += 1 }
+        if let local = localTime(start) { return local }
         // `1.5d`: durations are whole units; say what it is in whole seconds.
         if position + 1 < end, bytes[position] == UInt8(ascii: "."), bytes[position + 1] >= UInt8(ascii: "0"),
             bytes[position + 1] <= UInt8(ascii: "9")
@@ -189,6 +190,46 @@ struct Lexer {
             }
         }
         return Token(.invalid, range)
+    }
+
+    /// `HH:MM`, `HH:MM-HH:MM` or `YYYY-MM-DD` from `start`, whose digits were just read (their
+    /// values are checked by the parser); nil for anything else, the position unmoved.
+    private mutating func localTime(_ start: Int) -> Token? {
+        func digits(_ from: Int, _ count: Int) -> Bool {
+            guard from + count <= end else { return false }
+            for k in from..<from + count where !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[k]) {
+                return false
+            }
+            return true
+        }
+        /// True when no name byte follows `at` (`09:00x` is not a time).
+        func ends(_ at: Int) -> Bool { at >= end || !Lexer.isIdentifierByte(bytes[at]) }
+        let count = position - start
+        guard position < end, digits(start, count) else { return nil }
+        let colon = UInt8(ascii: ":")
+        let dash = UInt8(ascii: "-")
+        if bytes[position] == colon, count <= 2, digits(position + 1, 2), ends(position + 3) {
+            position += 3
+            // `-HH:MM` or `-H:MM` after it: a range.
+            for width in [2, 1] {
+                let at = position + 1
+                if at < end, bytes[position] == dash, digits(at, width), at + width < end, bytes[at + width] == colon,
+                    digits(at + width + 1, 2), ends(at + width + 3)
+                {
+                    position = at + width + 3
+                    return Token(.clockRange, start..<position)
+                }
+            }
+            return Token(.clockTime, start..<position)
+        }
+        if bytes[position] == dash, count == 4, digits(position + 1, 2), position + 3 < end,
+            bytes[position + 3] == dash,
+            digits(position + 4, 2), ends(position + 6)
+        {
+            position += 6
+            return Token(.date, start..<position)
+        }
+        return nil
     }
 
     private mutating func string(_ start: Int, _ sink: inout DiagnosticSink) -> Token {

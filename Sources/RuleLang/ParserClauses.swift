@@ -3,6 +3,15 @@
 extension Parser {
     /// clause = count_clause | time_clause | on_clause | when_clause | priority_clause
     mutating func parseClause() -> Clause? {
+        // `not during 22:00-08:00`: the hours outside a range.
+        if check(.kwNot), peek().kind == .identifier, text(peek()) == "during" {
+            let start = advance().range.lowerBound
+            advance()
+            guard let kind = parseDuringClause(outside: true) else { return nil }
+            let range = start..<previous.range.upperBound
+            noteNewer(.localTime, "'during'", at: range)
+            return Clause(kind: kind, range: range)
+        }
         if startsConditionWithoutWhen {
             // `is_premium == false`, `not is_premium`: a condition without its `when`.
             let start = current.range.lowerBound
@@ -65,6 +74,12 @@ extension Parser {
             kind = parseIntLiteral().map(ClauseKind.priority)
         case .after?:
             kind = parseAfterClause()
+        case .during?:
+            kind = parseDuringClause(outside: false)
+        case .days?:
+            kind = parseDaysClause()
+        case .from?, .until?:
+            kind = parseDate(keyword).map { word == .from ? .from($0) : .until($0) }
         case nil:
             let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
             sink.error(
@@ -78,6 +93,7 @@ extension Parser {
         case .growingBetween: noteNewer(.growingBetween, at: range)
         case .minDays: noteNewer(.days, "'min_days'", at: range)
         case .after: noteNewer(.outcomes, "'after'", at: range)
+        case .during, .days, .from, .until: noteNewer(.localTime, "'\(keyword)'", at: range)
         default: break
         }
         return Clause(kind: kind, range: range)
@@ -236,6 +252,72 @@ extension Parser {
                 fixIts: suggestions.prefix(1).map { FixIt(range: word.range, replacement: $0) })
             return nil
         }
+    }
+
+    /// during_clause = [ "not" ] "during" HH:MM "-" HH:MM
+    mutating func parseDuringClause(outside: Bool) -> ClauseKind? {
+        guard check(.clockRange) else {
+            let found = check(.clockTime) ? "one time ('\(text(current))')" : current.kind.description
+            sink.error(Message.duringNeedsRange(found), current.range)
+            if check(.clockTime) { advance() }
+            return nil
+        }
+        let token = advance()
+        let whole = text(token)
+        guard let dash = whole.firstIndex(of: "-") else { return nil }
+        let cut = token.range.lowerBound + whole.utf8.distance(from: whole.startIndex, to: dash)
+        guard let from = clockTime(String(whole[..<dash]), cut: token.range.lowerBound..<cut, end: false),
+            let to = clockTime(
+                String(whole[whole.index(after: dash)...]), cut: cut + 1..<token.range.upperBound, end: true)
+        else { return nil }
+        return .during(from, to, outside: outside)
+    }
+
+    /// The time of day `text` (`H:MM` or `HH:MM`) at `range`; `24:00` only as an end.
+    mutating func clockTime(_ text: String, cut range: SourceRange, end: Bool) -> ClockTime? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let h = Int(parts[0]), let m = Int(parts[1]),
+            (0...23).contains(h) && (0...59).contains(m) || end && h == 24 && m == 0
+        else {
+            sink.error(Message.invalidClock(text), range)
+            return nil
+        }
+        return ClockTime(minutes: h * 60 + m, range: range)
+    }
+
+    /// days_clause = "days" DAY { "," DAY }, each a day (`mon` ... `sun`), `weekdays` or `weekend`.
+    mutating func parseDaysClause() -> ClauseKind? {
+        var names: [Name] = []
+        repeat {
+            guard let token = expect(.identifier, "a day of the week (\(Weekday.words.joined(separator: ", ")))")
+            else { return nil }
+            let word = text(token)
+            guard Weekday.days(named: word) != nil else {
+                let suggestions = Suggestions.closest(to: word, in: Weekday.words)
+                sink.error(
+                    Message.unknown(.invalidLocalTime, "day of the week", word, suggestions), token.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: token.range, replacement: $0) })
+                return nil
+            }
+            names.append(Name(word, token.range))
+        } while match(.comma)
+        return .days(names)
+    }
+
+    /// A `YYYY-MM-DD` date after `keyword`.
+    mutating func parseDate(_ keyword: String) -> CalendarDate? {
+        guard check(.date) else {
+            sink.error(Message.dateNeeded(keyword, current.kind.description), current.range)
+            return nil
+        }
+        let token = advance()
+        let whole = text(token)
+        let parts = whole.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3, CalendarDate.isValid(year: parts[0], month: parts[1], day: parts[2]) else {
+            sink.error(Message.invalidDate(whole), token.range)
+            return nil
+        }
+        return CalendarDate(year: parts[0], month: parts[1], day: parts[2], range: token.range)
     }
 
     /// An outcome's name (`accepted`, `declined`...), with did-you-mean for any other word.

@@ -41,6 +41,12 @@ public enum Printer {
             return "priority \(integer(n))"
         case .after(let outcome, let wait):
             return "after \(outcome.text) " + Printer.wait(wait)
+        case .during(let from, let to, let outside):
+            return (outside ? "not " : "") + "during \(from.text)-\(to.text)"
+        case .days(let names):
+            return "days " + names.map(\.text).joined(separator: ", ")
+        case .from(let date), .until(let date):
+            return "\(kind.keyword) \(date.text)"
         }
     }
 

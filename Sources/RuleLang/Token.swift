@@ -1,6 +1,8 @@
 /// The kind of a token. Literal values are decoded from the source on demand.
 public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     case identifier, integer, duration, string
+    /// `09:00`, `22:00-08:00` and `2026-12-01` (language 1.2's local windows).
+    case clockTime, clockRange, date
     case kwScenario, kwParam, kwGroup, kwPer, kwWithin, kwAnd, kwOr, kwNot, kwTrue, kwFalse
     case less, greater, lessEqual, greaterEqual, equalEqual, bangEqual, equal
     case semicolon, colon, comma, leftParen, rightParen, leftBrace, rightBrace
@@ -14,6 +16,9 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .integer: return "integer"
         case .duration: return "duration"
         case .string: return "string"
+        case .clockTime: return "time of day"
+        case .clockRange: return "range of hours"
+        case .date: return "date"
         case .kwScenario: return "'scenario'"
         case .kwParam: return "'param'"
         case .kwGroup: return "'group'"

@@ -164,6 +164,12 @@ struct Dump {
             case .next(let s, _): object["scope"] = scope(s)
             case .never: object["scope"] = scope(.install)
             }
+        case .during(let from, let to, let outside):
+            object["from"] = from.text
+            object["to"] = to.text
+            object["outside"] = outside
+        case .days(let names): object["days"] = names.map(\.text)
+        case .from(let date), .until(let date): object["date"] = date.text
         }
         return object
     }

@@ -19,6 +19,8 @@ enum CompiledClause: Sendable {
     case afterDuration(slot: Int, Double)
     /// `after OUTCOME next version|next session|never`: no outcome of that kind in the scope.
     case afterNone(slot: Int, CountScope)
+    /// `during`, `days`, `from`, `until`: judged on the engine's local clock.
+    case local(LocalWindow)
 }
 
 /// A checked expression with every name resolved: params, scenarios and groups to their

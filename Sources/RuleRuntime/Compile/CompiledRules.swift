@@ -317,6 +317,9 @@ final class CompiledRules: @unchecked Sendable {
                 case .next(let scope, _): lowered = .afterNone(slot: slot, CountScope(scope))
                 case .never: lowered = .afterNone(slot: slot, .install)
                 }
+            case .during, .days, .from, .until:
+                guard let window = LocalWindow(clause.kind) else { continue }
+                lowered = .local(window)
             case .on, .priority: continue
             }
             compiled.append(lowered)

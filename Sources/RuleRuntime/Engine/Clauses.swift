@@ -81,6 +81,27 @@ extension EngineCore {
             }
             let quiet = scope == .install ? "quiet for good" : "quiet until the next \(this)"
             return Assessment(passes: false, detail: "\(ago ?? word); \(quiet)", readyAt: .never)
+        case .local(let window):
+            let clock = LocalClock(zone: zone())
+            let (day, second) = clock.local(time)
+            let passes = window.holds(day: day, second: second)
+            guard detailed else { return Assessment(passes: passes) }
+            let detail: String
+            switch window {
+            case .hours: detail = "local time " + ClockTime.text(Int(second / 60))
+            case .days: detail = "local day " + Weekday.of(dayNumber: day).name
+            case .from, .until: detail = "local date " + CalendarDate.text(dayNumber: day)
+            }
+            if passes { return Assessment(passes: true, detail: detail) }
+            guard let opens = window.nextOpening(after: time, in: clock) else {
+                return Assessment(passes: false, detail: detail + "; closed for good", readyAt: .never)
+            }
+            let at = clock.local(opens)
+            let when =
+                at.day == day
+                ? ClockTime.text(Int(at.second / 60))
+                : CalendarDate.text(dayNumber: at.day) + " " + ClockTime.text(Int(at.second / 60))
+            return Assessment(passes: false, detail: detail + "; opens at " + when, readyAt: .at(opens))
         default:
             return judgeTallies(clause, of: owner, now: time, detailed: detailed)
         }
@@ -168,7 +189,7 @@ extension EngineCore {
             return since(events.last, d, "last", none: true, noneDetail: "no event yet")
         case .between(let d):
             return since(executions.last, d, "last", none: true, noneDetail: "never executed")
-        case .when, .growingBetween, .minDays, .afterDuration, .afterNone:
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local:
             return Assessment(passes: false)  // answered by the engine, which holds the tables
         }
     }

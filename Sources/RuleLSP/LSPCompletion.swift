@@ -59,7 +59,7 @@ extension LSPFeatures {
                     }
                     return LSPFeatures.items(items)
                 case .scenarioOrGroup: return LSPFeatures.items(scenarioAndGroupItems())
-                case .todo: return LSPFeatures.items([])
+                case .todo, .salt: return LSPFeatures.items([])
                 }
             }
             guard written.count == 1, inside.hasSuffix(" ") else { return LSPFeatures.items([]) }
@@ -222,10 +222,12 @@ extension LSPFeatures {
         var items = program.params.map { item($0.name.text, kind: 6, detail: "param: \($0.type?.rawValue ?? "?")") }
         for function in BuiltinFunction.allCases {
             if function == .activeDays && language < Construct.days.version { continue }
+            if function == .bucket && language < Construct.buckets.version { continue }
             let argument = function.argument == .scenarioOrGroup ? "scenario" : function == .todo ? "name" : "event"
             let scope = function == .activeDays ? " within ${2:7d}" : ""
-            items.append(
-                item(function.name, kind: 3, detail: "function", snippet: "\(function.name)(${1:\(argument)}\(scope))"))
+            let snippet =
+                function == .bucket ? "bucket(\"${1:salt}\")" : "\(function.name)(${1:\(argument)}\(scope))"
+            items.append(item(function.name, kind: 3, detail: "function", snippet: snippet))
         }
         items += BuiltinValue.allCases.map { item($0.rawValue, kind: 21, detail: "bool") }
         items += ["true", "false"].map { item($0, kind: 21, detail: "bool") }

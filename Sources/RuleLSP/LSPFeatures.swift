@@ -152,6 +152,8 @@ struct LSPFeatures {
         "since_first()": "`since_first(EVENT)`: the age of the first event (a duration).",
         "since_last()": "`since_last(EVENT)`: the age of the last event (a duration).",
         "todo": "`todo(NAME)`: true while the to-do is pending.",
+        "bucket":
+            "`bucket(\"salt\")`: the install's stable bucket for the salt, 0 to 99 (`bucket(\"paywall\") < 10` is 10% of installs). Language 1.2.",
         "active_days":
             "`active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).",
         "upgraded": "true when this session's version differs from the first version the state saw.",

@@ -254,7 +254,7 @@ struct NameIndex {
             case .scenarioOrGroup?:
                 kind = groups.contains(argument.text) && !scenarios.contains(argument.text) ? .group : .scenario
             case .todo?: kind = .todo
-            case nil: return
+            case .salt?, nil: return
             }
             note(kind, argument.text, argument.range, file, owner: owner)
         default: break

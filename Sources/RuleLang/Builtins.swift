@@ -18,6 +18,8 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     case todo
     /// `active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).
     case activeDays = "active_days"
+    /// `bucket("salt")`: the install's stable bucket for that salt, 0 to 99 (language 1.2).
+    case bucket
 
     /// What the argument names.
     public enum Argument: Sendable {
@@ -27,6 +29,8 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
         case scenarioOrGroup
         /// A to-do's name.
         case todo
+        /// A salt: any string, written quoted.
+        case salt
     }
 
     /// The function as written in source.
@@ -35,7 +39,7 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     /// The type of the call's value.
     public var resultType: ValueType {
         switch self {
-        case .count, .executions, .activeDays: return .int
+        case .count, .executions, .activeDays, .bucket: return .int
         case .sinceFirst, .sinceLast: return .duration
         case .todo: return .bool
         }
@@ -47,11 +51,12 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
         case .count, .sinceFirst, .sinceLast, .activeDays: return .stream
         case .executions: return .scenarioOrGroup
         case .todo: return .todo
+        case .bucket: return .salt
         }
     }
 
     /// True when the call takes a scope (`count(x per session)`).
-    public var takesScope: Bool { resultType == .int }
+    public var takesScope: Bool { resultType == .int && self != .bucket }
 
     /// Every function's name, for suggestions.
     public static let names = allCases.map(\.name)

@@ -122,6 +122,16 @@ extension Checker {
                 error(Message.engineStreamArgument(word, function.text), file, argument.range)
                 return nil
             }
+            if builtin.argument == .salt {
+                // A salt is text, not a name: written quoted, so that it reads as what it is.
+                guard Checker.isQuoted(argument, in: file), !argument.text.isEmpty else {
+                    error(
+                        Message.saltNotQuoted(argument.text), file, argument.range,
+                        fixIts: [FixIt(range: argument.range, replacement: Printer.string(argument.text))])
+                    return nil
+                }
+                return builtin.resultType
+            }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
             if builtin.argument == .scenarioOrGroup, !formerScenariosAndGroups.isEmpty,
                 let new = formerScenariosAndGroups[argument.text],

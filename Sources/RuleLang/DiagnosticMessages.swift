@@ -367,6 +367,10 @@ enum Message {
 }
 
 extension Message {
+    static func saltNotQuoted(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .typeMismatch, "'bucket' takes a salt written as a string, such as bucket(\"paywall-2026\"), not '\(text)'")
+    }
     static func invalidClock(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .invalidLocalTime,

@@ -79,12 +79,14 @@ public enum Construct: String, Sendable {
     case outcomes = "outcomes"
     /// `during`, `days`, `from` and `until`.
     case localTime = "local hours, days and dates"
+    /// `bucket("salt")`.
+    case buckets = "buckets"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
-        case .retired, .outcomes, .localTime: return LanguageVersion(1, 2)
+        case .retired, .outcomes, .localTime, .buckets: return LanguageVersion(1, 2)
         }
     }
 }

@@ -5,9 +5,12 @@
 /// A time of day as written, `HH:MM`: minutes since local midnight (`24:00`, the end of the day,
 /// is 1440 and ends a window only).
 public struct ClockTime: Equatable, Hashable, Sendable {
+    /// Minutes since local midnight, 0 to 1440.
     public var minutes: Int
+    /// Where it is written.
     public var range: SourceRange
 
+    /// The time `minutes` after midnight, written at `range`.
     public init(minutes: Int, range: SourceRange) {
         self.minutes = minutes
         self.range = range
@@ -25,11 +28,16 @@ public struct ClockTime: Equatable, Hashable, Sendable {
 
 /// A date as written, `YYYY-MM-DD`, on the proleptic Gregorian calendar.
 public struct CalendarDate: Equatable, Hashable, Sendable {
+    /// The year, as written.
     public var year: Int
+    /// The month, 1 to 12.
     public var month: Int
+    /// The day of the month, from 1.
     public var day: Int
+    /// Where it is written.
     public var range: SourceRange
 
+    /// The date `year`-`month`-`day`, written at `range`.
     public init(year: Int, month: Int, day: Int, range: SourceRange) {
         (self.year, self.month, self.day, self.range) = (year, month, day, range)
     }
@@ -91,6 +99,7 @@ public enum Weekday: Int, CaseIterable, Sendable {
     /// `mon` ... `sun`.
     public var name: String { Weekday.names[rawValue] }
 
+    /// Each day's name, Monday first.
     public static let names = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     /// Names of several days: `weekdays` (Monday to Friday) and `weekend` (Saturday, Sunday).
     public static let groups: [String: [Weekday]] = [

@@ -644,6 +644,7 @@ extension Parser {
         let range = start..<previous.range.upperBound
         if function.text == BuiltinFunction.activeDays.name { noteNewer(.days, "'active_days'", at: range) }
         if outcome != nil { noteNewer(.outcomes, "a scenario's outcomes", at: range) }
+        if function.text == BuiltinFunction.bucket.name { noteNewer(.buckets, "'bucket'", at: range) }
         return Expr(.call(function: function, argument: argument, scope: scope, outcome: outcome), range)
     }
 

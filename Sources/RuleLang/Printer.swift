@@ -95,7 +95,9 @@ public enum Printer {
         case .binary(let op, let left, let right):
             return "\(expression(left)) \(op.rawValue) \(expression(right))"
         case .call(let function, let argument, let scope, let outcome):
-            let read = name(argument.text) + (outcome.map { ": " + $0.text } ?? "")
+            // A salt is always a string (`bucket("paywall")`).
+            let written = function.text == BuiltinFunction.bucket.name ? string(argument.text) : name(argument.text)
+            let read = written + (outcome.map { ": " + $0.text } ?? "")
             return "\(function.text)(\(read)\(scope.map { " " + Printer.scope($0.kind) } ?? ""))"
         case .parenthesized(let inner): return "(\(expression(inner)))"
         case .invalid: return "<invalid>"

@@ -21,18 +21,23 @@ public enum TimelineRunner {
 
     /// The start of every simulation: 2026-01-01T00:00:00Z, offsets count from it.
     public static let start = Date(timeIntervalSince1970: 1_767_225_600)
+    /// The install's id of every simulation unless given: `bucket` answers the same in every replay.
+    public static let installID = "simulated"
 
     /// Checks `rules` together, parses `timeline` against them and runs every step on a
     /// new engine (in-memory store, manual clock at ``start``); returns the output lines.
     /// Throws ``Failure`` with the diagnostics when either has errors.
     public static func replay(
-        rules: [SourceFile], timeline: SourceFile, json: Bool = false, timeZone: TimeZone = TimeZone(identifier: "UTC")!
+        rules: [SourceFile], timeline: SourceFile, json: Bool = false,
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+        installID: String = TimelineRunner.installID
     ) throws -> [String] {
         let clock = ManualClock(start)
         let engine: RuleEngine
         do {
-            engine = try RuleEngine(
-                sources: rules, store: InMemoryStore(), clock: clock, options: RuleEngine.Options(timeZone: timeZone))
+            var options = RuleEngine.Options(timeZone: timeZone)
+            options.installID = installID
+            engine = try RuleEngine(sources: rules, store: InMemoryStore(), clock: clock, options: options)
         } catch RuleEngineError.invalidRules(let diagnostics) {
             throw Failure(diagnostics: diagnostics.filter { $0.severity == .error })
         }

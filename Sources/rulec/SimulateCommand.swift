@@ -17,6 +17,11 @@ enum SimulateCommand: Command {
         help:
             "the device's time zone at the start (an IANA name such as\nEurope/Paris; default UTC); a 'timezone' step moves it"
     )
+    static let installID = Valued(
+        "--install-id", value: "ID",
+        help:
+            "the install's id that bucket(\"salt\") hashes (default 'simulated', so that\na replay's buckets are the same every time)"
+    )
     static let save = Valued(
         "--save", value: "FILE",
         help:
@@ -46,7 +51,7 @@ enum SimulateCommand: Command {
               problem                 the app reports a problem (the 'problem' stream)
             '#' starts a comment. Names with spaces may be quoted.
             """,
-        options: [json, html, timeZone, save],
+        options: [json, html, timeZone, installID, save],
         exitStatus: "Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.")
 
     /// The simulation starts at 2026-01-01T00:00:00Z.
@@ -80,8 +85,9 @@ enum SimulateCommand: Command {
         let memory = InMemoryStore()
         let engine: RuleEngine
         do {
-            engine = try RuleEngine(
-                sources: sources, store: memory, clock: clock, options: RuleEngine.Options(timeZone: zone))
+            var options = RuleEngine.Options(timeZone: zone)
+            options.installID = parsed[Self.installID] ?? TimelineRunner.installID
+            engine = try RuleEngine(sources: sources, store: memory, clock: clock, options: options)
         } catch RuleEngineError.invalidRules(let diagnostics) {
             print(renderer.render(diagnostics), terminator: "")
             return ExitCode.failure

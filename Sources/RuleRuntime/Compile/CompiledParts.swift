@@ -23,6 +23,19 @@ enum CompiledClause: Sendable {
     case local(LocalWindow)
 }
 
+extension CompiledExpr {
+    /// True when the expression calls `bucket`.
+    var readsBucket: Bool {
+        switch self {
+        case .bucket: return true
+        case .not(let operand): return operand.readsBucket
+        case .and(let left, let right), .or(let left, let right), .compare(_, let left, let right):
+            return left.readsBucket || right.readsBucket
+        default: return false
+        }
+    }
+}
+
 /// A checked expression with every name resolved: params, scenarios and groups to their
 /// indices, streams to their slots, functions to ``BuiltinFunction``s.
 indirect enum CompiledExpr: Sendable {
@@ -40,6 +53,8 @@ indirect enum CompiledExpr: Sendable {
     /// `active_days(EVENT within D)`: D in days.
     case activeDays(slot: Int, days: Int64)
     case todo(String)
+    /// `bucket("salt")`: the install's bucket for the salt.
+    case bucket(String)
     /// ``BuiltinValue/upgraded``.
     case upgraded
 }

@@ -27,6 +27,8 @@ final class CompiledRules: @unchecked Sendable {
     private(set) var dayCounted: [Bool] = []
     /// The gaps of each `between` with several, in seconds.
     private(set) var gapLists: [[Double]] = []
+    /// True when a condition reads `bucket`: the engine then keeps an install id.
+    private(set) var readsBuckets = false
     /// The prefix of a presentation's hold: a to-do of the engine's own.
     static let holdPrefix = "@showing:"
     /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
@@ -307,6 +309,7 @@ final class CompiledRules: @unchecked Sendable {
                 let condition = CompiledRules.lower(expr, self, slot: { table.slot($0) })
                 swap(&table, &streams)
                 conditions.append(condition)
+                if condition.readsBucket { readsBuckets = true }
                 lowered = .when(conditions.count - 1)
             case .after(let word, let wait):
                 // The checker allows `after` in scenarios only.
@@ -384,6 +387,8 @@ final class CompiledRules: @unchecked Sendable {
                 case .todo?:
                     _ = slot(argument.text)  // a known name for markDone (``RuleEngine/unknownNames``)
                     return .todo(argument.text)
+                case .bucket?:
+                    return .bucket(argument.text)
                 case nil: return .constant(.bool(false))
                 }
             case .invalid: return .constant(.bool(false))

@@ -111,6 +111,8 @@ struct EngineCore {
     var active: ActiveRules?
     /// The active rules the state records (entry `a:`), as ``ActiveRules/description`` words them.
     var storedActive: String?
+    /// The install's id as stored (`u:`), made the first time a rule reads `bucket`.
+    var storedInstallID: String?
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 
@@ -205,6 +207,7 @@ struct EngineCore {
         orphans = []
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         storedActive = state.activeRules
+        storedInstallID = state.installID
         days = [:]
         for (name, bits) in state.days {
             if let slot = streams.index[name] { days[slot] = bits }
@@ -430,7 +433,7 @@ struct PreparedCore {
             core.fitHooks()
         }
         if !journal.isEmpty { try core.apply(journal: journal) }
-        var changes = moves + core.activate(active(core.hooks.clock.now()))
+        var changes = moves + core.activate(active(core.hooks.clock.now())) + core.makeInstallID()
         if !respelled.isEmpty {
             changes = core.image() + respelled.map { StoreChange(storedKey: $0, value: nil) } + changes
         }

@@ -19,6 +19,9 @@ struct EngineHooks {
     var logger: DecisionLogger?
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
     var overrides: [String: Bool] = [:]
+    /// The install's id the app gave (``RuleEngine/Options/installID``), and buckets forced by salt.
+    var installID: String?
+    var bucketOverrides: [String: Int] = [:]
     /// The device's time zone, which decides where a local day begins (``RuleEngine/timeZone``);
     /// nil until first needed, then the current one (reading it loads the zone data: an engine
     /// that counts no days never pays for it; 2.2 MB resident here).
@@ -54,5 +57,7 @@ struct EngineHooks {
         timeZone = options.timeZone
         role = options.role
         logger = DecisionLogger(subsystem: options.logSubsystem)
+        installID = options.installID
+        bucketOverrides = options.bucketOverrides
     }
 }

@@ -27,6 +27,14 @@ extension RuleEngine {
         /// when it is never finished, in seconds: one left open by a process that died ends then.
         /// One hour by default; at least one second.
         public var presentationTimeout: TimeInterval = 3_600
+        /// The install's id that `bucket("salt")` hashes (language 1.2). Give an id the app
+        /// already keeps (an analytics id) so that a server computes the same buckets; nil, the
+        /// default, lets the engine make one (a random UUID) and store it, the first time rules
+        /// that read `bucket` start. See ``RuleEngine/installID``.
+        public var installID: String?
+        /// For testers: buckets forced by salt (`["paywall-2026": 5]`), whatever the install's id.
+        /// See ``launchBucketOverrides(arguments:environment:)``.
+        public var bucketOverrides: [String: Int] = [:]
 
         /// Options with the given limits, overrides, log subsystem, time zone and role.
         public init(
@@ -68,6 +76,31 @@ extension RuleEngine {
                 }
             }
             return overrides
+        }
+
+        /// Buckets forced from the launch arguments and the environment, for a tester:
+        /// `-RulesBucket SALT=N` (repeatable) or `RULES_BUCKET=SALT=N,OTHER=M`. A value outside
+        /// 0...99 or not a number is ignored. An app opts in:
+        /// `options.bucketOverrides = Options.launchBucketOverrides()`.
+        public static func launchBucketOverrides(
+            arguments: [String] = ProcessInfo.processInfo.arguments,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) -> [String: Int] {
+            var buckets: [String: Int] = [:]
+            func take(_ pair: Substring) {
+                guard let equals = pair.lastIndex(of: "=") else { return }
+                let salt = pair[..<equals].trimmingCharacters(in: .whitespaces)
+                guard !salt.isEmpty,
+                    let value = Int(pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)),
+                    (0...99).contains(value)
+                else { return }
+                buckets[salt] = value
+            }
+            for pair in (environment["RULES_BUCKET"] ?? "").split(separator: ",") { take(pair) }
+            for (index, argument) in arguments.enumerated().dropLast() where argument == "-RulesBucket" {
+                take(arguments[index + 1][...])
+            }
+            return buckets
         }
     }
 }

@@ -187,6 +187,8 @@ extension EngineCore {
             return .bool(pendingToDo(name, now: time) != nil)
         case .upgraded:
             return .bool(meta.isUpgrade)
+        case .bucket(let salt):
+            return .int(Int64(bucket(salt)))
         }
     }
 

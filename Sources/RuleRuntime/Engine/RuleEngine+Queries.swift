@@ -3,6 +3,14 @@ import RuleLang
 
 /// Params, and what an app may ask of the state: counts, versions, expressions.
 extension RuleEngine {
+    // MARK: - The install
+
+    /// The install's id that `bucket("salt")` hashes: the one given in
+    /// ``Options/installID``, else the one the engine made and stored when rules that read
+    /// `bucket` first started (nil before). Report it beside an experiment's exposures so that a
+    /// server can compute the same buckets (grammar.md, "Stable buckets").
+    public var installID: String? { locked { $0.installID } }
+
     // MARK: - Params
 
     /// Stores a value for param `name`; it persists. Throws for an unknown name or a wrong type.

@@ -23,6 +23,8 @@ struct EngineState {
     var imports: [String: String] = [:]
     /// `a:`: which rules a delivery or a swap made active (``ActiveRules/description``).
     var activeRules: String?
+    /// `u:`: the install's id (``RuleEngine/installID``).
+    var installID: String?
     /// `d:NAME`: the local days a stream had events on (streams a day clause counts).
     var days: [String: DayBits] = [:]
     /// `w:KIND:NAME`: the renames this state went through (the key, and the former name).
@@ -181,6 +183,7 @@ struct EngineState {
                 case .meta: meta = try SessionMeta.decode(&reader)
                 case .importReport: imports[name] = try reader.string()
                 case .activeRules: activeRules = try reader.string()
+                case .install: installID = try reader.string()
                 case .days: days[name] = try DayBits.decode(&reader)
                 case .rename: renamed[StoreKey.key(.rename, name)] = try reader.string()
                 case .stream: continue  // decoded above
@@ -391,6 +394,10 @@ struct EngineState {
     }
 
     /// `a:`: the rules made active, as ``ActiveRules/description`` words them.
+    static func change(installID id: String) -> StoreChange {
+        StoreChange(key: StoreKey.install, value: encode { $0.string(id) })
+    }
+
     static func change(activeRules text: String) -> StoreChange {
         StoreChange(key: StoreKey.activeRules, value: encode { $0.string(text) })
     }

@@ -11,6 +11,7 @@
 /// | `d:NAME` | the local days a stream had events on |
 /// | `m:` | sessions and versions |
 /// | `a:` | the active rules |
+/// | `u:` | the install's id, for stable buckets (language 1.2) |
 /// | `i:PEER` | an importer's report |
 /// | `w:K:NAME` | a rename record: NAME's former names, K the kind's letter (`s`, `g`, `p`, `e`) |
 ///
@@ -29,6 +30,7 @@ enum StoreKey {
         case activeRules = 0x61  // a
         case importReport = 0x69  // i
         case rename = 0x77  // w
+        case install = 0x75  // u
 
         /// The key's prefix: the letter and `:`.
         var prefix: String { String(UnicodeScalar(rawValue)) + ":" }
@@ -50,6 +52,7 @@ enum StoreKey {
     static func importReport(_ peer: String) -> String { key(.importReport, peer) }
     static let meta = Kind.meta.prefix
     static let activeRules = Kind.activeRules.prefix
+    static let install = Kind.install.prefix
 
     /// The kind of the key whose UTF-8 is `bytes[range]`, or nil for one of no known kind (or
     /// no letter and `:`).

@@ -1,0 +1,50 @@
+import Foundation
+import RuleLang
+
+/// Stable buckets (language 1.2): `bucket("salt")` places an install in 0...99 by a hash of the
+/// salt and the install's id, the same on every platform and on a server.
+///
+/// The hash is 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the
+/// UTF-8 of the salt, one byte `:` and the install's id; the bucket is that hash modulo 100.
+/// grammar.md publishes test vectors.
+enum InstallBucket {
+    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    /// The bucket, 0...99, of install `id` for `salt`.
+    static func bucket(salt: String, installID id: String) -> Int {
+        Int(hash(Array(salt.utf8) + [UInt8(ascii: ":")] + Array(id.utf8)) % 100)
+    }
+}
+
+extension EngineCore {
+    /// The install's id: the app's (``RuleEngine/Options/installID``), else the stored one.
+    var installID: String? { hooks.installID ?? storedInstallID }
+
+    /// The install's bucket for `salt`: forced by an override, else hashed. Without an id (rules
+    /// that read `bucket` make one as they start, so only after the app deleted it), 0.
+    func bucket(_ salt: String) -> Int {
+        if let forced = hooks.bucketOverrides[salt] { return forced }
+        guard let id = installID else { return 0 }
+        return InstallBucket.bucket(salt: salt, installID: id)
+    }
+
+    /// At the start of rules that read `bucket`, with no id given or stored: a new random id to
+    /// store. Shared: the file is read first, so that processes starting together keep one id.
+    mutating func makeInstallID() -> [StoreChange] {
+        guard rules.readsBuckets, installID == nil else { return [] }
+        if shared {
+            _ = lockFileForWriting()
+            if installID != nil { return [] }
+        }
+        let id = UUID().uuidString.lowercased()
+        storedInstallID = id
+        return [EngineState.change(installID: id)]
+    }
+}

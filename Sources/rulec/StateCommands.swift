@@ -77,6 +77,7 @@ enum StateCommand: Command {
             ", version \(session.version.map { "'\($0)'" } ?? "none") (since \(StateFile.time(session.versionStart)))"
         out += ", first version \(session.firstVersion.map { "'\($0)'" } ?? "none")\n"
         if let rules = state.activeRules { out += "rules: \(rules)\n" }
+        if let id = state.installID { out += "install id: \(id)\n" }
         func counts(_ c: StateSnapshot.Counts, _ noun: String) -> String {
             var text = "\(c.total) \(noun)\(c.total == 1 ? "" : "s")"
             if c.total > 0 { text += " (first \(StateFile.time(c.first)), last \(StateFile.time(c.last)))" }

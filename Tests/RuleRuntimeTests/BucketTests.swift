@@ -46,6 +46,7 @@ final class BucketTests: XCTestCase {
         }
         XCTAssertEqual(UUID(uuidString: id)?.uuidString.lowercased(), id, "a random UUID, lowercased")
         XCTAssertEqual(answer, InstallBucket.bucket(salt: "offer", installID: id) < 30)
+        XCTAssertEqual(try StateSnapshot(entries: FileStore(url: url).load()).installID, id, "what rulec state shows")
         let again = try RuleEngine(source: rules, store: FileStore(url: url))
         XCTAssertEqual(again.installID, id, "stored, read back")
         XCTAssertEqual(again.canExecute("Offer"), answer)

@@ -74,6 +74,8 @@ public struct StateSnapshot: Codable, Sendable {
     /// The rules a delivery or a swap last made active: origin, paths, language, digest, version,
     /// activation time (nil when only rules given at start have run).
     public var activeRules: String?
+    /// The install's id the engine made for `bucket` (nil when none is stored).
+    public var installID: String?
 
     /// Decodes a store's entries (as ``RuleStore/load()`` returns them); throws
     /// ``RuleStoreError/undecodableEntry(key:reason:)`` for a damaged entry.
@@ -90,6 +92,7 @@ public struct StateSnapshot: Codable, Sendable {
             versionNumber: meta.versionID, versionStart: meta.versionStart, firstVersion: meta.firstVersion)
         imports = state.imports.keys.sorted()
         activeRules = state.activeRules
+        installID = state.installID
     }
 }
 

@@ -113,6 +113,8 @@ struct LSPFeatures {
             case .days(let names): parts.append("on " + names.map(\.text).joined(separator: ", ") + " (local)")
             case .from(let date): parts.append("from \(date.text) (local)")
             case .until(let date): parts.append("until the end of \(date.text) (local)")
+            case .holdout(let share, let salt):
+                parts.append("\(share.value)% of installs held out (salt \"\(salt.text)\")")
             }
         }
         return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
@@ -136,6 +138,8 @@ struct LSPFeatures {
         "days": "passes on local days of the week: `days sat, sun`, `days weekdays`, `days weekend`. Language 1.2.",
         "from": "passes from local midnight starting the date on: `from 2026-12-01`. Language 1.2.",
         "until": "passes up to the end of the local date: `until 2026-12-24`. Language 1.2.",
+        "holdout":
+            "`holdout 10% \"salt\"`: installs in buckets 0-9 of the salt are the control arm: never shown, an exposure recorded each time it would have shown. Language 1.2.",
         "when": "passes when the expression is true.",
         "priority": "orders `executeNext` (default 0).",
         "min_days":

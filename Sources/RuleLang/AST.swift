@@ -84,6 +84,10 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     case from(CalendarDate)
     /// `until 2026-12-24`: up to the end of the date (local midnight after it). Language 1.2.
     case until(CalendarDate)
+    /// `holdout 10% "winback-2026"`: installs whose bucket for the salt is below the share are
+    /// the control arm: they are never shown the scenario (or the group's), and each time it
+    /// would have shown an exposure is recorded. Language 1.2.
+    case holdout(IntLiteral, salt: Name)
 
     /// The clause's keyword as written in source.
     public var keyword: String { word.text }
@@ -106,20 +110,21 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .days: return .days
         case .from: return .from
         case .until: return .until
+        case .holdout: return .holdout
         }
     }
 
     /// Every clause keyword, for suggestions; in the order of `ClauseWord`'s cases.
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
-        "between", "on", "when", "priority", "min_days", "after", "during", "days", "from", "until",
+        "between", "on", "when", "priority", "min_days", "after", "during", "days", "from", "until", "holdout",
     ]
 }
 
 /// A clause keyword: which clause it is, without the clause's payload.
 enum ClauseWord: Int, CaseIterable, Sendable {
     case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays, after
-    case during, days, from, until
+    case during, days, from, until, holdout
 
     /// The keyword as written.
     var text: String { ClauseKind.keywords[rawValue] }

@@ -318,7 +318,7 @@ struct Checker {
             let keyword = clause.kind.keyword
             if inGroup {
                 switch clause.kind {
-                case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until: break
+                case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until, .holdout: break
                 default:
                     error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
@@ -376,6 +376,13 @@ struct Checker {
                 }
             case .after:
                 break  // its outcome was checked as it was parsed
+            case .holdout(let share, let salt):
+                if share.value >= 100 {
+                    error(Message.holdoutAll(share.value), file, share.range)
+                } else if share.value == 0 {
+                    warning(Message.holdoutNone, file, clause.range)
+                }
+                if salt.text.isEmpty { error(Message.saltNotQuoted(""), file, salt.range) }
             case .during(let from, let to, _):
                 if from.minutes % 1440 == to.minutes % 1440 {
                     error(Message.emptyHours(Printer.clause(clause.kind)), file, clause.range)

@@ -21,6 +21,7 @@ extension ClauseKind {
             return a.minutes == c.minutes && b.minutes == d.minutes && o == p
         case (.days(let x), .days(let y)): return Weekday.mask(x) == Weekday.mask(y)
         case (.from(let x), .from(let y)), (.until(let x), .until(let y)): return x.dayNumber == y.dayNumber
+        case (.holdout(let x, let s), .holdout(let y, let t)): return x.value == y.value && s.text == t.text
         default: return false
         }
     }

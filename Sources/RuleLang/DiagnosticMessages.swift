@@ -367,6 +367,10 @@ enum Message {
 }
 
 extension Message {
+    static func holdoutAll(_ share: Int64) -> DiagnosticMessage {
+        DiagnosticMessage(.impossibleScenario, "a holdout of \(share)% holds out every install: it never runs")
+    }
+    static let holdoutNone = DiagnosticMessage(.neverRuns, "a holdout of 0% holds out no install: it does nothing")
     static func saltNotQuoted(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .typeMismatch, "'bucket' takes a salt written as a string, such as bucket(\"paywall-2026\"), not '\(text)'")

@@ -76,6 +76,7 @@ struct Lexer {
         case UInt8(ascii: ";"): return single(.semicolon)
         case UInt8(ascii: ":"): return single(.colon)
         case UInt8(ascii: ","): return single(.comma)
+        case UInt8(ascii: "%"): return single(.percent)
         case UInt8(ascii: "("): return single(.leftParen)
         case UInt8(ascii: ")"): return single(.rightParen)
         case UInt8(ascii: "{"): return single(.leftBrace)

@@ -43,6 +43,9 @@ public enum EngineStream {
         "@" + outcome.rawValue + ":" + scenario
     }
 
+    /// The stream of `scenario`'s control exposures (`holdout`): `@control:Offer`.
+    public static func control(of scenario: String) -> String { "@control:" + scenario }
+
     /// The engine's stream a language 1.2 file means by `word` (`crash`, `problem`), if any.
     public static func builtin(_ word: String) -> String? {
         switch word {

@@ -80,6 +80,13 @@ extension Parser {
             kind = parseDaysClause()
         case .from?, .until?:
             kind = parseDate(keyword).map { word == .from ? .from($0) : .until($0) }
+        case .holdout?:
+            // holdout INTEGER "%" STRING
+            if let share = parseIntLiteral(), expect(.percent, "'%' after the holdout's share") != nil,
+                let salt = expect(.string, "the holdout's salt, a string such as \"winback-2026\"")
+            {
+                kind = .holdout(share, salt: Name(Lexer.stringValue(file, salt.range), salt.range))
+            }
         case nil:
             let suggestions = Suggestions.closest(to: keyword, in: ClauseKind.keywords)
             sink.error(
@@ -94,6 +101,7 @@ extension Parser {
         case .minDays: noteNewer(.days, "'min_days'", at: range)
         case .after: noteNewer(.outcomes, "'after'", at: range)
         case .during, .days, .from, .until: noteNewer(.localTime, "'\(keyword)'", at: range)
+        case .holdout: noteNewer(.buckets, "'holdout'", at: range)
         default: break
         }
         return Clause(kind: kind, range: range)

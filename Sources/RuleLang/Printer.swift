@@ -47,6 +47,8 @@ public enum Printer {
             return "days " + names.map(\.text).joined(separator: ", ")
         case .from(let date), .until(let date):
             return "\(kind.keyword) \(date.text)"
+        case .holdout(let share, let salt):
+            return "holdout \(integer(share))% \(string(salt.text))"
         }
     }
 

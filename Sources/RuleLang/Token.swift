@@ -6,6 +6,8 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     case kwScenario, kwParam, kwGroup, kwPer, kwWithin, kwAnd, kwOr, kwNot, kwTrue, kwFalse
     case less, greater, lessEqual, greaterEqual, equalEqual, bangEqual, equal
     case semicolon, colon, comma, leftParen, rightParen, leftBrace, rightBrace
+    /// `%`, after a holdout's share (language 1.2).
+    case percent
     /// Bytes the lexer already reported as an error.
     case invalid
     case eof
@@ -38,6 +40,7 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .equal: return "'='"
         case .semicolon: return "';'"
         case .colon: return "':'"
+        case .percent: return "'%'"
         case .comma: return "','"
         case .leftParen: return "'('"
         case .rightParen: return "')'"

@@ -170,6 +170,9 @@ struct Dump {
             object["outside"] = outside
         case .days(let names): object["days"] = names.map(\.text)
         case .from(let date), .until(let date): object["date"] = date.text
+        case .holdout(let share, let salt):
+            object["value"] = share.value
+            object["salt"] = salt.text
         }
         return object
     }

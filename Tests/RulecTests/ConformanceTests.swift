@@ -243,6 +243,7 @@ final class ConformanceTests: XCTestCase {
         "# language 1.2\nscenario S < on a; when count(problem) == 0 >",
         "scenario S < on a; max_events 0 per session; max_exec 5 >",
         "scenario S < on a; min_events 2 per install; max_exec 1 per install >",
+        "# language 1.2\nscenario S < on a; holdout 50% \"h\" >\nscenario T < on a; holdout 10% \"t\" >",
     ]
 
     /// Traces over the streams `a` and `b` and the scenario `S`, which every rule text has.

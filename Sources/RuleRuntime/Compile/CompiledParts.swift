@@ -92,6 +92,8 @@ final class CompiledScenario: @unchecked Sendable {
     var declared: [Clause] = []
     var group: Int?
     var priority: Int64
+    /// `holdout N% "SALT"` of its own and of its group's: the shares and salts of its control arms.
+    var holdouts: [(share: Int, salt: String)] = []
     /// Recent times kept in its view of events and of executions.
     var eventKeep: Int
     var executionKeep: Int

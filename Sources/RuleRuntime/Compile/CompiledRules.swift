@@ -156,11 +156,22 @@ final class CompiledRules: @unchecked Sendable {
         var countedBy: [Int] = []
         countedBy.reserveCapacity(listedNames)
         for (index, info) in program.scenarios.enumerated() {
+            // The group's holdout holds out each of its scenarios.
+            if let group = scenarios[index].group {
+                for clause in program.groups[group].clauses {
+                    if case .holdout(let n, let salt) = clause.kind {
+                        scenarios[index].holdouts.append((Int(n.value), salt.text))
+                    }
+                }
+            }
             var listed: [Name]?
             var listedAt = 0
             for clause in info.decl.clauses {
                 if case .on(let list) = clause.kind { (listed, listedAt) = (list, clause.range.lowerBound) }
                 if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
+                if case .holdout(let n, let salt) = clause.kind {
+                    scenarios[index].holdouts.append((Int(n.value), salt.text))
+                }
             }
             let listedSlots: [Int]
             if let listed {
@@ -323,7 +334,7 @@ final class CompiledRules: @unchecked Sendable {
             case .during, .days, .from, .until:
                 guard let window = LocalWindow(clause.kind) else { continue }
                 lowered = .local(window)
-            case .on, .priority: continue
+            case .on, .priority, .holdout: continue
             }
             compiled.append(lowered)
         }
@@ -334,7 +345,7 @@ final class CompiledRules: @unchecked Sendable {
     static func texts(of declared: [Clause]) -> [String] {
         declared.compactMap { clause in
             switch clause.kind {
-            case .on, .priority: return nil
+            case .on, .priority, .holdout: return nil
             default: return Printer.clause(clause.kind)
             }
         }

@@ -48,3 +48,32 @@ extension EngineCore {
         return [EngineState.change(installID: id)]
     }
 }
+
+extension EngineCore {
+    /// The holdout whose control arm this install is in for scenario `index` (its own or its
+    /// group's), with the install's bucket; nil when it is in none.
+    func controlArm(_ index: Int) -> (share: Int, salt: String, bucket: Int)? {
+        for holdout in rules.scenarios[index].holdouts {
+            let bucket = bucket(holdout.salt)
+            if bucket < holdout.share { return (holdout.share, holdout.salt, bucket) }
+        }
+        return nil
+    }
+
+    /// True when scenario `index` passes at `time` and this install is not held out of it: what
+    /// `canExecute` answers (it records nothing, so a control arm's exposure is not recorded).
+    mutating func wouldShow(_ index: Int, now time: Double) -> Bool {
+        passes(index, now: time) && (rules.scenarios[index].holdouts.isEmpty || controlArm(index) == nil)
+    }
+
+    /// In the control arm of scenario `index`, at a call that would show it (`time`, its clauses
+    /// passed): records the exposure, an execution (so that its pacing is the shown arm's) and
+    /// an event on its control stream, and returns true; false when not held out.
+    mutating func recordControlExposure(_ index: Int, at time: Double) -> Bool {
+        guard !rules.scenarios[index].holdouts.isEmpty, controlArm(index) != nil else { return false }
+        recordExecution(index, at: time)
+        recordEvent(slot(EngineStream.control(of: rules.scenarios[index].name)), at: time)
+        commit()
+        return true
+    }
+}

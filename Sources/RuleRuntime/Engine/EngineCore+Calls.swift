@@ -171,6 +171,7 @@ extension EngineCore {
         let time = now()
         guard passes(index, now: time) else { return false }
         if shared && lockFileForWriting() && !passes(index, now: time) { return false }
+        if recordControlExposure(index, at: time) { return false }
         recordExecution(index, at: time)
         commit()
         return true
@@ -193,6 +194,7 @@ extension EngineCore {
         }
         if shared && ordered.contains(where: { passes($0, now: time) }) { _ = lockFileForWriting() }
         for index in ordered where passes(index, now: time) {
+            if recordControlExposure(index, at: time) { continue }
             recordExecution(index, at: time)
             commit()
             return index

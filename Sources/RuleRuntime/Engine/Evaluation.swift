@@ -121,6 +121,13 @@ extension EngineCore {
                 add(judge(clause, of: .group(group), now: time, detailed: true), text, rules.groups[group].name)
             }
         }
+        for holdout in scenario.holdouts {
+            let bucket = bucket(holdout.salt)
+            let held = bucket < holdout.share
+            let text = "holdout \(holdout.share)% " + Printer.string(holdout.salt)
+            let detail = "bucket \(bucket): " + (held ? "the control arm, never shown" : "shown")
+            add(Assessment(passes: !held, detail: detail, readyAt: held ? .never : .now), text, nil)
+        }
         return Explanation(
             scenario: scenario.name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
             clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })

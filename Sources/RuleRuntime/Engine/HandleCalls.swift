@@ -35,7 +35,7 @@ extension RuleEngine {
 
     /// ``canExecute(_:)-(StringProtocol)`` through a handle.
     public func canExecute(_ scenario: Scenario) -> Bool {
-        decide(.canExecute, resolve: { $0.scenario(scenario) }, answer: { $0.passes($1, now: $0.now()) })
+        decide(.canExecute, resolve: { $0.scenario(scenario) }, answer: { $0.wouldShow($1, now: $0.now()) })
     }
 
     /// ``explain(_:)-(StringProtocol)`` through a handle.

@@ -181,6 +181,7 @@ extension EngineCore {
         let time = now()
         guard passes(index, now: time) else { return nil }
         if shared && lockFileForWriting() && !passes(index, now: time) { return nil }
+        if recordControlExposure(index, at: time) { return nil }
         recordExecution(index, at: time)
         let name = rules.scenarios[index].name
         // Random per engine (tells this engine's holds from another process's), then counted.

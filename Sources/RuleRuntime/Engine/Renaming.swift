@@ -84,6 +84,7 @@ extension EngineState {
                         to: EngineStream.outcome(outcome, of: new),
                         from: formers.map { EngineStream.outcome(outcome, of: $0) })
                 }
+                moveStream(to: EngineStream.control(of: new), from: formers.map { EngineStream.control(of: $0) })
                 guard scenarios[new] == nil, let old = formers.first(where: { scenarios[$0] != nil }) else { break }
                 scenarios[new] = scenarios.removeValue(forKey: old)
                 changes.append(StoreChange(key: StoreKey.scenario(old), value: nil))

@@ -11,6 +11,23 @@ extension RuleEngine {
     /// server can compute the same buckets (grammar.md, "Stable buckets").
     public var installID: String? { locked { $0.installID } }
 
+    /// How many times scenario `name` would have shown this install, which is in the control
+    /// arm of its `holdout` (or its group's): each `tryToExecute`, `present` or `executeNext`
+    /// that found its clauses passing. 0 for an install shown the scenario, or an unknown name.
+    public func controlExposures(of name: some StringProtocol) -> Int {
+        let stream = EngineStream.control(of: name.ruleName)
+        return locked { core in
+            Int(clamping: core.count(core.streams.index[stream], .install, now: core.now()))
+        }
+    }
+
+    /// True when this install is in the control arm of scenario `name`'s holdout (or its
+    /// group's): the scenario is never shown to it.
+    public func isHeldOut(_ name: some StringProtocol) -> Bool {
+        let name = name.ruleName
+        return locked { core in core.scenario(named: name).map { core.controlArm($0) != nil } ?? false }
+    }
+
     // MARK: - Params
 
     /// Stores a value for param `name`; it persists. Throws for an unknown name or a wrong type.

@@ -349,7 +349,7 @@ public final class RuleEngine: @unchecked Sendable {
 
     @usableFromInline
     func canExecute(named name: String) -> Bool {
-        decide(.canExecute, resolve: { $0.scenario(named: name) }, answer: { $0.passes($1, now: $0.now()) })
+        decide(.canExecute, resolve: { $0.scenario(named: name) }, answer: { $0.wouldShow($1, now: $0.now()) })
     }
 
     /// Records one execution of scenario `name` now, whatever its clauses say: the second half

@@ -24,6 +24,7 @@ import RuleLang
 //   rulebench lsp                              only the language server's figures (issue 22)
 //   rulebench front                            only the front end against JSONDecoder
 //   rulebench prompts                          only outcomes and presentations (issue 34)
+//   rulebench buckets                          only bucket against a param (issue 35)
 //   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build|present
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
@@ -319,6 +320,7 @@ func runBenchmarks() throws {
     try contentionBenchmarks(&goals)
     try swapBenchmarks(&goals)
     try promptBenchmarks(&goals)
+    try bucketBenchmarks(&goals)
     let syncedPath = temporaryPath("synced.state")
     let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
     line(
@@ -380,6 +382,7 @@ let parts: [String: (inout [Goal]) throws -> Void] = [
     "cold": coldBenchmarks,
     "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks, "front": frontEndBenchmarks,
     "prompts": promptBenchmarks,
+    "buckets": bucketBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []

@@ -93,4 +93,24 @@ final class HoldoutTests: XCTestCase {
         XCTAssertEqual(
             program.scenarios[0].decl.clauses.map { Printer.clause($0.kind) }.last, "holdout 10% \"winback\"")
     }
+
+    /// The engine keeps each salt's bucket once hashed: asked twice, 40 salts answer as the
+    /// hash itself says, and an override still wins.
+    func testKeptBucketsEqualTheHash() throws {
+        let salts = (0..<40).map { "salt-\($0)" }
+        let source =
+            "# language 1.2\n"
+            + salts.enumerated().map { "scenario S\($0.offset) < holdout 50% \"\($0.element)\" >" }.joined(
+                separator: "\n")
+        var options = RuleEngine.Options()
+        options.installID = "kept"
+        options.bucketOverrides = ["salt-7": 99]
+        let engine = try RuleEngine(source: source, options: options)
+        for _ in 0..<2 {
+            for (k, salt) in salts.enumerated() {
+                let expected = k == 7 ? false : InstallBucket.bucket(salt: salt, installID: "kept") < 50
+                XCTAssertEqual(engine.isHeldOut("S\(k)"), expected, salt)
+            }
+        }
+    }
 }

@@ -27,12 +27,20 @@ extension EngineCore {
     /// The install's id: the app's (``RuleEngine/Options/installID``), else the stored one.
     var installID: String? { hooks.installID ?? storedInstallID }
 
-    /// The install's bucket for `salt`: forced by an override, else hashed. Without an id (rules
-    /// that read `bucket` make one as they start, so only after the app deleted it), 0.
-    func bucket(_ salt: String) -> Int {
-        if let forced = hooks.bucketOverrides[salt] { return forced }
+    /// The install's bucket for `salt`: forced by an override, else hashed (and kept, for the
+    /// id it was hashed with: rules name a few salts, read on every evaluation). Without an id
+    /// (rules that read `bucket` make one as they start, so only after the app deleted it), 0.
+    mutating func bucket(_ salt: String) -> Int {
+        if !hooks.bucketOverrides.isEmpty, let forced = hooks.bucketOverrides[salt] { return forced }
         guard let id = installID else { return 0 }
-        return InstallBucket.bucket(salt: salt, installID: id)
+        if id != bucketMemo.id {
+            bucketMemo = (id, [])
+        } else if let known = bucketMemo.buckets.first(where: { $0.salt == salt }) {
+            return known.bucket
+        }
+        let bucket = InstallBucket.bucket(salt: salt, installID: id)
+        bucketMemo.buckets.append((salt, bucket))
+        return bucket
     }
 
     /// At the start of rules that read `bucket`, with no id given or stored: a new random id to
@@ -52,7 +60,7 @@ extension EngineCore {
 extension EngineCore {
     /// The holdout whose control arm this install is in for scenario `index` (its own or its
     /// group's), with the install's bucket; nil when it is in none.
-    func controlArm(_ index: Int) -> (share: Int, salt: String, bucket: Int)? {
+    mutating func controlArm(_ index: Int) -> (share: Int, salt: String, bucket: Int)? {
         for holdout in rules.scenarios[index].holdouts {
             let bucket = bucket(holdout.salt)
             if bucket < holdout.share { return (holdout.share, holdout.salt, bucket) }

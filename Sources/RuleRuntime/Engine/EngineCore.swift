@@ -113,6 +113,8 @@ struct EngineCore {
     var storedActive: String?
     /// The install's id as stored (`u:`), made the first time a rule reads `bucket`.
     var storedInstallID: String?
+    /// The buckets hashed so far (``bucket(_:)``), for the install's id they were hashed with.
+    var bucketMemo: (id: String?, buckets: [(salt: String, bucket: Int)]) = (nil, [])
     /// The program's declarations, collected once for `check(String)`.
     lazy var expressions = ExpressionChecker(program: rules.program)
 

@@ -388,8 +388,10 @@ struct Checker {
                     error(Message.emptyHours(Printer.clause(clause.kind)), file, clause.range)
                 }
             case .days(let names):
-                days = days == nil ? Weekday.mask(names) : days! & Weekday.mask(names)
-                if days == 0 { error(Message.noDays, file, clause.range) }
+                // Reported once, at the clause that leaves no day.
+                let before = days
+                days = (before ?? 0x7F) & Weekday.mask(names)
+                if days == 0 && before != 0 { error(Message.noDays, file, clause.range) }
             case .from(let date):
                 if let until = dates.until, date.dayNumber > until.dayNumber {
                     error(Message.neverOpen(date.text, until.text), file, clause.range)

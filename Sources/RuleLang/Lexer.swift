@@ -205,10 +205,12 @@ struct Lexer {
         }
         /// True when no name byte follows `at` (`09:00x` is not a time).
         func ends(_ at: Int) -> Bool { at >= end || !Lexer.isIdentifierByte(bytes[at]) }
-        let count = position - start
-        guard position < end, digits(start, count) else { return nil }
         let colon = UInt8(ascii: ":")
         let dash = UInt8(ascii: "-")
+        // The byte after the digits first: every other number of a file stops here at once.
+        guard position < end, bytes[position] == colon || bytes[position] == dash else { return nil }
+        let count = position - start
+        guard count == 4 || count <= 2, digits(start, count) else { return nil }
         if bytes[position] == colon, count <= 2, digits(position + 1, 2), ends(position + 3) {
             position += 3
             // `-HH:MM` or `-H:MM` after it: a range.

@@ -73,6 +73,7 @@ final class LocalWindowLanguageTests: XCTestCase {
         XCTAssertEqual(notADate?.message, "'until' takes a local date such as 2026-12-01, not integer")
         XCTAssertEqual(only("from 2026-12-25; until 2026-12-24")?.id, .impossibleScenario)
         XCTAssertEqual(only("days sat; days weekdays")?.id, .impossibleScenario)
+        XCTAssertEqual(only("days sat; days weekdays; days mon")?.id, .impossibleScenario, "reported once")
         XCTAssertEqual(only("during 09:00-17:00; during 09:00-17:00")?.id, .duplicateClause)
     }
 

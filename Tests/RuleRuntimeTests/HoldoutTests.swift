@@ -113,4 +113,19 @@ final class HoldoutTests: XCTestCase {
             }
         }
     }
+
+    /// A rename (`was`) takes the control exposures along, as grammar.md says.
+    func testARenameKeepsTheExposures() throws {
+        let store = InMemoryStore()
+        var options = RuleEngine.Options()
+        options.bucketOverrides = ["x": 0]
+        let before = try RuleEngine(
+            source: "# language 1.2\nscenario Old < holdout 50% \"x\" >", store: store, options: options)
+        XCTAssertFalse(before.tryToExecute("Old"))
+        XCTAssertEqual(before.controlExposures(of: "Old"), 1)
+        let after = try RuleEngine(
+            source: "# language 1.2\nscenario New was Old < holdout 50% \"x\" >", store: store, options: options)
+        XCTAssertEqual(after.controlExposures(of: "New"), 1)
+        XCTAssertEqual(after.executions(of: "New"), 1)
+    }
 }

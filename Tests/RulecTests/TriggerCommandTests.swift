@@ -40,6 +40,34 @@ final class TriggerCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: fresh + ".shm"))
     }
 
+    /// Several processes on one shared file keep one install id: the first process whose rules
+    /// read `bucket` makes it; later ones, and an app holding the file open, take it.
+    func testProcessesSharingAFileKeepOneInstallID() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("b.rules").path
+        try "# language 1.2\nscenario Offer < on visit; when (bucket(\"offer\") < 50) >\n".write(
+            toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        var id = ""
+        do {
+            let app = try RuleEngine(
+                contentsOf: URL(fileURLWithPath: rules),
+                store: FileStore(url: URL(fileURLWithPath: state), options: .init(shared: true)))
+            id = try XCTUnwrap(app.installID)
+            for _ in 0..<2 {
+                XCTAssertEqual(try RulecBinary.run(["trigger", "--state", state, rules, "visit"]).status, 0)
+            }
+            app.trigger("visit")
+            XCTAssertEqual(app.count("visit"), 3, "the app reads the other processes' events")
+            XCTAssertEqual(app.installID, id)
+        }
+        // Read once no process holds the file (`rulec state` opens it alone).
+        let shown = try RulecBinary.run(["state", state])
+        XCTAssertEqual(
+            shown.stdout.split(separator: "\n").filter { $0.hasPrefix("install id: ") }, ["install id: \(id)"],
+            shown.stderr)
+    }
+
     /// Without event declarations, an event no scenario counts is recorded, with a warning.
     func testAnUncountedEventIsRecordedWithAWarningWhenNoEventIsDeclared() throws {
         let dir = try directory()

@@ -120,20 +120,106 @@ final class ChangeRecordTests: XCTestCase {
         for change in first + second { expected[change.key] = change.value }
         XCTAssertEqual(index.values(in: file), expected)
         XCTAssertEqual(index.liveCount, expected.count)
-        // A snapshot holds the same entries in one record.
-        let snapshot = RecordFormat.header() + RecordFormat.snapshot(of: file, index)
-        let (again, _, none) = RecordFormat.replayRecords(snapshot, version: FileStore.formatVersion)
-        XCTAssertNil(none)
-        XCTAssertEqual(again.values(in: snapshot), expected)
-        // Its one record lists the keys in the order of their bytes.
-        var keys: [[UInt8]] = []
-        _ = try snapshot.withUnsafeBytes { raw in
-            try RecordFormat.forEachChange(
-                in: raw, from: RecordFormat.headerSize + RecordFormat.recordHeaderSize, to: raw.count
-            ) { key, _ in keys.append(Array(raw[key])) }
+    }
+
+    /// Writes `bytes` to a new file and returns it open for reading.
+    private func openFile(_ bytes: [UInt8], _ name: String) throws -> (Int32, URL) {
+        let url = temporaryURL(name)
+        try Data(bytes).write(to: url)
+        let descriptor = open(url.path, O_RDONLY)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        return (descriptor, url)
+    }
+
+    /// A compaction's snapshot, written a window at a time, against a dictionary replaying the
+    /// same changes: every live key with its latest value, deleted ones gone, in records of
+    /// about 64 KiB, keys in the order of their bytes across them. The file holds records
+    /// bigger than a window (one of 1,500 changes, values of 20,000 bytes), and empty values.
+    func testSnapshotWrittenAWindowAtATimeHoldsTheLatestValueOfEachLiveKey() throws {
+        var expected: [String: [UInt8]] = [:]
+        var file = RecordFormat.header()
+        for round in 0..<12 {
+            let changes = sampleChanges(round == 5 ? 1_500 : 300, seed: UInt64(round) + 40)
+            // Later rounds rewrite and delete keys of earlier ones (their names repeat).
+            file += RecordFormat.record(changes)
+            for change in changes { expected[change.key] = change.value }
         }
-        XCTAssertEqual(keys.count, expected.count)
+        XCTAssertGreaterThan(file.count, 4 * SnapshotWriter.window)
+        let (source, _) = try openFile(file, "source.state")
+        defer { close(source) }
+        let outURL = temporaryURL("out.state")
+        let out = open(outURL.path, O_RDWR | O_CREAT | O_APPEND, 0o644)
+        defer { close(out) }
+        let size = try FileStore.writeSnapshot(
+            of: source, length: file.count, path: "source.state", to: out, at: outURL.path, system: .live)
+        let snapshot = [UInt8](try Data(contentsOf: outURL))
+        XCTAssertEqual(size, snapshot.count)
+        let (index, end, damage) = RecordFormat.replayRecords(snapshot, version: FileStore.formatVersion)
+        XCTAssertNil(damage)
+        XCTAssertEqual(end, snapshot.count)
+        XCTAssertEqual(index.values(in: snapshot), expected)
+        // Records of about 64 KiB (one entry may pass it), keys in byte order across them.
+        var keys: [[UInt8]] = []
+        var records = 0
+        _ = RecordFormat.replay(snapshot, from: RecordFormat.headerSize, version: FileStore.formatVersion) {
+            raw, payload, _ in
+            records += 1
+            var largest = 0
+            _ = try? RecordFormat.forEachChange(in: raw, from: payload.lowerBound, to: payload.upperBound) {
+                key, value in
+                keys.append(Array(raw[key]))
+                largest = max(largest, key.count + (value?.count ?? 0) + 21)
+            }
+            XCTAssertLessThan(payload.count, SnapshotWriter.recordPayload + largest + 16)
+        }
+        XCTAssertGreaterThan(records, 4)
+        XCTAssertEqual(keys.count, index.liveCount)
         XCTAssertEqual(keys, keys.sorted { $0.lexicographicallyPrecedes($1) })
+    }
+
+    /// Damage in a file being compacted is found wherever the windows fall: a record whose
+    /// checksum fails far past the first window, a record cut short at the end, a file shorter
+    /// than the length asked for. The compaction throws; nothing is written as if whole.
+    func testSnapshotOfADamagedFileThrowsAtTheDamage() throws {
+        var file = RecordFormat.header()
+        var damagedAt = 0
+        for round in 0..<10 {
+            if round == 7 { damagedAt = file.count }
+            file += RecordFormat.record(sampleChanges(150, seed: UInt64(round)))
+        }
+        XCTAssertGreaterThan(damagedAt, SnapshotWriter.window)
+        let outURL = temporaryURL("out.state")
+        let out = open(outURL.path, O_RDWR | O_CREAT | O_APPEND, 0o644)
+        defer { close(out) }
+        func compact(_ bytes: [UInt8], length: Int? = nil) throws {
+            let (source, url) = try openFile(bytes, "damaged.state")
+            defer {
+                close(source)
+                try? FileManager.default.removeItem(at: url)
+            }
+            _ = try FileStore.writeSnapshot(
+                of: source, length: length ?? bytes.count, path: "damaged.state", to: out, at: outURL.path,
+                system: .live)
+        }
+        var flipped = file
+        flipped[damagedAt + RecordFormat.recordHeaderSize + 3] ^= 0x40
+        XCTAssertThrowsError(try compact(flipped)) { error in
+            guard case .corrupt(_, let offset, let reason, _) = error as? RuleStoreError else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertEqual(offset, damagedAt)
+            XCTAssertEqual(reason, "a record's checksum does not match")
+        }
+        XCTAssertThrowsError(try compact(Array(file.dropLast(5)))) { error in
+            guard case .corrupt(_, _, let reason, _) = error as? RuleStoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(reason, "the last record is cut short")
+        }
+        XCTAssertThrowsError(try compact(file, length: file.count + 100)) { error in
+            guard case .corrupt(_, _, let reason, _) = error as? RuleStoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(reason, "the file changed while in use")
+        }
+        // Whole, it compacts.
+        XCTAssertNoThrow(try compact(file))
     }
 
     func testInMemoryStoreCompactsItsLogAndKeepsTheLatestValues() throws {

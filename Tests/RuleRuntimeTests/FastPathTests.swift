@@ -78,8 +78,48 @@ final class FastPathTests: XCTestCase {
         tally.first = nil
         XCTAssertNil(tally.first)
         XCTAssertEqual(tally.last, 10)
-        // Times without optionals: a tally is eight words (its recent times on the heap).
-        XCTAssertEqual(MemoryLayout<Tally>.size, 64)
+        // Times without optionals, session and version counts in 32 bits: a tally is seven
+        // words (its recent times on the heap), a stream's head in the engine as long.
+        XCTAssertEqual(MemoryLayout<Tally>.size, 56)
+        XCTAssertEqual(MemoryLayout<StreamTallies.Head>.size, 56)
+    }
+
+    /// Session and version counts are 32 bits: one past 4,294,967,295, set, stored or recorded,
+    /// stays there, and encodes as it reads.
+    func testSessionAndVersionCountsSaturateAt32Bits() throws {
+        var tally = Tally()
+        tally.counts.sessionCount = Int64(UInt32.max) + 5
+        tally.counts.versionCount = -3
+        XCTAssertEqual(tally.counts.sessionCount, Int64(UInt32.max))
+        XCTAssertEqual(tally.counts.versionCount, 0)
+        let epoch = Epoch(sessionID: tally.counts.sessionID, versionID: tally.counts.versionID)
+        tally.counts.versionCount = Int64(UInt32.max) - 1
+        tally.counts.record(at: 10, in: epoch)
+        tally.counts.record(at: 11, in: epoch)
+        XCTAssertEqual(tally.counts.sessionCount, Int64(UInt32.max))
+        XCTAssertEqual(tally.counts.versionCount, Int64(UInt32.max))
+        XCTAssertEqual(tally.counts.total, 2)
+        // Stored larger (by an older version, which counted in 64 bits): read as the largest.
+        var writer = ByteWriter()
+        let past = Tally(counts: tally.counts, recent: [10, 11])
+        past.encode(&writer)
+        var larger = ByteWriter()
+        larger.int(2)
+        larger.optionalDouble(10)
+        larger.optionalDouble(11)
+        larger.varint(2)
+        [10.0, 11.0].withUnsafeBufferPointer { larger.doubles($0) }
+        larger.int(tally.counts.sessionID)
+        larger.int(Int64(UInt32.max) + 100)
+        larger.int(tally.counts.versionID)
+        larger.int(Int64.max)
+        var reader = ByteReader(larger.bytes)
+        XCTAssertEqual(try Tally.decode(&reader), past)
+        // And written back as it reads.
+        var again = ByteWriter()
+        var read = ByteReader(larger.bytes)
+        try Tally.decode(&read).encode(&again)
+        XCTAssertEqual(again.bytes, writer.bytes)
     }
 
     /// The one list of listeners gives each stream the scenarios counting it, in declaration

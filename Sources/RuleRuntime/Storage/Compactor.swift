@@ -24,17 +24,12 @@ extension FileStore {
     }
 
     /// Writes to `out` a compacted file of the first `length` bytes of the file open as
-    /// `descriptor`: the header, then one record of the live entries sorted by key. Any format
-    /// the reader accepts comes out in the current one. Returns the file's length.
+    /// `descriptor` (``SnapshotWriter``): the header, then records of the live entries sorted by
+    /// key. Any format the reader accepts comes out in the current one. Returns the file's length.
     static func writeSnapshot(
         of descriptor: Int32, length: Int, path: String, to out: Int32, at outPath: String, system: FileSystemCalls
     ) throws -> Int {
-        let (bytes, index) = try replayFile(descriptor, length: length, path: path)
-        let record = RecordFormat.snapshot(of: bytes, index)
-        let header = RecordFormat.header()
-        try writeFully(out, header, path: outPath, system: system)
-        try writeFully(out, record, path: outPath, system: system)
-        return header.count + record.count
+        try SnapshotWriter.write(of: descriptor, length: length, path: path, to: out, at: outPath, system: system)
     }
 
     /// Writes the live entries (and `extra`, a framed record, after them) to `PATH.tmp`, syncs
@@ -138,8 +133,10 @@ extension FileStore {
             } else {
                 do {
                     // The live entries of the records written so far, replayed from the file.
+                    let t0 = Date()
                     liveSize = try FileStore.writeSnapshot(
                         of: source, length: offset, path: label, to: out, at: temporary, system: system)
+                    if getenv("TRACEC") != nil { FileHandle.standardError.write("compaction \(offset) -> \(liveSize) in \(Date().timeIntervalSince(t0))\n".data(using: .utf8)!) }
                     // The snapshot's buffers (several times the live entries) are freed now, and
                     // glibc keeps freed blocks below its raised mmap threshold in the heap: give
                     // them back before waiting on fsync.

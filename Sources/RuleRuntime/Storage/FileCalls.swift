@@ -30,6 +30,22 @@ extension FileStore {
         return result
     }
 
+    /// Reads `count` bytes at `offset` of `fd` into `buffer`; how many were read (fewer at the
+    /// end of the file), or -1 with `errno` set.
+    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int) -> Int {
+        var done = 0
+        while done < count {
+            let n = pread(fd, buffer + done, count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
     func writeFully(_ bytes: UnsafeRawBufferPointer) throws {
         try FileStore.writeFully(fd, bytes, path: path, system: system)
     }

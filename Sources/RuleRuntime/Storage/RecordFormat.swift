@@ -58,13 +58,6 @@ enum RecordFormat {
         return writer.finish(version: version)
     }
 
-    /// One framed record of the live entries of `index` in `bytes`, sorted by key.
-    static func snapshot(of bytes: [UInt8], _ index: RecordIndex) -> [UInt8] {
-        var writer = RecordWriter(count: index.liveCount, capacity: 32 + index.liveBytes + 12 * index.liveCount)
-        for entry in index.sorted(in: bytes) { writer.add(bytes[entry.key], bytes[entry.value!]) }
-        return writer.finish(version: version)
-    }
-
     // MARK: - Replaying
 
     /// Where replaying stopped short of the end, and why; `torn` for what a killed writer
@@ -83,45 +76,51 @@ enum RecordFormat {
         _ bytes: [UInt8], from start: Int, version: UInt32,
         _ apply: (UnsafeRawBufferPointer, Range<Int>, Int) -> Void
     ) -> (end: Int, damage: Damage?) {
+        bytes.withUnsafeBytes { replay($0, from: start, version: version, apply) }
+    }
+
+    /// As ``replay(_:from:version:_:)``, over bytes held elsewhere than an array.
+    static func replay(
+        _ raw: UnsafeRawBufferPointer, from start: Int, version: UInt32,
+        _ apply: (UnsafeRawBufferPointer, Range<Int>, Int) -> Void
+    ) -> (end: Int, damage: Damage?) {
         var offset = start
         let frame = version == 1 ? 8 : recordHeaderSize
         func damage(_ reason: String, torn: Bool) -> (Int, Damage?) {
             (offset, Damage(offset: offset, reason: reason, torn: torn))
         }
-        return bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let remaining = raw.count - offset
-                if isZero(UnsafeRawBufferPointer(rebasing: raw[offset...])) {
-                    return damage("the file ends in \(remaining) zero bytes", torn: true)
-                }
-                if remaining < frame { return damage("a record header is cut short", torn: true) }
-                let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                let sum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
-                if version >= 2 {
-                    let headerSum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))
-                    guard
-                        headerSum
-                            == checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8]), version: version)
-                    else { return damage("a record header is damaged", torn: false) }
-                }
-                let payload = offset + frame
-                if length > raw.count - payload { return damage("the last record is cut short", torn: true) }
-                let end = payload + length
-                guard checksum(UnsafeRawBufferPointer(rebasing: raw[payload..<end]), version: version) == sum else {
-                    return damage("a record's checksum does not match", torn: false)
-                }
-                // Checked whole before any change is applied: a record applies all or nothing.
-                let count: Int
-                do {
-                    count = try forEachChange(in: raw, from: payload, to: end) { _, _ in }
-                } catch {
-                    return damage("a record cannot be decoded (\(error))", torn: false)
-                }
-                apply(raw, payload..<end, count)
-                offset = end
+        while offset < raw.count {
+            let remaining = raw.count - offset
+            if isZero(UnsafeRawBufferPointer(rebasing: raw[offset...])) {
+                return damage("the file ends in \(remaining) zero bytes", torn: true)
             }
-            return (offset, nil)
+            if remaining < frame { return damage("a record header is cut short", torn: true) }
+            let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            let sum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+            if version >= 2 {
+                let headerSum = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self))
+                guard
+                    headerSum
+                        == checksum(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8]), version: version)
+                else { return damage("a record header is damaged", torn: false) }
+            }
+            let payload = offset + frame
+            if length > raw.count - payload { return damage("the last record is cut short", torn: true) }
+            let end = payload + length
+            guard checksum(UnsafeRawBufferPointer(rebasing: raw[payload..<end]), version: version) == sum else {
+                return damage("a record's checksum does not match", torn: false)
+            }
+            // Checked whole before any change is applied: a record applies all or nothing.
+            let count: Int
+            do {
+                count = try forEachChange(in: raw, from: payload, to: end) { _, _ in }
+            } catch {
+                return damage("a record cannot be decoded (\(error))", torn: false)
+            }
+            apply(raw, payload..<end, count)
+            offset = end
         }
+        return (offset, nil)
     }
 
     /// Replays the records of a whole file (`bytes`, header included) of format `version`:
@@ -130,7 +129,7 @@ enum RecordFormat {
     static func replayRecords(_ bytes: [UInt8], version: UInt32) -> (RecordIndex, Int, Damage?) {
         var index = RecordIndex()
         let (end, damage) = replay(bytes, from: headerSize, version: version) { raw, payload, count in
-            // A compacted file is one record of every entry: reserve for it at once.
+            // A compacted file is records of many entries each: reserve for each at once.
             if count > 16 { index.reserveCapacity(index.entries.count + count, in: raw) }
             _ = try? forEachChange(in: raw, from: payload.lowerBound, to: payload.upperBound) {
                 index.set(key: $0, value: $1, in: raw)
@@ -222,6 +221,15 @@ struct RecordWriter {
         } else {
             bytes.append(0)
         }
+    }
+
+    /// Adds a key and its value, given as raw bytes.
+    mutating func add(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        varint(key.count)
+        bytes.append(contentsOf: key)
+        bytes.append(1)
+        varint(value.count)
+        bytes.append(contentsOf: value)
     }
 
     private mutating func varint(_ value: Int) {

@@ -85,8 +85,10 @@ struct RecordIndex {
     var live: LazyFilterSequence<[Entry]> { entries.lazy.filter { $0.valueCount >= 0 } }
 
     /// Makes room for `capacity` keys without growing again (`bytes` holds the keys so far).
+    /// Reserving for one record after another grows as appending does (by doubling), not by
+    /// each record's count (a copy of every entry per record).
     mutating func reserveCapacity(_ capacity: Int, in bytes: UnsafeRawBufferPointer) {
-        entries.reserveCapacity(capacity)
+        if capacity > entries.capacity { entries.reserveCapacity(max(capacity, 2 * entries.capacity)) }
         var size = slots.count
         while size < capacity * 2 { size *= 2 }
         if size > slots.count { resize(to: size, in: bytes) }

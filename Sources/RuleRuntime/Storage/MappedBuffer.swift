@@ -11,9 +11,10 @@ import Foundation
 /// Elements in memory mapped from the system (`mmap`), not taken from the C allocator, and
 /// given back whole when the buffer ends (`munmap`). For a compaction's index and windows: a
 /// block of the allocator's above its `mmap` threshold, once freed, raises that threshold, and
-/// the engine's own growing arrays then stay in the heap after they move, so a compaction left
-/// 35-40 B a stream behind it. Memory per stream at 100,000 streams, 1 s after the last trigger:
-/// 149-155 B with the index in arrays, 107-110 B mapped (`rulebench memory 100000`, 5 runs each).
+/// the engine's own growing arrays then stay in the heap after they move. Memory per stream at
+/// 100,000 streams (`rulebench memory 100000`): with the index in arrays and the records
+/// appended meanwhile copied in one block, 132-192 B right after the last trigger and 115-145 B
+/// idle (6 runs); mapped, and copied 64 KiB at a time, 107-127 B and 107-108 B (8 runs).
 /// Zero-filled when mapped, and touched (resident) only where written.
 struct MappedBuffer<Element: BitwiseCopyable>: ~Copyable {
     private var base: UnsafeMutablePointer<Element>?

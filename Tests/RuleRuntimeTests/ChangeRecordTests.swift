@@ -222,6 +222,45 @@ final class ChangeRecordTests: XCTestCase {
         XCTAssertNoThrow(try compact(file))
     }
 
+    /// The mapped buffer a compaction indexes in, against an array doing the same: appends past
+    /// several doublings, bytes appended in runs, resizes that zero what they add, truncations.
+    func testMappedBufferHoldsWhatAnArrayHolds() {
+        var random = SeededGenerator(seed: 91)
+        var buffer = MappedBuffer<UInt32>()
+        var model: [UInt32] = []
+        var bytes = MappedBuffer<UInt8>()
+        var byteModel: [UInt8] = []
+        for step in 0..<6_000 {
+            switch random.next() % 10 {
+            case 0:
+                let count = Int(random.next() % 3_000)
+                XCTAssertTrue(buffer.resize(to: count))
+                if count < model.count { model.removeLast(model.count - count) } else {
+                    model += Array(repeating: 0, count: count - model.count)
+                }
+            case 1:
+                let count = Int(random.next() % UInt64(model.count + 1))
+                buffer.truncate(to: count)
+                model.removeLast(model.count - count)
+            case 2 where !model.isEmpty:
+                let index = Int(random.next() % UInt64(model.count))
+                buffer[index] = UInt32(step)
+                model[index] = UInt32(step)
+            default:
+                let value = UInt32(truncatingIfNeeded: random.next())
+                XCTAssertTrue(buffer.append(value))
+                model.append(value)
+                let run = (0..<Int(random.next() % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                XCTAssertTrue(run.withUnsafeBytes { bytes.append(contentsOf: $0) })
+                byteModel += run
+            }
+            XCTAssertEqual(buffer.count, model.count)
+        }
+        buffer.withBuffer { XCTAssertEqual(Array($0), model) }
+        bytes.withBytes { XCTAssertEqual(Array($0), byteModel) }
+        XCTAssertGreaterThan(byteModel.count, 4_096)
+    }
+
     func testInMemoryStoreCompactsItsLogAndKeepsTheLatestValues() throws {
         let store = InMemoryStore(["e:kept": [9, 9], "e:gone": [1]])
         try store.apply([StoreChange(key: "e:gone", value: nil)])

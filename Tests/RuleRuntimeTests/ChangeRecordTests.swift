@@ -235,7 +235,9 @@ final class ChangeRecordTests: XCTestCase {
             case 0:
                 let count = Int(random.next() % 3_000)
                 XCTAssertTrue(buffer.resize(to: count))
-                if count < model.count { model.removeLast(model.count - count) } else {
+                if count < model.count {
+                    model.removeLast(model.count - count)
+                } else {
                     model += Array(repeating: 0, count: count - model.count)
                 }
             case 1:

@@ -267,7 +267,8 @@ extension FileStore {
             let read = buffer.withUnsafeMutableBytes { readFully(source, into: $0.baseAddress!, count: count, at: at) }
             if read < 0 { throw RuleStoreError.io(path: path, operation: "read", errno: errno) }
             guard read == count else {
-                throw RuleStoreError.corrupt(path: path, offset: at, reason: "the file changed while in use", keptAt: nil)
+                throw RuleStoreError.corrupt(
+                    path: path, offset: at, reason: "the file changed while in use", keptAt: nil)
             }
             try buffer.withUnsafeBytes {
                 try writeFully(out, UnsafeRawBufferPointer(rebasing: $0[..<count]), path: outPath, system: system)

@@ -97,7 +97,9 @@ extension MappedBuffer where Element == UInt8 {
     /// Adds `bytes` at the end; false when the system has no memory.
     mutating func append(contentsOf bytes: UnsafeRawBufferPointer) -> Bool {
         if count + bytes.count > capacity, !reserve(max(count + bytes.count, 2 * capacity, 4_096)) { return false }
-        if !bytes.isEmpty { UnsafeMutableRawPointer(base! + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        if !bytes.isEmpty {
+            UnsafeMutableRawPointer(base! + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        }
         count += bytes.count
         return true
     }

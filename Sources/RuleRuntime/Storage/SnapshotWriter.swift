@@ -253,7 +253,8 @@ struct SnapshotWriter: ~Copyable {
                 }
                 keys.withBytes { keys in
                     value.withUnsafeBytes { value in
-                        writer.add(SnapshotWriter.key(entry, in: keys), UnsafeRawBufferPointer(rebasing: value[..<count]))
+                        writer.add(
+                            SnapshotWriter.key(entry, in: keys), UnsafeRawBufferPointer(rebasing: value[..<count]))
                     }
                 }
             }

@@ -135,7 +135,8 @@ struct LSPFeatures {
         "on": "which streams the scenario counts (default: the stream named like the scenario).",
         "during":
             "passes in local hours: `during 09:00-21:00` (start included, end excluded; across midnight when the end is earlier), `not during 22:00-08:00` the rest of the day. Language 1.2.",
-        "days": "passes on local days of the week: `days sat, sun`, `days weekdays`, `days weekend`. Language 1.2.",
+        "days":
+            "passes on local days of the week: `days sat, sun`, `days mon-thu`, `days weekdays`, `days weekend`. Language 1.2.",
         "from": "passes from local midnight starting the date on: `from 2026-12-01`. Language 1.2.",
         "until": "passes up to the end of the local date: `until 2026-12-24`. Language 1.2.",
         "holdout":

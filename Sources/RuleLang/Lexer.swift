@@ -135,6 +135,8 @@ struct Lexer {
                     }
                     let whole = start..<position
                     let text = file.text(whole)
+                    // `mon-fri`: a range of days, for `days` (elsewhere the parser asks for quotes).
+                    if whole.count == 7, Weekday.days(named: text) != nil { return Token(.dayRange, whole) }
                     sink.error(
                         Message.unquotedName(text), whole,
                         fixIts: [FixIt(range: whole, replacement: "\"" + text + "\"")])

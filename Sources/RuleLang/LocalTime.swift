@@ -108,9 +108,17 @@ public enum Weekday: Int, CaseIterable, Sendable {
     /// Every word `days` takes.
     public static let words = names + ["weekdays", "weekend"]
 
-    /// The days a word of `days` names, or nil.
+    /// The days a word of `days` names, or nil: a day, `weekdays`, `weekend`, or a range of
+    /// days `mon-fri`, from the first through the second, across Sunday when the second comes
+    /// first in the week (`fri-mon`: Friday to Monday; `mon-mon`: Monday alone).
     public static func days(named word: String) -> [Weekday]? {
         if let index = names.firstIndex(of: word) { return [Weekday(rawValue: index)!] }
+        if word.utf8.count == 7, word.utf8.dropFirst(3).first == UInt8(ascii: "-"),
+            let from = names.firstIndex(of: String(word.prefix(3))),
+            let through = names.firstIndex(of: String(word.suffix(3)))
+        {
+            return (0...((through - from + 7) % 7)).map { Weekday(rawValue: (from + $0) % 7)! }
+        }
         return groups[word]
     }
 

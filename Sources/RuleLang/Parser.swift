@@ -145,6 +145,15 @@ package struct Parser {
             suppressed += 1
             return
         }
+        // `mon-fri` where a name goes: a name with a `-`, which is quoted (a range of days only
+        // after `days`).
+        if current.kind == .dayRange {
+            let spelled = text(current)
+            sink.error(
+                Message.unquotedName(spelled), current.range,
+                fixIts: [FixIt(range: current.range, replacement: "\"" + spelled + "\"")])
+            return
+        }
         sink.error(Message.expected(what, found: describe(current)), current.range)
     }
 

@@ -293,10 +293,16 @@ extension Parser {
         return ClockTime(minutes: h * 60 + m, range: range)
     }
 
-    /// days_clause = "days" DAY { "," DAY }, each a day (`mon` ... `sun`), `weekdays` or `weekend`.
+    /// days_clause = "days" DAY { "," DAY }, each a day (`mon` ... `sun`), a range of days
+    /// (`mon-fri`), `weekdays` or `weekend`.
     mutating func parseDaysClause() -> ClauseKind? {
         var names: [Name] = []
         repeat {
+            if check(.dayRange) {
+                let token = advance()
+                names.append(Name(text(token), token.range))
+                continue
+            }
             guard let token = expect(.identifier, "a day of the week (\(Weekday.words.joined(separator: ", ")))")
             else { return nil }
             let word = text(token)

@@ -8,6 +8,8 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     case semicolon, colon, comma, leftParen, rightParen, leftBrace, rightBrace
     /// `%`, after a holdout's share (language 1.2).
     case percent
+    /// `mon-fri`, `fri-mon`: the days from one through the other (`days`, language 1.2).
+    case dayRange
     /// Bytes the lexer already reported as an error.
     case invalid
     case eof
@@ -41,6 +43,7 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .semicolon: return "';'"
         case .colon: return "':'"
         case .percent: return "'%'"
+        case .dayRange: return "range of days"
         case .comma: return "','"
         case .leftParen: return "'('"
         case .rightParen: return "')'"

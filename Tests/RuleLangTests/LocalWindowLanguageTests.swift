@@ -99,6 +99,39 @@ final class LocalWindowLanguageTests: XCTestCase {
         XCTAssertEqual(Weekday.of(dayNumber: CalendarDate.dayNumber(year: 2026, month: 11, day: 27)), .friday)
     }
 
+    /// `days mon-fri`: the days from the first through the second, across Sunday when the
+    /// second comes first; a range is a day word of `days` only, a name elsewhere (quoted).
+    func testARangeOfDaysNamesEachDayFromTheFirstThroughTheSecond() {
+        let names = Weekday.names
+        for from in 0..<7 {
+            for through in 0..<7 {
+                // The model: walk from the first day, a day at a time, until the second.
+                var expected = [from]
+                while expected.last! != through { expected.append((expected.last! + 1) % 7) }
+                let word = names[from] + "-" + names[through]
+                XCTAssertEqual(Weekday.days(named: word)?.map(\.rawValue), expected, word)
+                let result = check(header + "scenario A < days \(word), sun >\n")
+                XCTAssertEqual(result.diagnostics.map(\.message), [], word)
+                XCTAssertEqual(
+                    result.program.scenarios.first.map { Printer.clause($0.decl.clauses[0].kind) }, "days \(word), sun")
+            }
+        }
+        XCTAssertEqual(Weekday.mask([Name("fri-mon", 0..<7)]), 0b111_0001, "Friday to Monday")
+        XCTAssertNil(Weekday.days(named: "mon-xyz"))
+        // Elsewhere, a name with a `-`, quoted as any other.
+        let event = check(header + "scenario A < on mon-fri >\n").diagnostics
+        XCTAssertEqual(event.map(\.message), ["a name holding '-' or '.' must be quoted: '\"mon-fri\"'"])
+        XCTAssertEqual(event.first?.fixIts.first?.replacement, "\"mon-fri\"")
+        XCTAssertEqual(check("scenario A < on \"mon-fri\" >\n").diagnostics.map(\.message), [])
+        XCTAssertEqual(
+            check("# language 1.1\nscenario A < days mon-fri >\n").diagnostics.map(\.id), [.languageVersion])
+        XCTAssertEqual(
+            check(header + "scenario A < days sat-sun; days mon-fri >\n").diagnostics.map(\.id),
+            [
+                .impossibleScenario
+            ])
+    }
+
     func testTheFormatterKeepsTheForms() {
         let source = SourceFile(
             path: "t.rules", text: header + "scenario A <not during 22:00-8:00;days sat,sun;from 2026-12-01>\n")

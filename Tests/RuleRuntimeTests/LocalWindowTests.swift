@@ -47,7 +47,10 @@ final class LocalWindowTests: XCTestCase {
             return inside != outside
         case .days(let names):
             return names.contains { name in
-                (Weekday.days(named: name.text) ?? []).contains { $0.rawValue == local.weekday }
+                // A range `a-b`: the days from a, a day at a time, through b.
+                let ends = name.text.split(separator: "-").compactMap { Weekday.names.firstIndex(of: String($0)) }
+                if ends.count == 2 { return (local.weekday - ends[0] + 7) % 7 <= (ends[1] - ends[0] + 7) % 7 }
+                return (Weekday.days(named: name.text) ?? []).contains { $0.rawValue == local.weekday }
             }
         case .from(let date): return !before(local.date, (date.year, date.month, date.day))
         case .until(let date): return !before((date.year, date.month, date.day), local.date)
@@ -67,7 +70,9 @@ final class LocalWindowTests: XCTestCase {
                 outside: Bool.random(using: &random))
         case 1:
             let count = Int.random(in: 1...3, using: &random)
-            return .days((0..<count).map { _ in Name(Weekday.words.randomElement(using: &random)!, none) })
+            let ranges = Weekday.names.flatMap { a in Weekday.names.map { a + "-" + $0 } }
+            return .days(
+                (0..<count).map { _ in Name((Weekday.words + ranges).randomElement(using: &random)!, none) })
         default:
             // A date within the two years the instants fall in.
             let n = Int64.random(in: 20_454...21_184, using: &random)
@@ -113,7 +118,7 @@ final class LocalWindowTests: XCTestCase {
         for zoneName in Self.zones {
             let zone = TimeZone(identifier: zoneName)!
             let clock = LocalClock(zone: zone)
-            for round in 0..<40 {
+            for round in 0..<50 {
                 var kind = Self.randomClause(&random)
                 if case .until = kind { kind = .days([Name("weekend", 0..<0)]) }
                 let window = LocalWindow(kind)!

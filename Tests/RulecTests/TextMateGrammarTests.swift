@@ -190,6 +190,19 @@ final class TextMateGrammarTests: XCTestCase {
         XCTAssertNotEqual(Self.scopes("scenario S < on declined >", rules)[16], "constant.language.outcome.rules")
     }
 
+    /// Language 1.2's days: each day, a range of days and the two groups, after `days` and its commas.
+    func testDaysAndRangesOfDaysHaveTheirScope() throws {
+        let rules = try Self.rules()
+        let line = "scenario S < days mon-thu, sat, weekend; on fri >"
+        let scopes = Self.scopes(line, rules)
+        for (word, offset) in [("mon-thu", 18), ("sat", 27), ("weekend", 32)] {
+            for k in offset..<offset + word.count {
+                XCTAssertEqual(scopes[k], "constant.language.weekday.rules", "\(word) at \(k)")
+            }
+        }
+        XCTAssertNotEqual(scopes[44], "constant.language.weekday.rules", "an event named fri")
+    }
+
     /// The extension's only code starts `rulec lsp`, with VS Code's API and Node's own modules.
     func testTheExtensionNeedsNoPackages() throws {
         let root = RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules")

@@ -244,7 +244,8 @@ struct NameIndex {
         case .binary(_, let left, let right):
             addExpression(left, file, owner: owner)
             addExpression(right, file, owner: owner)
-        case .call(let function, let argument, _, let outcome):
+        case .call(let function, let argument, _, let outcome, _):
+            // A filter's names are the event's properties, which are not indexed.
             note(.function, function.text, function.range, file, owner: owner)
             let kind: NameKind
             switch BuiltinFunction(rawValue: function.text)?.argument {

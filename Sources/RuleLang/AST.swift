@@ -207,6 +207,26 @@ public struct EventDecl: Equatable, Hashable, Sendable {
     public var range: SourceRange
     /// By name (as `names`): the names each had before (`event open was launch`), newest first.
     public var formerNames: [[Name]] = []
+    /// By name (as `names`): its typed properties (`event purchase(amount: int)`, language
+    /// 1.2); empty for every name when none declares any.
+    public var properties: [[PropertyDecl]] = []
+}
+
+/// `NAME: TYPE` in an event's declaration: a property its triggers carry (language 1.2).
+public struct PropertyDecl: Equatable, Hashable, Sendable {
+    /// The property's name.
+    public var name: Name
+    /// Its type (`int`, `string` or `bool`); nil when it was unknown (already reported).
+    public var type: ValueType?
+    /// The declaration's byte range, name to type.
+    public var range: SourceRange
+
+    /// A property `name` of `type` written at `range`.
+    public init(name: Name, type: ValueType?, range: SourceRange) {
+        self.name = name
+        self.type = type
+        self.range = range
+    }
 }
 
 /// One top-level declaration of a file.
@@ -276,8 +296,9 @@ public struct Expr: Equatable, Hashable, Sendable {
         case unary(UnaryOperator, Expr)
         case binary(BinaryOperator, Expr, Expr)
         /// `function(argument [scope])`; with `outcome`, `function(SCENARIO: OUTCOME [scope])`
-        /// reads the scenario's outcomes of that kind (language 1.2).
-        case call(function: Name, argument: Name, scope: Scope?, outcome: Name? = nil)
+        /// reads the scenario's outcomes of that kind; with `filter`, `function(EVENT where
+        /// FILTER [scope])` reads the events whose properties pass it (both language 1.2).
+        case call(function: Name, argument: Name, scope: Scope?, outcome: Name? = nil, filter: Expr? = nil)
         case parenthesized(Expr)
         /// Input the parser already reported; checked no further.
         case invalid

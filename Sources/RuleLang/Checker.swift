@@ -13,6 +13,10 @@ struct Checker {
     /// Declared events and where each is first declared; empty when the program declares none.
     var declaredEvents: [String: SourceSpan] = [:]
     var usedEvents: Set<String> = []
+    /// While a filter is checked (`count(EVENT where ...)`): the event, and its properties' types,
+    /// which the filter's names are.
+    var filterEvent: String?
+    var filterProperties: [String: ValueType] = [:]
     /// `checkBody`'s tables, emptied and reused from body to body (no allocation per scenario).
     var bodyTables = BodyTables()
 
@@ -223,7 +227,9 @@ struct Checker {
             for index in file.declarations.indices {
                 switch file.declarations[index] {
                 case .event(let event):
-                    for name in event.names {
+                    for (k, name) in event.names.enumerated() {
+                        let properties = k < event.properties.count ? event.properties[k] : []
+                        checkProperties(properties, of: name, file.source)
                         if EngineStream.isReserved(name.text) {
                             error(
                                 Checker.isQuoted(name, in: file.source)
@@ -233,6 +239,10 @@ struct Checker {
                             continue
                         }
                         if let first = declaredEvents[name.text] {
+                            if !properties.isEmpty, program.properties[name.text].map({ same($0, properties) }) != true
+                            {
+                                error(Message.otherProperties(name.text), file.source, name.range)
+                            }
                             warning(
                                 Message.duplicateEventDeclaration(name.text), file.source,
                                 name.range,
@@ -240,6 +250,7 @@ struct Checker {
                         } else {
                             declaredEvents[name.text] = SourceSpan(file.source, name.range)
                             program.events.append(name)
+                            if !properties.isEmpty { program.properties[name.text] = properties }
                         }
                     }
                 case .param(let param):

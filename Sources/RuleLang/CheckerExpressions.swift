@@ -6,7 +6,7 @@ extension Checker {
     func otherIsString(_ expr: Expr) -> Bool {
         switch expr.kind {
         case .string: return true
-        case .name(let name): return paramTypes[name] == .string
+        case .name(let name): return (filterEvent == nil ? paramTypes[name] : filterProperties[name]) == .string
         case .parenthesized(let inner): return otherIsString(inner)
         default: return false
         }
@@ -22,6 +22,14 @@ extension Checker {
         case .invalid: return nil
         case .parenthesized(let inner): return typeOf(inner, file)
         case .name(let name):
+            if let event = filterEvent {
+                if let type = filterProperties[name] { return type }
+                let suggestions = suggest(name, filterProperties.keys.sorted())
+                error(
+                    Message.unknownProperty(name, of: event, suggestions), file, expr.range,
+                    fixIts: suggestions.prefix(1).map { FixIt(range: expr.range, replacement: $0) })
+                return nil
+            }
             if let type = paramTypes[name] { return type }  // a param shadows a built-in value
             if let builtin = BuiltinValue(rawValue: name) { return builtin.type }
             let suggestions = suggest(name, paramList)
@@ -46,8 +54,9 @@ extension Checker {
             // `plan == free`: a bare word compared with a string is a string without quotes.
             if op == .equal || op == .notEqual {
                 for (side, other) in [(left, right), (right, left)] {
-                    guard case .name(let word) = side.kind, paramTypes[word] == nil,
-                        BuiltinValue(rawValue: word) == nil,
+                    guard case .name(let word) = side.kind,
+                        filterEvent == nil ? paramTypes[word] == nil : filterProperties[word] == nil,
+                        filterEvent != nil || BuiltinValue(rawValue: word) == nil,
                         otherIsString(other)
                     else { continue }
                     _ = typeOf(other, file)
@@ -85,7 +94,11 @@ extension Checker {
                 return nil
             }
             return .bool
-        case .call(let function, let argument, let scope, let outcome):
+        case .call(let function, let argument, let scope, let outcome, let filter):
+            if filterEvent != nil {
+                error(Message.filterCall, file, expr.range)
+                return nil
+            }
             guard let builtin = BuiltinFunction(rawValue: function.text) else {
                 let suggestions = Suggestions.closest(to: function.text, in: BuiltinFunction.names)
                 error(
@@ -131,6 +144,14 @@ extension Checker {
                     return nil
                 }
                 return builtin.resultType
+            }
+            if let filter {
+                guard builtin.argument == .stream else {
+                    error(Message.filterFunction(function.text), file, function.range)
+                    return nil
+                }
+                checkStream(argument, file)
+                return checkFilter(filter, of: argument, file) ? builtin.resultType : nil
             }
             if builtin.argument == .stream || builtin.argument == .todo { checkStream(argument, file) }
             if builtin.argument == .scenarioOrGroup, !formerScenariosAndGroups.isEmpty,

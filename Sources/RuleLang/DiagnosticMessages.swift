@@ -85,6 +85,8 @@ extension DiagnosticID {
     public static let unknownFunction = DiagnosticID("unknown-function")
     /// A name that is not declared.
     public static let unknownName = DiagnosticID("unknown-name")
+    /// A property an event does not declare, read by a filter (`where`).
+    public static let unknownProperty = DiagnosticID("unknown-property")
     /// An outcome other than `accepted`, `dismissed`, `declined`, `later` and `unknown`.
     public static let unknownOutcome = DiagnosticID("unknown-outcome")
     /// A time of day, date or day of the week that does not exist (`25:00`, `2026-02-30`, `fri_day`).
@@ -361,6 +363,32 @@ enum Message {
         DiagnosticMessage(
             .windowThresholdTooLarge,
             "threshold \(value) is too large for a 'within' window; the limit is \(Limits.maxWindowedThreshold)")
+    }
+    static func unknownProperty(_ name: String, of event: String, _ suggestions: [String]) -> DiagnosticMessage {
+        let hint = suggestions.isEmpty ? "" : "; did you mean '\(suggestions[0])'?"
+        return DiagnosticMessage(.unknownProperty, "event '\(event)' has no property '\(name)'\(hint)")
+    }
+    static func noProperties(_ event: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .unknownProperty,
+            "event '\(event)' declares no properties to filter on; declare them: 'event \(event)(NAME: TYPE, ...)'")
+    }
+    static func filterFunction(_ function: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .typeMismatch,
+            "'\(function)' takes no 'where'; 'count', 'since_first', 'since_last' and 'active_days' of an event do")
+    }
+    static let filterCall = DiagnosticMessage(
+        .typeMismatch, "a filter compares the event's properties with values; it calls no function")
+    static func filterNotBool(_ type: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "a filter is true or false; this is \(type.rawValue)")
+    }
+    static func duplicateProperty(_ name: String, of event: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateDeclaration, "property '\(name)' of event '\(event)' is declared twice")
+    }
+    static func otherProperties(_ event: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .duplicateDeclaration, "event '\(event)' is declared again with other properties; declare them once")
     }
     static let unterminatedString = DiagnosticMessage(
         .unterminatedString, "unterminated string; add a closing '\"' on the same line")

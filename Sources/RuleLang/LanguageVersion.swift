@@ -81,12 +81,14 @@ public enum Construct: String, Sendable {
     case localTime = "local hours, days and dates"
     /// `bucket("salt")`.
     case buckets = "buckets"
+    /// Typed event properties and filters over them.
+    case properties = "event properties"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
-        case .retired, .outcomes, .localTime, .buckets: return LanguageVersion(1, 2)
+        case .retired, .outcomes, .localTime, .buckets, .properties: return LanguageVersion(1, 2)
         }
     }
 }

@@ -43,6 +43,10 @@ public enum EngineStream {
         "@" + outcome.rawValue + ":" + scenario
     }
 
+    /// The stream of `event`'s triggers whose properties pass `filter` (its canonical text):
+    /// `@where:purchase:amount >= 10`.
+    public static func filtered(_ event: String, _ filter: String) -> String { "@where:" + event + ":" + filter }
+
     /// The stream of `scenario`'s control exposures (`holdout`): `@control:Offer`.
     public static func control(of scenario: String) -> String { "@control:" + scenario }
 

@@ -269,21 +269,58 @@ package struct Parser {
             name: name, clauses: [], range: start..<previous.range.upperBound, formerNames: former, retired: word)
     }
 
-    /// event = "event" eventName { "," eventName }
+    /// event = "event" eventName [ "(" property { "," property } ")" ] { was } { "," ... }
     mutating func parseEvent() -> EventDecl? {
         let start = advance().range.lowerBound
         var names: [Name] = []
         var former: [[Name]] = []
+        var properties: [[PropertyDecl]] = []
         repeat {
             guard let name = parseEventName() else {
                 synchronizeToDeclaration()
                 return nil
             }
             names.append(name)
+            var declared: [PropertyDecl] = []
+            if check(.leftParen) {
+                let open = advance().range
+                repeat {
+                    guard let property = parseProperty() else {
+                        synchronizeToDeclaration()
+                        return nil
+                    }
+                    declared.append(property)
+                } while match(.comma)
+                guard expect(.rightParen, "')' to close the properties of '\(name.text)'") != nil else {
+                    synchronizeToDeclaration()
+                    return nil
+                }
+                noteNewer(.properties, "event properties", at: open.lowerBound..<previous.range.upperBound)
+            }
+            properties.append(declared)
             former.append(parseFormerNames(event: true))
         } while match(.comma)
         let renamed = former.contains { !$0.isEmpty }
-        return EventDecl(names: names, range: start..<previous.range.upperBound, formerNames: renamed ? former : [])
+        return EventDecl(
+            names: names, range: start..<previous.range.upperBound, formerNames: renamed ? former : [],
+            properties: properties.contains { !$0.isEmpty } ? properties : [])
+    }
+
+    /// property = IDENT ":" ( "int" | "string" | "bool" )
+    mutating func parseProperty() -> PropertyDecl? {
+        guard let name = parseName("a property name") else { return nil }
+        guard expect(.colon, "':' and a type after the property name") != nil else { return nil }
+        guard let typeToken = expect(.identifier, "a type ('int', 'string' or 'bool')") else { return nil }
+        let typeName = text(typeToken)
+        let type = ValueType(rawValue: typeName).flatMap { $0 == .duration ? nil : $0 }
+        if type == nil {
+            let types = ["int", "string", "bool"]
+            let suggestions = Suggestions.closest(to: typeName, in: types)
+            sink.error(
+                Message.unknown(.unknownType, "property type", typeName, suggestions), typeToken.range,
+                fixIts: suggestions.prefix(1).map { FixIt(range: typeToken.range, replacement: $0) })
+        }
+        return PropertyDecl(name: name, type: type, range: name.range.lowerBound..<typeToken.range.upperBound)
     }
 
     /// name = IDENT

@@ -643,6 +643,21 @@ extension Parser {
             }
             outcome = parsed
         }
+        // `count(purchase where amount >= 10 within 30d)`: the events whose properties pass.
+        var filter: Expr?
+        if outcome == nil, check(.identifier), current.range.count == 5, text(current) == "where" {
+            let word = advance().range
+            // Inside the call's parentheses: `<` and `>` compare.
+            parenDepth += 1
+            let parsed = parseExpr()
+            parenDepth -= 1
+            if case .invalid = parsed.kind {
+                skipPastCall()
+                return Expr(.invalid, start..<previous.range.upperBound)
+            }
+            filter = parsed
+            noteNewer(.properties, "'where'", at: word)
+        }
         var scope: Scope?
         if check(.kwPer) || check(.kwWithin) {
             guard let parsed = parseScope() else {
@@ -659,7 +674,8 @@ extension Parser {
         if function.text == BuiltinFunction.activeDays.name { noteNewer(.days, "'active_days'", at: range) }
         if outcome != nil { noteNewer(.outcomes, "a scenario's outcomes", at: range) }
         if function.text == BuiltinFunction.bucket.name { noteNewer(.buckets, "'bucket'", at: range) }
-        return Expr(.call(function: function, argument: argument, scope: scope, outcome: outcome), range)
+        return Expr(
+            .call(function: function, argument: argument, scope: scope, outcome: outcome, filter: filter), range)
     }
 
     /// After an error inside a call: skips to its ')' when it is on the way.

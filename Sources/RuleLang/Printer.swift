@@ -84,6 +84,13 @@ public enum Printer {
     /// An expression as canonical source text, parentheses kept.
     public static func expression(_ expr: Expr) -> String { expression(expr, source: nil) }
 
+    /// An event's properties as declared: `(amount: int, plan: string)`; empty for none.
+    public static func properties(_ properties: [PropertyDecl]) -> String {
+        guard !properties.isEmpty else { return "" }
+        return "(" + properties.map { name($0.name.text) + ": " + ($0.type?.rawValue ?? "") }.joined(separator: ", ")
+            + ")"
+    }
+
     /// With `source`, integers keep their spelling (`1_000`).
     package static func expression(_ expr: Expr, source: SourceFile?) -> String {
         func expression(_ expr: Expr) -> String { Printer.expression(expr, source: source) }
@@ -96,10 +103,11 @@ public enum Printer {
         case .unary(let op, let operand): return "\(op.rawValue) \(expression(operand))"
         case .binary(let op, let left, let right):
             return "\(expression(left)) \(op.rawValue) \(expression(right))"
-        case .call(let function, let argument, let scope, let outcome):
+        case .call(let function, let argument, let scope, let outcome, let filter):
             // A salt is always a string (`bucket("paywall")`).
             let written = function.text == BuiltinFunction.bucket.name ? string(argument.text) : name(argument.text)
-            let read = written + (outcome.map { ": " + $0.text } ?? "")
+            let read =
+                written + (outcome.map { ": " + $0.text } ?? "") + (filter.map { " where " + expression($0) } ?? "")
             return "\(function.text)(\(read)\(scope.map { " " + Printer.scope($0.kind) } ?? ""))"
         case .parenthesized(let inner): return "(\(expression(inner)))"
         case .invalid: return "<invalid>"

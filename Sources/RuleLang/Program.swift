@@ -22,6 +22,8 @@ public struct RuleProgram: Sendable {
     public var params: [ParamDecl]
     /// Declared events, each once, in declaration order (empty when none is declared).
     public var events: [Name] = []
+    /// The typed properties of each declared event that has any (language 1.2).
+    public var properties: [String: [PropertyDecl]] = [:]
 }
 
 extension RuleProgram {
@@ -155,7 +157,7 @@ extension RuleProgram {
             case .binary(_, let lhs, let rhs):
                 visit(lhs)
                 visit(rhs)
-            case .call(let function, let argument, _, let outcome):
+            case .call(let function, let argument, _, let outcome, _):
                 // A scenario's outcomes are its own, not a stream the app triggers.
                 if outcome == nil, let builtin = BuiltinFunction(rawValue: function.text),
                     builtin.argument != .scenarioOrGroup

@@ -8,6 +8,8 @@ public struct TimelineStep: Sendable {
     public enum Action: Sendable {
         case launch(version: String)
         case trigger(String)
+        /// A trigger with its event's properties (`trigger purchase amount=12 plan=pro`).
+        case triggerWith(String, properties: [String: PropertyValue])
         case done(String)
         case tryScenario(String)
         case set(param: String, value: ParamValue)
@@ -166,6 +168,29 @@ public struct TimelineParser {
         case "trigger", "done":
             guard let name = requireWord(&words, "an event name after '\(verb.text)'", after: verb) else { return nil }
             warnIfUncounted(name)
+            if verb.text == "trigger", let declared = program.properties[name.text] {
+                // `trigger purchase amount=12 plan=pro`: the event's properties, each of its type.
+                var properties: [String: PropertyValue] = [:]
+                while let pair = words.next() {
+                    guard let equals = pair.text.firstIndex(of: "=") else {
+                        error(TimelineMessage.propertyPair(pair.text), pair.range)
+                        return nil
+                    }
+                    let key = String(pair.text[..<equals])
+                    let text = String(pair.text[pair.text.index(after: equals)...])
+                    guard let property = declared.first(where: { $0.name.text == key }), let type = property.type
+                    else {
+                        error(TimelineMessage.unknownProperty(key, name.text, declared.map(\.name.text)), pair.range)
+                        return nil
+                    }
+                    guard let value = TimelineValue.parse(text, as: type).flatMap(PropertyValue.init) else {
+                        error(TimelineMessage.propertyValue(text, type, key), pair.range)
+                        return nil
+                    }
+                    properties[key] = value
+                }
+                return step(.triggerWith(name.text, properties: properties))
+            }
             return finish(&words, step(verb.text == "trigger" ? .trigger(name.text) : .done(name.text)))
         case "try", "reset":
             guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else {
@@ -381,6 +406,18 @@ struct Words {
         }
         while position < end, ![0x20, 0x09, 0x0D].contains(file.bytes[position]) { position += 1 }
         return Word(text: file.text(start..<position), range: start..<position)
+    }
+}
+
+extension PropertyValue {
+    /// A param value of a property's type (`int`, `string`, `bool`), as a property's value.
+    init?(_ value: ParamValue) {
+        switch value {
+        case .int(let number): self = .int(number)
+        case .string(let text): self = .string(text)
+        case .bool(let flag): self = .bool(flag)
+        case .duration: return nil
+        }
     }
 }
 

@@ -54,6 +54,17 @@ enum TimelineMessage {
     static func invalidRules(_ path: String) -> DiagnosticMessage {
         DiagnosticMessage(.expectedToken, "rules file '\(path)' has errors; the swap would be refused")
     }
+    static func propertyPair(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.expectedToken, "expected a property as NAME=VALUE, found '\(text)'")
+    }
+    static func unknownProperty(_ name: String, _ event: String, _ properties: [String]) -> DiagnosticMessage {
+        let suggestions = Suggestions.closest(to: name, in: properties)
+        let hint = suggestions.isEmpty ? "" : "; did you mean '\(suggestions[0])'?"
+        return DiagnosticMessage(.unknownProperty, "event '\(event)' has no property '\(name)'\(hint)")
+    }
+    static func propertyValue(_ value: String, _ type: ValueType, _ property: String) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "'\(value)' is no \(type.rawValue) for property '\(property)'")
+    }
     static func extraWord(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(.expectedToken, "unexpected '\(text)' at the end of the step")
     }

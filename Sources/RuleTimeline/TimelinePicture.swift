@@ -163,7 +163,7 @@ public struct TimelinePicture {
                     ticks.append(
                         Mark(lane: chosen, seconds: step.offset, sample: before, text: "executed (next)"))
                 }
-            case .trigger(let name), .done(let name):
+            case .trigger(let name), .done(let name), .triggerWith(let name, _):
                 _ = laneIndex(name, .stream)
                 events.append(Mark(lane: name, seconds: step.offset, sample: before, text: name))
             case .finish(let name, let outcome), .outcome(let name, let outcome):

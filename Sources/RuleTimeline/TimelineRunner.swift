@@ -123,6 +123,7 @@ public enum TimelineRunner {
                 Output(time: time, seconds: step.offset, step: "finish", name: name, result: outcome.rawValue),
                 "\(time) finish \(name) \(outcome.rawValue)")
         case .trigger(let name): engine.trigger(name)
+        case .triggerWith(let name, let properties): engine.trigger(name, properties: properties)
         case .done(let name): engine.markDone(name)
         case .reset(let name): engine.reset(name)
         case .todo(let name, let until, let info):

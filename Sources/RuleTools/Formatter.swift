@@ -146,6 +146,7 @@ struct LayoutPrinter {
             startDeclaration(decl.range)
             let names = decl.names.enumerated().map { position, name in
                 Printer.name(name.text)
+                    + Printer.properties(position < decl.properties.count ? decl.properties[position] : [])
                     + Printer.former(position < decl.formerNames.count ? decl.formerNames[position] : [])
             }.joined(separator: ", ")
             codeLine("event " + names, indent: "", sourceLine: line(of: decl.range.upperBound), limit: .max)

@@ -91,8 +91,15 @@ struct Dump {
                 case .event(let decl):
                     for (position, name) in decl.names.enumerated() {
                         let was = position < decl.formerNames.count ? decl.formerNames[position] : []
+                        let declared = position < decl.properties.count ? decl.properties[position] : []
                         events.append([
                             "name": name.text, "range": range(name.range, source), "was": former(was, source),
+                            "properties": declared.map {
+                                [
+                                    "name": $0.name.text, "type": $0.type.map { $0.rawValue as Any } ?? NSNull(),
+                                    "range": range($0.range, source),
+                                ] as [String: Any]
+                            },
                         ])
                     }
                 case .param(let decl):
@@ -178,7 +185,7 @@ struct Dump {
     }
 
     /// An expression with its type (the program checked clean, so every node has one).
-    func expression(_ expr: Expr, _ file: SourceFile) -> [String: Any] {
+    func expression(_ expr: Expr, _ file: SourceFile, properties: [String: ValueType]? = nil) -> [String: Any] {
         var object: [String: Any] = ["range": range(expr.range, file)]
         switch expr.kind {
         case .integer(let value): object.merge(["kind": "integer", "value": value, "type": "int"]) { $1 }
@@ -186,29 +193,37 @@ struct Dump {
         case .string(let text): object.merge(["kind": "string", "value": text, "type": "string"]) { $1 }
         case .bool(let flag): object.merge(["kind": "bool", "value": flag, "type": "bool"]) { $1 }
         case .name(let name):
-            if let type = paramTypes[name] {
+            if let properties {
+                // In a filter: a property of the event.
+                object.merge(["kind": "property", "name": name, "type": properties[name]?.rawValue ?? "bool"]) { $1 }
+            } else if let type = paramTypes[name] {
                 object.merge(["kind": "param", "name": name, "type": type.rawValue]) { $1 }
             } else {
                 let type = BuiltinValue(rawValue: name)?.type.rawValue ?? "bool"
                 object.merge(["kind": "builtin", "name": name, "type": type]) { $1 }
             }
         case .unary(_, let operand):
-            object.merge(["kind": "not", "operand": expression(operand, file), "type": "bool"]) { $1 }
+            object.merge(["kind": "not", "operand": expression(operand, file, properties: properties), "type": "bool"])
+            { $1 }
         case .binary(let op, let left, let right):
             let kind = op == .and ? "and" : op == .or ? "or" : "compare"
             object.merge([
-                "kind": kind, "operator": op.rawValue, "left": expression(left, file),
-                "right": expression(right, file), "type": "bool",
+                "kind": kind, "operator": op.rawValue, "left": expression(left, file, properties: properties),
+                "right": expression(right, file, properties: properties), "type": "bool",
             ]) { $1 }
-        case .call(let function, let argument, let callScope, let outcome):
+        case .call(let function, let argument, let callScope, let outcome, let filter):
+            let types = Dictionary(
+                (program.properties[argument.text] ?? []).compactMap { p in p.type.map { (p.name.text, $0) } },
+                uniquingKeysWith: { a, _ in a })
             object.merge([
+                "filter": filter.map { expression($0, file, properties: types) as Any } ?? NSNull(),
                 "kind": "call", "function": function.text, "argument": argument.text,
                 "scope": callScope.map { scope($0.kind) } ?? NSNull(),
                 "outcome": outcome.map { $0.text as Any } ?? NSNull(),
                 "type": BuiltinFunction(rawValue: function.text)?.resultType.rawValue ?? "bool",
             ]) { $1 }
         case .parenthesized(let inner):
-            let dumped = expression(inner, file)
+            let dumped = expression(inner, file, properties: properties)
             object.merge(["kind": "parenthesized", "inner": dumped, "type": dumped["type"] ?? "bool"]) { $1 }
         case .invalid: object["kind"] = "invalid"
         }

@@ -29,6 +29,9 @@ final class CompiledRules: @unchecked Sendable {
     private(set) var gapLists: [[Double]] = []
     /// True when a condition reads `bucket`: the engine then keeps an install id.
     private(set) var readsBuckets = false
+    /// The filtered streams (``StreamFilter``), and by event slot the positions of its filters.
+    private(set) var filters: [StreamFilter] = []
+    private(set) var filtersByEvent: [Int: [Int]] = [:]
     /// The prefix of a presentation's hold: a to-do of the engine's own.
     static let holdPrefix = "@showing:"
     /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
@@ -320,6 +323,9 @@ final class CompiledRules: @unchecked Sendable {
                 let condition = CompiledRules.lower(expr, self, slot: { table.slot($0) })
                 swap(&table, &streams)
                 conditions.append(condition)
+                for (event, filter, stream) in CompiledRules.filteredStreams(in: expr) {
+                    addFilter(event: event, filter, stream: stream)
+                }
                 if condition.readsBucket { readsBuckets = true }
                 lowered = .when(conditions.count - 1)
             case .after(let word, let wait):
@@ -339,6 +345,20 @@ final class CompiledRules: @unchecked Sendable {
             compiled.append(lowered)
         }
         return compiled
+    }
+
+    /// Adds the filter `filter` of `event` that records on `stream`, once per stream.
+    private func addFilter(event: String, _ filter: Expr, stream: String) {
+        let eventSlot = streams.slot(event)
+        let streamSlot = streams.slot(stream)
+        guard !filters.contains(where: { $0.stream == streamSlot }) else { return }
+        let test = CompiledFilter(filter)
+        let declared = program.properties[event] ?? []
+        let reads = test.reads.sorted().compactMap { name in
+            declared.first { $0.name.text == name }?.type.map { (name: name, type: $0) }
+        }
+        filtersByEvent[eventSlot, default: []].append(filters.count)
+        filters.append(StreamFilter(event: eventSlot, stream: streamSlot, test: test, reads: reads))
     }
 
     /// The canonical text of each clause `compile` lowers (all but `on` and `priority`), in order.
@@ -371,8 +391,11 @@ final class CompiledRules: @unchecked Sendable {
             case .binary(.and, let left, let right): return .and(lower(left), lower(right))
             case .binary(.or, let left, let right): return .or(lower(left), lower(right))
             case .binary(let op, let left, let right): return .compare(op, lower(left), lower(right))
-            case .call(let function, let argument, let scope, let outcome):
+            case .call(let function, let argument, let scope, let outcome, let filter):
                 let scope = scope.map { CountScope($0.kind) } ?? .install
+                // `count(purchase where amount >= 10)`: the stream of the triggers that pass.
+                let stream =
+                    filter.map { EngineStream.filtered(argument.text, Printer.expression($0)) } ?? argument.text
                 if let outcome {
                     // `count(RateApp: declined)`: the scenario's outcome stream.
                     guard let outcome = Outcome(rawValue: outcome.text) else { return .constant(.bool(false)) }
@@ -385,16 +408,16 @@ final class CompiledRules: @unchecked Sendable {
                     }
                 }
                 switch BuiltinFunction(rawValue: function.text) {
-                case .count?: return .count(slot: slot(argument.text), scope)
+                case .count?: return .count(slot: slot(stream), scope)
                 case .executions?:
                     if let index = rules.scenarioIndex[argument.text] { return .scenarioExecutions(index, scope) }
                     if let index = rules.groupIndex[argument.text] { return .groupExecutions(index, scope) }
                     return .constant(.int(0))
-                case .sinceFirst?: return .sinceFirst(slot: slot(argument.text))
-                case .sinceLast?: return .sinceLast(slot: slot(argument.text))
+                case .sinceFirst?: return .sinceFirst(slot: slot(stream))
+                case .sinceLast?: return .sinceLast(slot: slot(stream))
                 case .activeDays?:
                     guard case .within(let seconds) = scope else { return .constant(.int(0)) }
-                    return .activeDays(slot: slot(argument.text), days: Int64(seconds / 86_400))
+                    return .activeDays(slot: slot(stream), days: Int64(seconds / 86_400))
                 case .todo?:
                     _ = slot(argument.text)  // a known name for markDone (``RuleEngine/unknownNames``)
                     return .todo(argument.text)

@@ -110,6 +110,20 @@ extension EngineCore {
         commit()
     }
 
+    /// The event, and each filtered stream of it (`count(EVENT where ...)`) whose filter its
+    /// properties pass, at one time and in one record.
+    mutating func trigger(_ name: String, properties: [String: PropertyValue]) {
+        let slot = slot(name)
+        let time = now()
+        recordEvent(slot, at: time)
+        if let positions = rules.filtersByEvent[slot] {
+            for position in positions where rules.filters[position].passes(properties) {
+                recordEvent(rules.filters[position].stream, at: time)
+            }
+        }
+        commit()
+    }
+
     // MARK: - Views
 
     /// Scenario `index`'s view, merged from its streams the first time and kept in memory

@@ -1,0 +1,175 @@
+import RuleLang
+
+/// A value of an event's property, given with a trigger (language 1.2):
+/// `engine.trigger("purchase", properties: ["amount": 12, "plan": "pro"])`.
+public enum PropertyValue: Hashable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral,
+    ExpressibleByStringLiteral, ExpressibleByBooleanLiteral
+{
+    /// An `int` property's value.
+    case int(Int64)
+    /// A `string` property's value.
+    case string(String)
+    /// A `bool` property's value.
+    case bool(Bool)
+
+    /// An `int` property.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A `string` property.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// A `bool` property.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+
+    /// The value as a rule file writes it: `12`, `"pro"`, `true`.
+    public var description: String {
+        switch self {
+        case .int(let value): return String(value)
+        case .string(let text): return Printer.string(text)
+        case .bool(let flag): return flag ? "true" : "false"
+        }
+    }
+
+    /// The type the rules declare for such a value.
+    var type: ValueType {
+        switch self {
+        case .int: return .int
+        case .string: return .string
+        case .bool: return .bool
+        }
+    }
+}
+
+/// A filter over an event's properties, lowered from a checked `where` (``CompiledRules``).
+indirect enum CompiledFilter: Sendable {
+    /// A property, or a value written in the rules.
+    enum Term: Sendable {
+        case property(String)
+        case value(PropertyValue)
+    }
+
+    case compare(BinaryOperator, Term, Term)
+    case not(CompiledFilter)
+    case and(CompiledFilter, CompiledFilter)
+    case or(CompiledFilter, CompiledFilter)
+    case constant(Bool)
+
+    /// `expr`, checked over an event's properties.
+    init(_ expr: Expr) {
+        func term(_ expr: Expr) -> Term? {
+            switch expr.kind {
+            case .name(let name): return .property(name)
+            case .integer(let value): return .value(.int(value))
+            case .string(let text): return .value(.string(text))
+            case .bool(let flag): return .value(.bool(flag))
+            case .parenthesized(let inner): return term(inner)
+            default: return nil
+            }
+        }
+        switch expr.kind {
+        case .parenthesized(let inner): self.init(inner)
+        case .unary(_, let operand): self = .not(CompiledFilter(operand))
+        case .binary(.and, let left, let right): self = .and(CompiledFilter(left), CompiledFilter(right))
+        case .binary(.or, let left, let right): self = .or(CompiledFilter(left), CompiledFilter(right))
+        case .binary(let op, let left, let right):
+            guard let a = term(left), let b = term(right) else {
+                self = .constant(false)
+                return
+            }
+            self = .compare(op, a, b)
+        case .name(let name): self = .compare(.equal, .property(name), .value(.bool(true)))
+        case .bool(let flag): self = .constant(flag)
+        default: self = .constant(false)
+        }
+    }
+
+    /// True when `properties` pass; `properties` hold every property the filter reads, each of
+    /// its declared type (``StreamFilter/passes(_:)`` makes sure).
+    func passes(_ properties: [String: PropertyValue]) -> Bool {
+        switch self {
+        case .constant(let flag): return flag
+        case .not(let inner): return !inner.passes(properties)
+        case .and(let a, let b): return a.passes(properties) && b.passes(properties)
+        case .or(let a, let b): return a.passes(properties) || b.passes(properties)
+        case .compare(let op, let a, let b):
+            func value(_ term: Term) -> PropertyValue? {
+                switch term {
+                case .property(let name): return properties[name]
+                case .value(let value): return value
+                }
+            }
+            guard let x = value(a), let y = value(b) else { return false }
+            switch (x, y) {
+            case (.int(let x), .int(let y)): return CompiledFilter.compare(op, x, y)
+            case (.string(let x), .string(let y)):
+                return op == .equal ? x == y : op == .notEqual ? x != y : false
+            case (.bool(let x), .bool(let y)):
+                return op == .equal ? x == y : op == .notEqual ? x != y : false
+            default: return false
+            }
+        }
+    }
+
+    static func compare(_ op: BinaryOperator, _ x: Int64, _ y: Int64) -> Bool {
+        switch op {
+        case .equal: return x == y
+        case .notEqual: return x != y
+        case .less: return x < y
+        case .lessEqual: return x <= y
+        case .greater: return x > y
+        case .greaterEqual: return x >= y
+        case .and, .or: return false
+        }
+    }
+
+    /// The properties the filter reads.
+    var reads: Set<String> {
+        switch self {
+        case .constant: return []
+        case .not(let inner): return inner.reads
+        case .and(let a, let b), .or(let a, let b): return a.reads.union(b.reads)
+        case .compare(_, let a, let b):
+            var names = Set<String>()
+            for case .property(let name) in [a, b] { names.insert(name) }
+            return names
+        }
+    }
+}
+
+/// The stream of an event's triggers that pass a filter (`count(purchase where amount >= 10)`):
+/// a trigger of `event` with properties records on `stream` too when they pass.
+struct StreamFilter: Sendable {
+    /// The event's slot, and the filtered stream's.
+    let event: Int
+    let stream: Int
+    let test: CompiledFilter
+    /// The properties the filter reads, with their declared types.
+    let reads: [(name: String, type: ValueType)]
+
+    /// True when `properties` hold every property the filter reads, of its declared type, and
+    /// pass it. A property missing or of another type fails it (the event still counts).
+    func passes(_ properties: [String: PropertyValue]) -> Bool {
+        for (name, type) in reads where properties[name]?.type != type { return false }
+        return test.passes(properties)
+    }
+}
+
+extension CompiledRules {
+    /// The filtered calls of `expr` (`count(EVENT where FILTER ...)`): each event's name, the
+    /// filter, and the name of the stream the engine keeps for them.
+    static func filteredStreams(in expr: Expr) -> [(event: String, filter: Expr, stream: String)] {
+        var found: [(event: String, filter: Expr, stream: String)] = []
+        func visit(_ expr: Expr) {
+            switch expr.kind {
+            case .unary(_, let operand), .parenthesized(let operand): visit(operand)
+            case .binary(_, let left, let right):
+                visit(left)
+                visit(right)
+            case .call(_, let argument, _, nil, let filter?):
+                found.append(
+                    (argument.text, filter, EngineStream.filtered(argument.text, Printer.expression(filter))))
+            default: break
+            }
+        }
+        visit(expr)
+        return found
+    }
+}

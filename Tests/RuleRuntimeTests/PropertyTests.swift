@@ -1,0 +1,95 @@
+import Foundation
+import RuleRuntime
+import XCTest
+
+/// Typed event properties at run time: a trigger's properties feed the filtered streams the
+/// rules read, checked against a plain list of the triggers and the filters written in Swift.
+final class PropertyTests: XCTestCase {
+    static let rules = """
+        # language 1.2
+        event purchase(amount: int, plan: string, trial: bool), launch
+        scenario Big < on launch; when count(purchase where amount >= 10) >= 100 >
+        scenario Pro < on launch; when count(purchase where plan == "pro" and not trial within 7d) >= 100 >
+        scenario Other < on launch; when since_last(purchase where amount < 5 or plan != "pro") >= 1d >
+        """
+
+    /// A trigger as the model keeps it.
+    struct Purchase {
+        var time: Double
+        var properties: [String: PropertyValue]
+    }
+
+    /// The filters, written from grammar.md: a property missing or of another type fails.
+    static func big(_ p: [String: PropertyValue]) -> Bool {
+        guard case .int(let amount)? = p["amount"] else { return false }
+        return amount >= 10
+    }
+    static func pro(_ p: [String: PropertyValue]) -> Bool {
+        guard case .string(let plan)? = p["plan"], case .bool(let trial)? = p["trial"] else { return false }
+        return plan == "pro" && !trial
+    }
+    static func other(_ p: [String: PropertyValue]) -> Bool {
+        guard case .int(let amount)? = p["amount"], case .string(let plan)? = p["plan"] else { return false }
+        return amount < 5 || plan != "pro"
+    }
+
+    func testFilteredCountsMatchAListOfTheTriggers() throws {
+        var random = SeededGenerator(seed: 2026)
+        let (engine, clock) = try makeEngine(Self.rules)
+        var purchases: [Purchase] = []
+        let plans: [PropertyValue?] = [.string("pro"), .string("free"), .string("Pro"), nil, .int(3)]
+        let amounts: [PropertyValue?] = [.int(0), .int(4), .int(5), .int(9), .int(10), .int(500), nil, .string("10")]
+        let trials: [PropertyValue?] = [.bool(true), .bool(false), nil, .string("false")]
+        for step in 0..<400 {
+            clock.advance(by: Double(Int.random(in: 600...40_000, using: &random)))
+            var properties: [String: PropertyValue] = [:]
+            properties["amount"] = amounts.randomElement(using: &random)!
+            properties["plan"] = plans.randomElement(using: &random)!
+            properties["trial"] = trials.randomElement(using: &random)!
+            if step % 7 == 0 { properties["coupon"] = .string("x") }  // undeclared: ignored
+            if step % 11 == 0 {
+                engine.trigger("purchase")  // no properties: the event only
+                purchases.append(Purchase(time: clock.now().timeIntervalSince1970, properties: [:]))
+            } else {
+                engine.trigger("purchase", properties: properties)
+                purchases.append(Purchase(time: clock.now().timeIntervalSince1970, properties: properties))
+            }
+            if step % 3 == 0 { engine.trigger("launch", properties: ["amount": 50]) }  // no filters of its own
+            let now = clock.now().timeIntervalSince1970
+            let big = purchases.filter { Self.big($0.properties) }.count
+            let pro = purchases.filter { $0.time > now - 7 * 86_400 && Self.pro($0.properties) }.count
+            let lastOther = purchases.last { Self.other($0.properties) }?.time
+            XCTAssertEqual(engine.count("purchase"), purchases.count)
+            XCTAssertTrue(try engine.check("count(purchase where amount >= 10) == \(big)"), "step \(step)")
+            XCTAssertTrue(
+                try engine.check("count(purchase where plan == \"pro\" and not trial within 7d) == \(pro)"),
+                "step \(step)")
+            if let lastOther {
+                let seconds = Int(now - lastOther)
+                XCTAssertTrue(
+                    try engine.check("since_last(purchase where amount < 5 or plan != \"pro\") == \(seconds)s"),
+                    "step \(step)")
+            }
+        }
+        XCTAssertGreaterThan(purchases.filter { Self.big($0.properties) }.count, 50)
+    }
+
+    /// Filtered counts are stored: a new engine over the same store reads them, and a filter
+    /// that a later rules file adds starts from nothing (no trigger's properties are kept).
+    func testFilteredCountsAreStoredAndANewFilterStartsEmpty() throws {
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        do {
+            let engine = try RuleEngine(source: Self.rules, store: store, clock: clock)
+            for amount in [3, 12, 40, 7] { engine.trigger("purchase", properties: ["amount": .int(Int64(amount))]) }
+        }
+        let later = Self.rules + "\nscenario Huge < on launch; when count(purchase where amount >= 30) >= 1 >\n"
+        let engine = try RuleEngine(source: later, store: store, clock: clock)
+        XCTAssertTrue(try engine.check("count(purchase where amount >= 10) == 2"))
+        XCTAssertTrue(try engine.check("count(purchase where amount >= 30) == 0"), "new: from nothing")
+        XCTAssertFalse(engine.canExecute("Huge"))
+        engine.trigger("purchase", properties: ["amount": 31])
+        XCTAssertTrue(engine.canExecute("Huge"))
+        XCTAssertEqual(engine.count("purchase"), 5)
+    }
+}

@@ -144,7 +144,45 @@ public enum RuleDiff {
         where !newStreams.contains(stream) && !eventClaims.contains(stream) && !oldOwn.contains(stream) {
             if let (name, file) = firstMention(of: stream, in: old) { removal("event", name, file) }
         }
+
+        // Filters over event properties the old rules did not read: they start from nothing.
+        let oldFilters = Set(filters(in: old).map(\.text))
+        var reported: Set<String> = []
+        for filter in filters(in: new) where !oldFilters.contains(filter.text) && reported.insert(filter.text).inserted
+        {
+            note(DiffMessage.newFilter(filter.text), filter.file, filter.range)
+        }
         return findings
+    }
+
+    /// The filtered reads of event properties in `program`'s conditions (`purchase where
+    /// amount >= 10`, canonical), each where it is first written.
+    static func filters(in program: RuleProgram) -> [(text: String, file: SourceFile, range: SourceRange)] {
+        var found: [(text: String, file: SourceFile, range: SourceRange)] = []
+        func visit(_ expr: Expr, _ file: SourceFile) {
+            switch expr.kind {
+            case .unary(_, let operand), .parenthesized(let operand): visit(operand, file)
+            case .binary(_, let left, let right):
+                visit(left, file)
+                visit(right, file)
+            case .call(_, let argument, _, nil, let filter?):
+                found.append(
+                    (Printer.name(argument.text) + " where " + Printer.expression(filter), file, expr.range))
+            default: break
+            }
+        }
+        for file in program.files {
+            for declaration in file.declarations {
+                var bodies: [[Clause]] = []
+                switch declaration {
+                case .scenario(let scenario): bodies = [scenario.clauses]
+                case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
+                case .param, .event: break
+                }
+                for clause in bodies.joined() { if case .when(let expr) = clause.kind { visit(expr, file.source) } }
+            }
+        }
+        return found
     }
 
     /// True when a finding means users would lose history.
@@ -341,6 +379,11 @@ enum DiffMessage {
     }
     static func renamed(_ kind: String, _ old: String, _ new: String) -> DiagnosticMessage {
         DiagnosticMessage(.diffRenamed, "\(kind) '\(old)' renamed to '\(new)': its history moves with it")
+    }
+    static func newFilter(_ filter: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .diffChanged,
+            "'\(filter)' is read for the first time: it counts from these rules on (no trigger's properties were kept)")
     }
     static func onChanged(_ owner: String) -> DiagnosticMessage {
         DiagnosticMessage(.diffChanged, "\(owner) counts other streams: its view is rebuilt from their history")

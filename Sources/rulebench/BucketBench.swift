@@ -41,3 +41,52 @@ func bucketBenchmarks(_ goals: inout [Goal]) throws {
     line("  when (PARAM < 100) / max_exec N, per round", whenRatio.ratioSummary)
     goals.append(Goal(key: "when_compare_vs_clause", value: whenRatio.median, unit: "x", limit: 2, atMost: true))
 }
+
+// MARK: - Event properties (issue 35)
+
+/// `rulebench properties`: a filtered count against a plain count of the same event (`canExecute`,
+/// both answering yes); a trigger carrying two properties against a plain trigger, over rules
+/// whose filter does not count it (what carrying and testing properties costs), and, printed
+/// beside it, one whose filter counts it (a second stream recorded, as a second event would be).
+func propertyBenchmarks(_ goals: inout [Goal]) throws {
+    let rules = """
+        # language 1.2
+        event purchase(amount: int, plan: string), open
+        scenario Plain < on open; when (count(purchase) < 1000000000) >
+        scenario Filtered < on open; when (count(purchase where amount >= 10 within 30d) < 1000000000) >
+        scenario Unmatched < on open; when (count(purchase where amount >= 1000000) < 1) >
+        """
+    let engine = try RuleEngine(source: rules)
+    for _ in 0..<20 { engine.trigger("purchase", properties: ["amount": 12, "plan": "pro"]) }
+    guard engine.canExecute("Plain"), engine.canExecute("Filtered") else {
+        throw RuleEngineError.invalidExpression([])
+    }
+    let plain: Scenario = "Plain"
+    let filtered: Scenario = "Filtered"
+    let answers = interleaved(
+        batch: 20_000, [{ _ = engine.canExecute(plain) }, { _ = engine.canExecute(filtered) }])
+    line("canExecute, when (count(EVENT) < N)", answers.samples[0].summary)
+    line("canExecute, when (count(EVENT where P >= 10 within 30d) < N)", answers.samples[1].summary)
+    let countRatio = answers.ratio(1, to: 0)
+    line("  filtered / plain, per round", countRatio.ratioSummary)
+    goals.append(Goal(key: "filtered_count_vs_count", value: countRatio.median, unit: "x", limit: 1.5, atMost: true))
+
+    // Each trigger its own engine's: the three record on streams of the same length.
+    let bare = try RuleEngine(source: rules)
+    let carrying = try RuleEngine(source: rules)
+    let counted = try RuleEngine(source: rules.replacingOccurrences(of: "amount >= 1000000", with: "amount >= 0"))
+    let triggers = interleaved(
+        batch: 5_000,
+        [
+            { bare.trigger("purchase") },
+            { carrying.trigger("purchase", properties: ["amount": 5, "plan": "pro"]) },
+            { counted.trigger("purchase", properties: ["amount": 5, "plan": "pro"]) },
+        ])
+    line("trigger, in-memory", triggers.samples[0].summary)
+    line("trigger, two properties, no filter counts it", triggers.samples[1].summary)
+    line("trigger, two properties, a filter counts it", triggers.samples[2].summary)
+    let carried = triggers.ratio(1, to: 0)
+    line("  properties / plain, per round", carried.ratioSummary)
+    line("  properties, counted / plain, per round", triggers.ratio(2, to: 0).ratioSummary)
+    goals.append(Goal(key: "trigger_properties_vs_plain", value: carried.median, unit: "x", limit: 1.3, atMost: true))
+}

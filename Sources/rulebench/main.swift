@@ -335,6 +335,7 @@ func runBenchmarks() throws {
     try swapBenchmarks(&goals)
     try promptBenchmarks(&goals)
     try bucketBenchmarks(&goals)
+    try propertyBenchmarks(&goals)
     let syncedPath = temporaryPath("synced.state")
     let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
     line(
@@ -397,6 +398,7 @@ let parts: [String: (inout [Goal]) throws -> Void] = [
     "calls": { _ = try callBenchmarks(&$0) }, "file": fileBenchmarks, "front": frontEndBenchmarks,
     "prompts": promptBenchmarks,
     "buckets": bucketBenchmarks,
+    "properties": propertyBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []

@@ -16,6 +16,31 @@ final class DiffCommandTests: XCTestCase {
         return RuleDiff.compare(old: a.program, new: b.program)
     }
 
+    /// A filter over event properties that the old rules did not read starts from nothing: a note
+    /// at its first use (spelt otherwise, one the old rules read is the same filter).
+    func testAFilterReadForTheFirstTimeIsNoted() {
+        let old =
+            "# language 1.2\nevent purchase(amount: int), open\nscenario A < on open; when count(purchase where amount >= 10) >= 1 >\n"
+        let new = """
+            # language 1.2
+            event purchase(amount: int), open
+            scenario A < on open; when count(purchase where amount>=10) >= 1 and since_last(purchase where amount < 3) >= 1d >
+            scenario B < on open; when count(purchase where amount < 3 within 7d) >= 2 >
+            """
+        let notes = findings(old, new).filter { $0.message.contains("for the first time") }
+        XCTAssertEqual(
+            notes.map(\.message),
+            [
+                "'purchase where amount < 3' is read for the first time: it counts from these rules on (no trigger's properties were kept)"
+            ])
+        XCTAssertEqual(notes.first?.severity, .note, "nothing is lost: the events were never filtered")
+        let at = new.range(of: "since_last(purchase where amount < 3)")!.lowerBound
+        XCTAssertEqual(notes.first?.span.range.lowerBound, new.utf8.distance(from: new.startIndex, to: at))
+        XCTAssertTrue(
+            RuleDiff.compare(old: RuleCompiler.check(text: new).program, new: RuleCompiler.check(text: new).program)
+                .isEmpty)
+    }
+
     func testTheReleaseExamplePairAsTheReadmeShowsIt() throws {
         let result = try RulecBinary.run(["diff", "examples/release/v1.rules", "examples/release/v2.rules"])
         XCTAssertEqual(result.status, 0, "a rename and a retirement lose no history")

@@ -275,6 +275,17 @@ func profileLoop(_ what: String) throws -> Never {
         for _ in 0..<10 { _ = try RuleEngine(source: rules, store: FileStore(url: path)) }
         exit(0)
     }
+    if what == "properties" {
+        let engine = try RuleEngine(
+            source: """
+                # language 1.2
+                event purchase(amount: int, plan: string), open
+                scenario Unmatched < on open; when (count(purchase where amount >= 1000000) < 1) >
+                """)
+        let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 1_000_000
+        for _ in 0..<iterations { engine.trigger("purchase", properties: ["amount": 5, "plan": "pro"]) }
+        exit(0)
+    }
     if what == "present" {
         let engine = try RuleEngine(
             source: "# language 1.2\ngroup G < > {\n    scenario P < >\n}\n",

@@ -92,4 +92,23 @@ final class PropertyTests: XCTestCase {
         XCTAssertTrue(engine.canExecute("Huge"))
         XCTAssertEqual(engine.count("purchase"), 5)
     }
+
+    /// Rules swapped in while the app runs: their new filter counts from the swap on, the
+    /// filters both rules read keep their counts, and a filter the new rules drop stops counting.
+    func testASwapStartsNewFiltersAndKeepsTheOthers() throws {
+        let (engine, _) = try makeEngine(Self.rules)
+        for amount in [3, 12, 40] { engine.trigger("purchase", properties: ["amount": .int(Int64(amount))]) }
+        let swapped = """
+            # language 1.2
+            event purchase(amount: int, plan: string, trial: bool), launch
+            scenario Big < on launch; when count(purchase where amount >= 10) >= 100 >
+            scenario Small < on launch; when count(purchase where amount < 10) >= 100 >
+            """
+        XCTAssertFalse(try engine.replaceRules(source: swapped).contains { $0.severity == .error })
+        engine.trigger("purchase", properties: ["amount": 4])
+        engine.trigger("purchase", properties: ["amount": 11])
+        XCTAssertTrue(try engine.check("count(purchase where amount >= 10) == 3"), "kept across the swap")
+        XCTAssertTrue(try engine.check("count(purchase where amount < 10) == 1"), "from the swap on")
+        XCTAssertEqual(engine.count("purchase"), 5)
+    }
 }

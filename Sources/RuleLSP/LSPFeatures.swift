@@ -52,8 +52,10 @@ struct LSPFeatures {
             return "`\(place.file.text(param.range))`" + usedBy(name)
         case .event:
             if let place = declaration {
+                // Its properties, when it declares any (language 1.2): what a filter may read.
+                let properties = Printer.properties(program.properties[name.text] ?? [])
                 return
-                    "event **\(name.text)**, declared at \(place.file.path):\(place.file.location(of: place.range.lowerBound))"
+                    "event **\(name.text)**\(properties.isEmpty ? "" : "`\(properties)`"), declared at \(place.file.path):\(place.file.location(of: place.range.lowerBound))"
                     + usedBy(name)
             }
             return "event **\(name.text)** (not declared with `event`)" + usedBy(name)

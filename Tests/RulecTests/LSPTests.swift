@@ -192,6 +192,23 @@ final class LSPTests: XCTestCase {
         XCTAssertTrue(scenario.contains("never after 'accepted'"), scenario)
     }
 
+    /// Language 1.2: hovering an event with properties, where it is declared or read through a
+    /// filter, shows them; a filter's properties are no params.
+    func testHoverOfAnEventsProperties() throws {
+        let text =
+            "# language 1.2\nevent purchase(amount: int, plan: string), open\nscenario S < on open; when count(purchase where amount >= 10) >= 2 >\n"
+        open(app, text)
+        func hover(_ line: Int, _ character: Int) throws -> String {
+            let result = try client.result("textDocument/hover", at(app, line, character)) as? [String: Any]
+            return ((result?["contents"] as? [String: Any])?["value"] as? String) ?? ""
+        }
+        let read = try hover(2, column(of: "purchase", line: 2, in: text) + 1)
+        XCTAssertTrue(read.contains("event **purchase**`(amount: int, plan: string)`"), read)
+        let declared = try hover(1, column(of: "purchase", line: 1, in: text) + 1)
+        XCTAssertTrue(declared.contains("(amount: int, plan: string)"), declared)
+        XCTAssertNil(client.diagnostics[app]?.first, "clean")
+    }
+
     func testCompletion() throws {
         func labels(_ text: String, _ line: Int, _ character: Int) throws -> [String] {
             open(app, text)

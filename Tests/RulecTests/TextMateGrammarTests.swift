@@ -203,6 +203,18 @@ final class TextMateGrammarTests: XCTestCase {
         XCTAssertNotEqual(scopes[44], "constant.language.weekday.rules", "an event named fri")
     }
 
+    /// Language 1.2's filters: `where` in a call is a keyword, the event before it keeps its scope.
+    func testAFiltersWhereHasItsScope() throws {
+        let rules = try Self.rules()
+        let line = "scenario S < when count(purchase where amount >= 10) >= 2; on where >"
+        let scopes = Self.scopes(line, rules)
+        let position = line.distance(from: line.startIndex, to: line.range(of: "where")!.lowerBound)
+        for k in position..<position + 5 { XCTAssertEqual(scopes[k], "keyword.other.filter.rules", "at \(k)") }
+        XCTAssertEqual(scopes[24], Self.scopes("scenario S < when count(purchase) >= 2 >", rules)[24], "the event")
+        let last = line.distance(from: line.startIndex, to: line.range(of: "where", options: .backwards)!.lowerBound)
+        XCTAssertNotEqual(scopes[last], "keyword.other.filter.rules", "an event named where")
+    }
+
     /// The extension's only code starts `rulec lsp`, with VS Code's API and Node's own modules.
     func testTheExtensionNeedsNoPackages() throws {
         let root = RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules")

@@ -326,9 +326,9 @@ public final class RuleEngine: @unchecked Sendable {
     }
 
     /// Records one occurrence of event `name` with its properties (language 1.2's
-    /// `event purchase(amount: int, plan: string)`): it counts as ``trigger(_:)`` counts it, and
-    /// each filter of the rules over it (`count(purchase where amount >= 10 within 30d)`) counts
-    /// it too when the properties pass. A property the filter reads that is missing, or of
+    /// `event purchase(amount: int, plan: string)`): it counts as
+    /// ``trigger(_:)-(StringProtocol)`` counts it, and each filter of the rules over it
+    /// (`count(purchase where amount >= 10 within 30d)`) counts it too when the properties pass. A property the filter reads that is missing, or of
     /// another type than declared, fails that filter; properties the rules do not declare are
     /// ignored. Nothing stores the properties themselves: each filter keeps a count of its own.
     ///

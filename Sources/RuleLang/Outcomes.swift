@@ -47,6 +47,11 @@ public enum EngineStream {
     /// `@where:purchase:amount >= 10`.
     public static func filtered(_ event: String, _ filter: String) -> String { "@where:" + event + ":" + filter }
 
+    /// The stream of `event`'s triggers whose properties pass `filter`, written in any spelling.
+    public static func filtered(_ event: String, _ filter: Expr) -> String {
+        filtered(event, Printer.expression(filter))
+    }
+
     /// The stream of `scenario`'s control exposures (`holdout`): `@control:Offer`.
     public static func control(of scenario: String) -> String { "@control:" + scenario }
 

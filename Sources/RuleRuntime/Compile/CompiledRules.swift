@@ -394,8 +394,7 @@ final class CompiledRules: @unchecked Sendable {
             case .call(let function, let argument, let scope, let outcome, let filter):
                 let scope = scope.map { CountScope($0.kind) } ?? .install
                 // `count(purchase where amount >= 10)`: the stream of the triggers that pass.
-                let stream =
-                    filter.map { EngineStream.filtered(argument.text, Printer.expression($0)) } ?? argument.text
+                let stream = filter.map { EngineStream.filtered(argument.text, $0) } ?? argument.text
                 if let outcome {
                     // `count(RateApp: declined)`: the scenario's outcome stream.
                     guard let outcome = Outcome(rawValue: outcome.text) else { return .constant(.bool(false)) }

@@ -164,8 +164,7 @@ extension CompiledRules {
                 visit(left)
                 visit(right)
             case .call(_, let argument, _, nil, let filter?):
-                found.append(
-                    (argument.text, filter, EngineStream.filtered(argument.text, Printer.expression(filter))))
+                found.append((argument.text, filter, EngineStream.filtered(argument.text, filter)))
             default: break
             }
         }

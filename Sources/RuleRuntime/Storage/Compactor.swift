@@ -24,8 +24,9 @@ extension FileStore {
     }
 
     /// Writes to `out` a compacted file of the first `length` bytes of the file open as
-    /// `descriptor` (``SnapshotWriter``): the header, then records of the live entries sorted by
-    /// key. Any format the reader accepts comes out in the current one. Returns the file's length.
+    /// `descriptor` (``SnapshotWriter``): the header, then records of the live entries, in the
+    /// order of their values in the file. Any format the reader accepts comes out in the current
+    /// one. Returns the file's length.
     static func writeSnapshot(
         of descriptor: Int32, length: Int, path: String, to out: Int32, at outPath: String, system: FileSystemCalls
     ) throws -> Int {

@@ -178,15 +178,4 @@ struct RecordIndex {
         }
         return total
     }
-
-    /// The live entries sorted by key bytes.
-    func sorted(in bytes: [UInt8]) -> [Entry] {
-        bytes.withUnsafeBytes { raw in
-            live.sorted { a, b in
-                let common = min(a.keyCount, b.keyCount)
-                let order = memcmp(raw.baseAddress! + a.keyStart, raw.baseAddress! + b.keyStart, common)
-                return order != 0 ? order < 0 : a.keyCount < b.keyCount
-            }
-        }
-    }
 }

@@ -199,8 +199,8 @@ struct SnapshotWriter: ~Copyable {
     }
 
     /// Writes to `out` (at the end of what it holds) a compacted file of the first `length`
-    /// bytes of the file open as `descriptor`: the header, then records of the live entries,
-    /// sorted by key. Any format the reader accepts comes out in the current one. Returns the
+    /// bytes of the file open as `descriptor`: the header, then records of the live entries, in
+    /// the order of their values in the file. Any format the reader accepts comes out in the current one. Returns the
     /// number of bytes written.
     static func write(
         of descriptor: Int32, length: Int, path: String, to out: Int32, at outPath: String, system: FileSystemCalls

@@ -273,6 +273,16 @@ func serve(_ path: String, rulesPath: String? = nil) -> Never {
         case "t":
             engine.trigger(name)
             say("ok")
+        case "p":
+            // `p EVENT NAME=INT ...`: a trigger with int properties.
+            var properties: [String: PropertyValue] = [:]
+            for pair in parts.dropFirst(3) {
+                let sides = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard sides.count == 2, let value = Int64(sides[1]) else { fail("bad property: \(pair)") }
+                properties[sides[0]] = .int(value)
+            }
+            engine.trigger(name, properties: properties)
+            say("ok")
         case "x": say("\(engine.tryToExecute(name))")
         case "c": say("\(engine.canExecute(name))")
         case "r": say("\(engine.reset(name))")
@@ -283,7 +293,7 @@ func serve(_ path: String, rulesPath: String? = nil) -> Never {
             } catch {
                 say("error")
             }
-        case "n": say("\(engine.count(name))")
+        case "n": say("\(engine.count(parts[2...].joined(separator: " ")))")  // a name with spaces: a filter's stream
         case "e": say(engine.explain(name).description.replacingOccurrences(of: "\n", with: " | "))
         default: fail("bad command: \(line)")
         }

@@ -218,6 +218,10 @@ final class CompiledRules: @unchecked Sendable {
         for rename in program.renames where rename.kind == .event {
             for former in rename.formerNames.map(\.text) where streams.index[former] == nil {
                 formerStreams[former] = rename.name.text
+                // The event's filtered streams are renamed with it (the filter's text is the same).
+                for text in filterTexts(of: rename.name.text) {
+                    formerStreams[EngineStream.filtered(former, text)] = EngineStream.filtered(rename.name.text, text)
+                }
             }
         }
         streamKeep = Array(repeating: recentLimit, count: streams.count)
@@ -358,7 +362,15 @@ final class CompiledRules: @unchecked Sendable {
             declared.first { $0.name.text == name }?.type.map { (name: name, type: $0) }
         }
         filtersByEvent[eventSlot, default: []].append(filters.count)
-        filters.append(StreamFilter(event: eventSlot, stream: streamSlot, test: test, reads: reads))
+        filters.append(
+            StreamFilter(
+                event: eventSlot, stream: streamSlot, text: Printer.expression(filter), test: test, reads: reads))
+    }
+
+    /// The canonical texts of the filters these rules read of `event` (`count(EVENT where ...)`).
+    func filterTexts(of event: String) -> [String] {
+        guard let slot = streams.index[event], let positions = filtersByEvent[slot] else { return [] }
+        return positions.map { filters[$0].text }
     }
 
     /// The canonical text of each clause `compile` lowers (all but `on` and `priority`), in order.

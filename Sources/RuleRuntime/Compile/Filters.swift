@@ -140,6 +140,8 @@ struct StreamFilter: Sendable {
     /// The event's slot, and the filtered stream's.
     let event: Int
     let stream: Int
+    /// The filter's canonical text (the stream is `@where:EVENT:TEXT`).
+    let text: String
     let test: CompiledFilter
     /// The properties the filter reads, with their declared types.
     let reads: [(name: String, type: ValueType)]

@@ -1,4 +1,5 @@
 import Foundation
+import RuleLang
 
 /// An engine over a file other processes write too (``FileStore/Options/shared``): each call
 /// first takes in what they wrote, and a call whose append finds the file changed meanwhile
@@ -167,6 +168,9 @@ extension EngineCore {
         for (key, formers) in renamed {
             if let (kind, new, old) = EngineState.renameBack(key, formers, for: rules), kind == .event {
                 aliases[new] = old
+                for text in rules.filterTexts(of: old) {
+                    aliases[EngineStream.filtered(new, text)] = EngineStream.filtered(old, text)
+                }
             }
         }
         return aliases

@@ -76,6 +76,11 @@ extension EngineState {
             switch rename.kind {
             case .event:
                 moveStream(to: new, from: formers)
+                // Its filtered streams (`count(EVENT where ...)`) go with it, filter by filter.
+                for text in rules.filterTexts(of: new) {
+                    moveStream(
+                        to: EngineStream.filtered(new, text), from: formers.map { EngineStream.filtered($0, text) })
+                }
             case .scenario:
                 // Its outcomes (language 1.2) go with it, each kind from the first former name
                 // that has some, whether or not its view moves.

@@ -1,0 +1,143 @@
+import Foundation
+import RuleLang
+import XCTest
+
+@testable import RuleRuntime
+
+/// Renaming an event (`event paid(...) was purchase`) carries its filtered streams
+/// (`count(EVENT where ...)`), as it carries the event's own: at a restart, at a swap, back to
+/// the older rules, and between processes on a shared file that run either rules.
+final class FilterRenameTests: XCTestCase {
+    private let old = """
+        # language 1.2
+        event purchase(amount: int), open
+        scenario Big < on open; when count(purchase where amount >= 10) >= 2 and since_first(purchase where amount >= 10) >= 0s >
+        """
+    private let new = """
+        # language 1.2
+        event paid(amount: int) was purchase
+        event open
+        scenario Big < on open; when count(paid where amount >= 10) >= 2 and since_first(paid where amount >= 10) >= 0s >
+        """
+
+    private func big(_ engine: RuleEngine, renamed: Bool) -> Int {
+        engine.count(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10"))
+    }
+
+    private func buy(_ engine: RuleEngine, renamed: Bool, _ amount: Int64) {
+        engine.trigger(renamed ? "paid" : "purchase", properties: ["amount": .int(amount)])
+    }
+
+    func testARestartOnRenamingRulesKeepsTheFilteredHistoryAndGoesBack() throws {
+        let url = temporaryURL("filter-rename.state")
+        defer { removeFolder(of: url) }
+        do {
+            let engine = try RuleEngine(source: old, store: FileStore(url: url))
+            buy(engine, renamed: false, 12)
+            buy(engine, renamed: false, 3)
+            buy(engine, renamed: false, 40)
+            XCTAssertEqual(big(engine, renamed: false), 2)
+        }
+        do {
+            let engine = try RuleEngine(source: new, store: FileStore(url: url))
+            XCTAssertEqual(big(engine, renamed: true), 2, "the filtered history moved with the rename")
+            XCTAssertTrue(engine.canExecute("Big"))
+            buy(engine, renamed: true, 11)
+            XCTAssertEqual(big(engine, renamed: true), 3)
+        }
+        do {
+            let engine = try RuleEngine(source: old, store: FileStore(url: url))
+            XCTAssertEqual(big(engine, renamed: false), 3, "older rules find it under the former name")
+            XCTAssertEqual(engine.count("purchase"), 4)
+        }
+    }
+
+    func testASwapBothWaysKeepsTheFilteredHistory() throws {
+        let engine = try RuleEngine(source: old)
+        buy(engine, renamed: false, 12)
+        buy(engine, renamed: false, 30)
+        try engine.replaceRules(source: new)
+        XCTAssertEqual(big(engine, renamed: true), 2)
+        XCTAssertTrue(engine.canExecute("Big"))
+        buy(engine, renamed: true, 10)
+        try engine.replaceRules(source: old)
+        XCTAssertEqual(big(engine, renamed: false), 3)
+        XCTAssertEqual(engine.count("purchase"), 3)
+    }
+
+    /// An app that took the renaming rules and its widget on the bundled ones, on one shared file:
+    /// each counts every qualifying trigger of either, under the name its rules use (the model:
+    /// a plain count of the triggers of 10 or more), and so do fresh engines at the end.
+    func testProcessesOnEitherRulesCountEveryFilteredTrigger() throws {
+        for seed in 1...6 {
+            var generator = SeededGenerator(seed: UInt64(seed))
+            let url = temporaryURL("filter-rename-\(seed).state")
+            defer { removeFolder(of: url) }
+            func open(_ renamed: Bool) throws -> (RuleEngine, Bool) {
+                let store = FileStore(url: url, options: .init(compactionThreshold: 1_024, shared: true))
+                return (try RuleEngine(source: renamed ? new : old, store: store), renamed)
+            }
+            var engines = [try open(false), try open(false)]
+            var total = 0
+            for step in 0..<50 {
+                let k = Int.random(in: 0..<engines.count, using: &generator)
+                switch Int.random(in: 0..<12, using: &generator) {
+                case 0:
+                    engines[k].1.toggle()
+                    try engines[k].0.replaceRules(source: engines[k].1 ? new : old)
+                case 1 where engines.count < 4:
+                    engines.append(try open(Bool.random(using: &generator)))
+                default:
+                    let amount = Int64.random(in: 0..<20, using: &generator)
+                    buy(engines[k].0, renamed: engines[k].1, amount)
+                    if amount >= 10 { total += 1 }
+                }
+                for (index, (engine, renamed)) in engines.enumerated() {
+                    XCTAssertEqual(big(engine, renamed: renamed), total, "seed \(seed), step \(step), engine \(index)")
+                }
+            }
+            engines = []
+            for rules in [new, old, new] {
+                let fresh = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+                XCTAssertEqual(big(fresh, renamed: rules == new), total, "seed \(seed), a fresh engine")
+            }
+        }
+    }
+
+    /// The same across processes: a child on each rules and this process on the older ones, one
+    /// shared file the children compact every 2 KiB; after each trigger every one counts every
+    /// qualifying trigger so far under its own name.
+    func testChildProcessesOnEitherRulesCountEveryFilteredTrigger() throws {
+        let url = temporaryURL("filter-processes.state")
+        defer { removeFolder(of: url) }
+        let folder = url.deletingLastPathComponent()
+        var children: [(process: FixtureProcess, renamed: Bool)] = []
+        for (name, rules, renamed) in [("old", old, false), ("new", new, true)] {
+            let rulesFile = folder.appendingPathComponent("\(name).rules")
+            try rules.write(to: rulesFile, atomically: true, encoding: .utf8)
+            children.append((try FixtureProcess(["serve", url.path, rulesFile.path], input: true), renamed))
+        }
+        defer { for child in children { child.process.input?.closeFile() } }
+        let here = try RuleEngine(source: old, store: FileStore(url: url, options: .init(shared: true)))
+        var generator = SeededGenerator(seed: 11)
+        var total = 0
+        for step in 0..<150 {
+            let who = Int.random(in: 0...2, using: &generator)
+            let amount = Int64.random(in: 0..<20, using: &generator)
+            if who == 2 {
+                buy(here, renamed: false, amount)
+            } else {
+                let event = children[who].renamed ? "paid" : "purchase"
+                children[who].process.send("1800000000 p \(event) amount=\(amount)")
+                XCTAssertEqual(children[who].process.readLine(), "ok")
+            }
+            if amount >= 10 { total += 1 }
+            XCTAssertEqual(big(here, renamed: false), total, "step \(step), this process (old rules)")
+            for (process, renamed) in children {
+                process.send("1800000000 n \(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10"))")
+                XCTAssertEqual(
+                    process.readLine(), "\(total)", "step \(step), the child on the \(renamed ? "new" : "old") rules")
+            }
+        }
+    }
+}

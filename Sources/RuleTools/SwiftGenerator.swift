@@ -17,6 +17,8 @@ public enum SwiftGenerator {
         /// The rule text the doc comment quotes, and where it is.
         var documentation: [String]
         var span: SourceSpan
+        /// An event's typed properties (language 1.2), in declared order: it gets an occurrence type.
+        var properties: [PropertyDecl] = []
     }
 
     enum Kind: Int, Comparable {
@@ -106,6 +108,27 @@ public enum SwiftGenerator {
                         notes: [DiagnosticNote("'\(first.ruleName)' is declared here", at: first.span)]))
             } else {
                 seen[key] = constant
+            }
+        }
+        for constant in constants {
+            var seenProperties: [String: PropertyDecl] = [:]
+            for property in constant.properties {
+                let span = SourceSpan(constant.span.file, property.name.range)
+                let swift = swiftName(property.name.text)
+                if swift.isEmpty {
+                    collisions.append(Diagnostic(GeneratorMessage.noSwiftName(property.name.text), .error, at: span))
+                } else if let first = seenProperties[swift] {
+                    collisions.append(
+                        Diagnostic(
+                            GeneratorMessage.swiftNameCollision(first.name.text, property.name.text, swift), .error,
+                            at: span,
+                            notes: [
+                                DiagnosticNote(
+                                    "'\(first.name.text)' is declared here", at: SourceSpan(constant.span.file, first.name.range))
+                            ]))
+                } else {
+                    seenProperties[swift] = property
+                }
             }
         }
         if !collisions.isEmpty { return (nil, (result.diagnostics + collisions).sortedByPosition()) }
@@ -198,8 +221,9 @@ public enum SwiftGenerator {
                 case .param(let param):
                     if let type = param.type { add(Kind(type), param.name, source, quote(source, param.range)) }
                 case .event(let event):
-                    for name in event.names where events.insert(name.text).inserted {
+                    for (k, name) in event.names.enumerated() where events.insert(name.text).inserted {
                         add(.event, name, source, quote(source, event.range))
+                        if k < event.properties.count { constants[constants.count - 1].properties = event.properties[k] }
                     }
                 }
             }
@@ -268,7 +292,7 @@ public enum SwiftGenerator {
         var index = 0
         while index < constants.count {
             let kind = constants[index].kind
-            out += "\n\(modifier)\(kind.extensionHeader) {\n"
+            out += "\n\(kind.extensionHeader) {\n"
             var first = true
             while index < constants.count, constants[index].kind == kind {
                 let constant = constants[index]
@@ -283,6 +307,9 @@ public enum SwiftGenerator {
             }
             out += "}\n"
         }
+        for constant in constants where constant.kind == .event && !constant.properties.isEmpty {
+            out += occurrence(constant, modifier: modifier)
+        }
         // The names the constants name, for a delivery to check a new rules file against.
         out += "\nextension RequiredName {\n"
         out += "    /// The names above, each with where it is declared: a delivered rules file that lacks one is\n"
@@ -294,6 +321,50 @@ public enum SwiftGenerator {
             out += "declaredAt: \(swiftString(at))),\n"
         }
         out += "    ]\n}\n"
+        return out
+    }
+
+    /// The occurrence type of an event with properties, and the member that makes one:
+    /// `engine.trigger(.purchase(amount: 1200, plan: "pro"))`.
+    static func occurrence(_ constant: Constant, modifier: String) -> String {
+        let name = constant.swiftName.filter { $0 != "`" }
+        let type = name.prefix(1).uppercased() + name.dropFirst() + "Occurrence"
+        let properties = constant.properties.map { property -> (rule: String, swift: String, type: String, value: String) in
+            let swift = swiftName(property.name.text)
+            switch property.type {
+            case .int?: return (property.name.text, swift, "Int", ".int(Int64(\(swift)))")
+            case .bool?: return (property.name.text, swift, "Bool", ".bool(\(swift))")
+            default: return (property.name.text, swift, "String", ".string(\(swift))")
+            }
+        }
+        let parameters = properties.map { "\($0.swift): \($0.type)" }.joined(separator: ", ")
+        let labels = properties.map { "\($0.swift.filter { $0 != "`" }):" }.joined()
+        var out = "\nextension Event {\n"
+        out += "    /// An occurrence of `\(constant.ruleName)` with its properties:\n"
+        out += "    /// `engine.trigger(.\(name)(\(labels)))`.\n"
+        out += "    \(modifier)struct \(type): EventOccurrence {\n"
+        let layout = properties.map { "(\(swiftString($0.rule)), \($0.type).self)" }.joined(separator: ", ")
+        out += "        \(modifier)static let layout = PropertyLayout(.\(constant.swiftName), [\(layout)])\n"
+        for property in properties { out += "        \(modifier)var \(property.swift): \(property.type)\n" }
+        out += "\n        \(modifier)init(\(parameters)) {\n"
+        for property in properties { out += "            self.\(property.swift) = \(property.swift)\n" }
+        out += "        }\n\n"
+        out += "        \(modifier)func property(at position: Int) -> PropertyValue {\n"
+        if properties.count == 1 {
+            out += "            \(properties[0].value)\n"
+        } else {
+            out += "            switch position {\n"
+            for (k, property) in properties.enumerated() {
+                out += k == properties.count - 1 ? "            default" : "            case \(k)"
+                out += ": return \(property.value)\n"
+            }
+            out += "            }\n"
+        }
+        out += "        }\n    }\n}\n"
+        out += "\nextension EventOccurrence where Self == Event.\(type) {\n"
+        for line in constant.documentation { out += line.isEmpty ? "    ///\n" : "    /// \(line)\n" }
+        let arguments = properties.map { "\($0.swift.filter { $0 != "`" }): \($0.swift)" }.joined(separator: ", ")
+        out += "    \(modifier)static func \(constant.swiftName)(\(parameters)) -> Self { Self(\(arguments)) }\n}\n"
         return out
     }
 

@@ -283,7 +283,11 @@ func profileLoop(_ what: String) throws -> Never {
                 scenario Unmatched < on open; when (count(purchase where amount >= 1000000) < 1) >
                 """)
         let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 1_000_000
-        for _ in 0..<iterations { engine.trigger("purchase", properties: ["amount": 5, "plan": "pro"]) }
+        if ProcessInfo.processInfo.environment["RULEBENCH_CALL"] == "dictionary" {
+            for _ in 0..<iterations { engine.trigger("purchase", properties: ["amount": 5, "plan": "pro"]) }
+        } else {
+            for _ in 0..<iterations { engine.trigger(.purchase(amount: 5, plan: "pro")) }
+        }
         exit(0)
     }
     if what == "present" {

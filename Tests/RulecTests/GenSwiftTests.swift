@@ -123,7 +123,8 @@ final class GenSwiftTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "")
         let source = try String(contentsOf: output, encoding: .utf8)
-        XCTAssertTrue(source.contains("public extension Scenario {"), source)
+        XCTAssertTrue(source.contains("\nextension Scenario {"), source)
+        XCTAssertFalse(source.contains("public extension"), "members are public, not their extensions (a warning)")
         XCTAssertTrue(source.contains("    public static let "), source)
         XCTAssertEqual(try RulecBinary.run(["gen", "swift", "--access", "open", "examples"]).status, 64)
         XCTAssertEqual(try RulecBinary.run(["gen", "kotlin", "examples"]).status, 64)
@@ -203,12 +204,58 @@ final class GenSwiftTests: XCTestCase {
         XCTAssertFalse(try typecheck(Self.callsEveryOverload).output.contains("warning:"))
     }
 
+    /// An event with properties gets an occurrence type: the typed trigger compiles, and one that
+    /// misses a property, names an unknown one or gives another type fails to compile.
+    func testTypedTriggersCompileAndAMissingPropertyDoesNot() throws {
+        let main = """
+            import RuleRuntime
+
+            func use(_ engine: RuleEngine) {
+                engine.trigger(.purchase(amount: 1200, plan: "pro"))
+                engine.trigger(.purchase)
+                engine.trigger(Event.PurchaseOccurrence(amount: 5, plan: "free"))
+            }
+
+            """
+        let rules = "examples/offers/purchase.rules"
+        for access in ["internal", "public"] {
+            let good = try typecheck(main, rules: rules, access: access)
+            XCTAssertEqual(good.status, 0, good.output)
+            XCTAssertFalse(good.output.contains("warning:"), good.output)
+        }
+        let mistakes = [
+            ("(amount: 1200, plan: \"pro\")", "(amount: 1200)", "missing argument for parameter 'plan' in call"),
+            ("(amount: 1200, plan: \"pro\")", "(amount: \"1200\", plan: \"pro\")", "cannot convert value of type 'String'"),
+            (
+                "(amount: 1200, plan: \"pro\")", "(amount: 1200, plan: \"pro\", trial: true)",
+                "cannot call value of non-function type 'Event'"
+            ),
+        ]
+        for (right, wrong, message) in mistakes {
+            let result = try typecheck(main.replacingOccurrences(of: right, with: wrong), rules: rules)
+            XCTAssertNotEqual(result.status, 0, wrong)
+            XCTAssertTrue(result.output.contains("error: \(message)"), "\(wrong):\n\(result.output)")
+        }
+    }
+
+    /// Two properties of one event that become one Swift name stop generation, naming both.
+    func testTwoPropertiesBecomingOneSwiftNameIsAnError() throws {
+        let text = "# language 1.2\nevent buy(plan_id: string, planId: int)\nscenario S < when (count(buy) > 0) >\n"
+        let (source, diagnostics) = SwiftGenerator.generate(RuleCompiler.check(text: text, path: "c.rules"))
+        XCTAssertNil(source)
+        let lines = diagnostics.filter { $0.severity == .error }.map { "\($0.location): \($0.message)" }
+        XCTAssertEqual(lines, ["2:28: 'plan_id' and 'planId' both become the Swift name 'planId'; rename one of them"])
+        XCTAssertEqual(diagnostics.first { $0.severity == .error }?.notes.first?.span?.start.column, 11)
+    }
+
     /// Type-checks `main` with the names generated for examples/app.rules against the RuleRuntime
     /// module this test run built (typo correction on: Swift 6.3 leaves it off by default).
-    private func typecheck(_ main: String) throws -> (status: Int32, output: String) {
+    private func typecheck(
+        _ main: String, rules: String = "examples/app.rules", access: String = "internal"
+    ) throws -> (status: Int32, output: String) {
         let directory = try temporaryDirectory()
         let names = directory.appendingPathComponent("AppRuleNames.swift")
-        let generated = try RulecBinary.run(["gen", "swift", "-o", names.path, "examples/app.rules"])
+        let generated = try RulecBinary.run(["gen", "swift", "--access", access, "-o", names.path, rules])
         XCTAssertEqual(generated.status, 0, generated.stderr)
         let mainFile = directory.appendingPathComponent("main.swift")
         try main.write(to: mainFile, atomically: true, encoding: .utf8)

@@ -356,11 +356,11 @@ final class CompiledRules: @unchecked Sendable {
         let eventSlot = streams.slot(event)
         let streamSlot = streams.slot(stream)
         guard !filters.contains(where: { $0.stream == streamSlot }) else { return }
-        let test = CompiledFilter(filter)
         let declared = program.properties[event] ?? []
-        let reads = test.reads.sorted().compactMap { name in
+        let reads = CompiledFilter.names(in: filter).compactMap { name in
             declared.first { $0.name.text == name }?.type.map { (name: name, type: $0) }
         }
+        let test = CompiledFilter(filter) { name in reads.firstIndex { $0.name == name } }
         filtersByEvent[eventSlot, default: []].append(filters.count)
         filters.append(
             StreamFilter(

@@ -40,9 +40,10 @@ public enum PropertyValue: Hashable, Sendable, CustomStringConvertible, Expressi
 
 /// A filter over an event's properties, lowered from a checked `where` (``CompiledRules``).
 indirect enum CompiledFilter: Sendable {
-    /// A property, or a value written in the rules.
+    /// A property (by its position in the filter's ``StreamFilter/reads``), or a value written
+    /// in the rules.
     enum Term: Sendable {
-        case property(String)
+        case property(Int)
         case value(PropertyValue)
     }
 
@@ -52,11 +53,12 @@ indirect enum CompiledFilter: Sendable {
     case or(CompiledFilter, CompiledFilter)
     case constant(Bool)
 
-    /// `expr`, checked over an event's properties.
-    init(_ expr: Expr) {
+    /// `expr`, checked over an event's properties; `read` gives a property's position in the
+    /// filter's reads (nil for one the event does not declare, which the checker reports).
+    init(_ expr: Expr, read: (String) -> Int?) {
         func term(_ expr: Expr) -> Term? {
             switch expr.kind {
-            case .name(let name): return .property(name)
+            case .name(let name): return read(name).map(Term.property)
             case .integer(let value): return .value(.int(value))
             case .string(let text): return .value(.string(text))
             case .bool(let flag): return .value(.bool(flag))
@@ -65,39 +67,62 @@ indirect enum CompiledFilter: Sendable {
             }
         }
         switch expr.kind {
-        case .parenthesized(let inner): self.init(inner)
-        case .unary(_, let operand): self = .not(CompiledFilter(operand))
-        case .binary(.and, let left, let right): self = .and(CompiledFilter(left), CompiledFilter(right))
-        case .binary(.or, let left, let right): self = .or(CompiledFilter(left), CompiledFilter(right))
+        case .parenthesized(let inner): self.init(inner, read: read)
+        case .unary(_, let operand): self = .not(CompiledFilter(operand, read: read))
+        case .binary(.and, let left, let right):
+            self = .and(CompiledFilter(left, read: read), CompiledFilter(right, read: read))
+        case .binary(.or, let left, let right):
+            self = .or(CompiledFilter(left, read: read), CompiledFilter(right, read: read))
         case .binary(let op, let left, let right):
             guard let a = term(left), let b = term(right) else {
                 self = .constant(false)
                 return
             }
             self = .compare(op, a, b)
-        case .name(let name): self = .compare(.equal, .property(name), .value(.bool(true)))
+        case .name:
+            guard let a = term(expr) else {
+                self = .constant(false)
+                return
+            }
+            self = .compare(.equal, a, .value(.bool(true)))
         case .bool(let flag): self = .constant(flag)
         default: self = .constant(false)
         }
     }
 
-    /// True when `properties` pass; `properties` hold every property the filter reads, each of
-    /// its declared type (``StreamFilter/passes(_:)`` makes sure).
-    func passes(_ properties: [String: PropertyValue]) -> Bool {
+    /// The names of the properties `expr` reads, in the order of their first appearance.
+    static func names(in expr: Expr) -> [String] {
+        var names: [String] = []
+        func visit(_ expr: Expr) {
+            switch expr.kind {
+            case .name(let name): if !names.contains(name) { names.append(name) }
+            case .parenthesized(let inner), .unary(_, let inner): visit(inner)
+            case .binary(_, let left, let right):
+                visit(left)
+                visit(right)
+            default: break
+            }
+        }
+        visit(expr)
+        return names
+    }
+
+    /// True when the values pass; `value` gives each property the filter reads (by its term's
+    /// position), of its declared type (``StreamFilter`` makes sure).
+    func passes(_ value: (Int) -> PropertyValue) -> Bool {
         switch self {
         case .constant(let flag): return flag
-        case .not(let inner): return !inner.passes(properties)
-        case .and(let a, let b): return a.passes(properties) && b.passes(properties)
-        case .or(let a, let b): return a.passes(properties) || b.passes(properties)
+        case .not(let inner): return !inner.passes(value)
+        case .and(let a, let b): return a.passes(value) && b.passes(value)
+        case .or(let a, let b): return a.passes(value) || b.passes(value)
         case .compare(let op, let a, let b):
-            func value(_ term: Term) -> PropertyValue? {
+            func resolve(_ term: Term) -> PropertyValue {
                 switch term {
-                case .property(let name): return properties[name]
-                case .value(let value): return value
+                case .property(let read): return value(read)
+                case .value(let constant): return constant
                 }
             }
-            guard let x = value(a), let y = value(b) else { return false }
-            switch (x, y) {
+            switch (resolve(a), resolve(b)) {
             case (.int(let x), .int(let y)): return CompiledFilter.compare(op, x, y)
             case (.string(let x), .string(let y)):
                 return op == .equal ? x == y : op == .notEqual ? x != y : false
@@ -105,6 +130,21 @@ indirect enum CompiledFilter: Sendable {
                 return op == .equal ? x == y : op == .notEqual ? x != y : false
             default: return false
             }
+        }
+    }
+
+    /// The same filter with each property's position replaced by `position(old)`.
+    func mapped(_ position: (Int) -> Int) -> CompiledFilter {
+        func term(_ term: Term) -> Term {
+            if case .property(let read) = term { return .property(position(read)) }
+            return term
+        }
+        switch self {
+        case .constant: return self
+        case .not(let inner): return .not(inner.mapped(position))
+        case .and(let a, let b): return .and(a.mapped(position), b.mapped(position))
+        case .or(let a, let b): return .or(a.mapped(position), b.mapped(position))
+        case .compare(let op, let a, let b): return .compare(op, term(a), term(b))
         }
     }
 
@@ -117,19 +157,6 @@ indirect enum CompiledFilter: Sendable {
         case .greater: return x > y
         case .greaterEqual: return x >= y
         case .and, .or: return false
-        }
-    }
-
-    /// The properties the filter reads.
-    var reads: Set<String> {
-        switch self {
-        case .constant: return []
-        case .not(let inner): return inner.reads
-        case .and(let a, let b), .or(let a, let b): return a.reads.union(b.reads)
-        case .compare(_, let a, let b):
-            var names = Set<String>()
-            for case .property(let name) in [a, b] { names.insert(name) }
-            return names
         }
     }
 }
@@ -150,7 +177,7 @@ struct StreamFilter: Sendable {
     /// pass it. A property missing or of another type fails it (the event still counts).
     func passes(_ properties: [String: PropertyValue]) -> Bool {
         for (name, type) in reads where properties[name]?.type != type { return false }
-        return test.passes(properties)
+        return test.passes { properties[reads[$0].name]! }
     }
 }
 

@@ -98,6 +98,12 @@ struct EngineCore {
     /// While a swap decodes the stored state outside the lock: what this core wrote or took in
     /// since (``RuleEngine/replaceRules(checked:origin:version:)``).
     var journal: SwapJournal?
+    /// By generated occurrence type (``EventOccurrence``) seen with these rules, where in
+    /// ``occurrenceFilters`` its event's filters are, as it tests them
+    /// (``occurrenceTests(_:slot:)``).
+    var occurrenceMatches: [Range<Int>] = []
+    var occurrenceFilters: [OccurrenceFilter] = []
+    var occurrenceMatchIndex: [PropertyLayout.Key: Int] = [:]
     /// The app's code the engine is running under its lock, if any: named when that code calls
     /// the engine (which would deadlock) before the process stops.
     var callback = CallbackSite.none

@@ -124,7 +124,8 @@ public enum SwiftGenerator {
                             at: span,
                             notes: [
                                 DiagnosticNote(
-                                    "'\(first.name.text)' is declared here", at: SourceSpan(constant.span.file, first.name.range))
+                                    "'\(first.name.text)' is declared here",
+                                    at: SourceSpan(constant.span.file, first.name.range))
                             ]))
                 } else {
                     seenProperties[swift] = property
@@ -223,7 +224,9 @@ public enum SwiftGenerator {
                 case .event(let event):
                     for (k, name) in event.names.enumerated() where events.insert(name.text).inserted {
                         add(.event, name, source, quote(source, event.range))
-                        if k < event.properties.count { constants[constants.count - 1].properties = event.properties[k] }
+                        if k < event.properties.count {
+                            constants[constants.count - 1].properties = event.properties[k]
+                        }
                     }
                 }
             }
@@ -329,7 +332,8 @@ public enum SwiftGenerator {
     static func occurrence(_ constant: Constant, modifier: String) -> String {
         let name = constant.swiftName.filter { $0 != "`" }
         let type = name.prefix(1).uppercased() + name.dropFirst() + "Occurrence"
-        let properties = constant.properties.map { property -> (rule: String, swift: String, type: String, value: String) in
+        let properties = constant.properties.map {
+            property -> (rule: String, swift: String, type: String, value: String) in
             let swift = swiftName(property.name.text)
             switch property.type {
             case .int?: return (property.name.text, swift, "Int", ".int(Int64(\(swift)))")

@@ -11,7 +11,8 @@ import XCTest
 final class OccurrenceTests: XCTestCase {
     /// As generated for `event purchase(amount: int, plan: string, trial: bool)`.
     struct Purchase: EventOccurrence {
-        static let layout = PropertyLayout("purchase", [("amount", Int.self), ("plan", String.self), ("trial", Bool.self)])
+        static let layout = PropertyLayout(
+            "purchase", [("amount", Int.self), ("plan", String.self), ("trial", Bool.self)])
         var amount: Int
         var plan: String
         var trial: Bool
@@ -26,7 +27,8 @@ final class OccurrenceTests: XCTestCase {
 
     /// Generated from rules that declared the properties in another order.
     struct Reordered: EventOccurrence {
-        static let layout = PropertyLayout("purchase", [("trial", Bool.self), ("amount", Int.self), ("plan", String.self)])
+        static let layout = PropertyLayout(
+            "purchase", [("trial", Bool.self), ("amount", Int.self), ("plan", String.self)])
         var trial: Bool
         var amount: Int
         var plan: String
@@ -41,7 +43,9 @@ final class OccurrenceTests: XCTestCase {
 
     /// Generated from older rules: `amount` a string, no `trial`; its layout made at each call.
     struct Older: EventOccurrence {
-        static var layout: PropertyLayout { PropertyLayout("purchase", [("plan", String.self), ("amount", String.self)]) }
+        static var layout: PropertyLayout {
+            PropertyLayout("purchase", [("plan", String.self), ("amount", String.self)])
+        }
         var plan: String
         var amount: String
         func property(at position: Int) -> PropertyValue { position == 0 ? .string(plan) : .string(amount) }

@@ -225,7 +225,10 @@ final class GenSwiftTests: XCTestCase {
         }
         let mistakes = [
             ("(amount: 1200, plan: \"pro\")", "(amount: 1200)", "missing argument for parameter 'plan' in call"),
-            ("(amount: 1200, plan: \"pro\")", "(amount: \"1200\", plan: \"pro\")", "cannot convert value of type 'String'"),
+            (
+                "(amount: 1200, plan: \"pro\")", "(amount: \"1200\", plan: \"pro\")",
+                "cannot convert value of type 'String'"
+            ),
             (
                 "(amount: 1200, plan: \"pro\")", "(amount: 1200, plan: \"pro\", trial: true)",
                 "cannot call value of non-function type 'Event'"

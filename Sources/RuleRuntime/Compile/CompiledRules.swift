@@ -364,7 +364,8 @@ final class CompiledRules: @unchecked Sendable {
         filtersByEvent[eventSlot, default: []].append(filters.count)
         filters.append(
             StreamFilter(
-                event: eventSlot, stream: streamSlot, text: Printer.expression(filter), test: test, reads: reads))
+                event: eventSlot, stream: streamSlot, text: Printer.expression(filter), test: test, reads: reads,
+                readNames: reads.map(\.name)))
     }
 
     /// The canonical texts of the filters these rules read of `event` (`count(EVENT where ...)`).

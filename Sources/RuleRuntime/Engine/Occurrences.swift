@@ -102,7 +102,8 @@ extension EngineCore {
                 positions.append(at)
             }
             guard positions.count == filter.reads.count else { continue }
-            occurrenceFilters.append(OccurrenceFilter(stream: filter.stream, test: filter.test.mapped { positions[$0] }))
+            occurrenceFilters.append(
+                OccurrenceFilter(stream: filter.stream, test: filter.test.mapped { positions[$0] }))
         }
         occurrenceMatches.append(start..<occurrenceFilters.count)
         occurrenceMatchIndex[layout.key] = occurrenceMatches.count - 1

@@ -91,6 +91,8 @@ struct LSPFeatures {
         for clause in clauses {
             switch clause.kind {
             case .minEvents(let n, let s): parts.append("at least \(n.value) events" + scope(s))
+            case .minEventsWhere(let n, let filter, let s):
+                parts.append("at least \(n.value) events where \(Printer.expression(filter))" + scope(s))
             case .maxEvents(let n, let s): parts.append("at most \(n.value) events" + scope(s))
             case .maxExec(let n, let s): parts.append("at most \(n.value) executions" + scope(s))
             case .sinceFirst(let d): parts.append("the first event at least \(file.text(d.range)) ago")

@@ -57,6 +57,9 @@ public struct Scope: Equatable, Hashable, Sendable {
 /// One clause of a scenario or group body.
 public enum ClauseKind: Equatable, Hashable, Sendable {
     case minEvents(IntLiteral, Scope)
+    /// `min_events 3 where plan == "pro" within 30d`: at least N triggers of the scenario's `on`
+    /// events whose properties pass the filter. Language 1.2.
+    case minEventsWhere(IntLiteral, Expr, Scope)
     case maxEvents(IntLiteral, Scope)
     case maxExec(IntLiteral, Scope)
     case sinceFirst(DurationLiteral)
@@ -95,7 +98,7 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     /// Which clause it is, without its payload.
     var word: ClauseWord {
         switch self {
-        case .minEvents: return .minEvents
+        case .minEvents, .minEventsWhere: return .minEvents
         case .maxEvents: return .maxEvents
         case .maxExec: return .maxExec
         case .sinceFirst: return .sinceFirst

@@ -373,6 +373,18 @@ struct Checker {
                 if n.value > tables.minimums[scope.kind]?.value ?? .min {
                     tables.minimums[scope.kind] = (n.value, position)
                 }
+            case .minEventsWhere(let n, let filter, let scope):
+                checkWindow(n, scope, file)
+                // The filter is read over each `on` event's properties.
+                let events = clauses.lazy.compactMap { clause -> [Name]? in
+                    if case .on(let names) = clause.kind { return names }
+                    return nil
+                }.first
+                if let events, !events.isEmpty {
+                    for event in events where !checkFilter(filter, of: event, file) { break }
+                } else {
+                    error(Message.filterNeedsOn, file, clause.range)
+                }
             case .maxEvents(let n, let scope):
                 checkWindow(n, scope, file)
                 if n.value < tables.maximums[scope.kind]?.value ?? .max {

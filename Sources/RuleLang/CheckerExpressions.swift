@@ -59,9 +59,12 @@ extension Checker {
                         filterEvent != nil || BuiltinValue(rawValue: word) == nil,
                         otherIsString(other)
                     else { continue }
+                    // In a filter, a near miss of a property is a misspelt property (did you mean).
+                    if filterEvent != nil, !suggest(word, filterProperties.keys.sorted()).isEmpty { break }
                     _ = typeOf(other, file)
                     error(
-                        Message.stringNeedsQuotes(word), file, side.range,
+                        Message.stringNeedsQuotes(word, names: filterEvent == nil ? "a param" : "a property"), file,
+                        side.range,
                         fixIts: [FixIt(range: side.range, replacement: Printer.string(word))])
                     return nil
                 }

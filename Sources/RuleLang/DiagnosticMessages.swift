@@ -222,8 +222,8 @@ enum Message {
         DiagnosticMessage(.expectedToken, "the number comes before the scope: '\(clause) \(fix)'")
     }
     static let conditionNeedsWhen = DiagnosticMessage(.unknownClause, "a condition needs 'when': 'when CONDITION'")
-    static func stringNeedsQuotes(_ word: String) -> DiagnosticMessage {
-        DiagnosticMessage(.unknownName, "strings are quoted: '\"\(word)\"'; a bare word names a param")
+    static func stringNeedsQuotes(_ word: String, names: String = "a param") -> DiagnosticMessage {
+        DiagnosticMessage(.unknownName, "strings are quoted: '\"\(word)\"'; a bare word names \(names)")
     }
     static let bodyInBraces = DiagnosticMessage(
         .expectedToken, "a body is written between '<' and '>'; braces hold a group's scenarios")
@@ -372,6 +372,12 @@ enum Message {
         DiagnosticMessage(
             .unknownProperty,
             "event '\(event)' declares no properties to filter on; declare them: 'event \(event)(NAME: TYPE, ...)'")
+    }
+    static var filterNeedsOn: DiagnosticMessage {
+        DiagnosticMessage(
+            .unknownProperty,
+            "'min_events N where ...' filters the triggers of the scenario's 'on' events; add 'on EVENT' "
+                + "naming events with properties")
     }
     static func filterFunction(_ function: String) -> DiagnosticMessage {
         DiagnosticMessage(

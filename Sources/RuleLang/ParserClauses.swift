@@ -158,6 +158,16 @@ extension Parser {
             return countClause(keyword, value, scope)
         }
         guard let value = parseIntLiteral() else { return nil }
+        // `min_events 3 where plan == "pro"`: the `on` events' triggers whose properties pass.
+        var filter: Expr?
+        if keyword == "min_events", check(.identifier), current.range.count == 5, text(current) == "where" {
+            let word = advance().range
+            operators = 0
+            let parsed = parseExpr()
+            if case .invalid = parsed.kind { return nil }
+            filter = parsed
+            noteNewer(.properties, "'where'", at: word)
+        }
         let scope: Scope
         if check(.kwPer) || check(.kwWithin) {
             guard let parsed = parseScope() else { return nil }
@@ -183,6 +193,7 @@ extension Parser {
         } else {
             scope = Scope(.install, previous.range.upperBound..<previous.range.upperBound)
         }
+        if let filter { return .minEventsWhere(value, filter, scope) }
         return countClause(keyword, value, scope)
     }
 

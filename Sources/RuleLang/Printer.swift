@@ -27,6 +27,8 @@ public enum Printer {
         switch kind {
         case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
             return "\(kind.keyword) \(integer(n))\(scopeSuffix(s.kind))"
+        case .minEventsWhere(let n, let filter, let s):
+            return "min_events \(integer(n)) where \(expression(filter, source: source))\(scopeSuffix(s.kind))"
         case .minDays(let n, let d):
             return "min_days \(integer(n)) within \(DurationText.format(d.seconds))"
         case .growingBetween(let gaps):

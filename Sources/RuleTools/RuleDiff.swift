@@ -179,7 +179,26 @@ public enum RuleDiff {
                 case .group(let group): bodies = [group.clauses] + group.members.map(\.clauses)
                 case .param, .event: break
                 }
-                for clause in bodies.joined() { if case .when(let expr) = clause.kind { visit(expr, file.source) } }
+                for body in bodies {
+                    for clause in body {
+                        switch clause.kind {
+                        case .when(let expr): visit(expr, file.source)
+                        case .minEventsWhere(_, let filter, _):
+                            // Over each `on` event: `EVENT where FILTER`.
+                            for case .on(let names) in body.map(\.kind) {
+                                for name in names {
+                                    found.append(
+                                        (
+                                            Printer.name(name.text) + " where " + Printer.expression(filter),
+                                            file.source,
+                                            clause.range
+                                        ))
+                                }
+                            }
+                        default: break
+                        }
+                    }
+                }
             }
         }
         return found
@@ -207,6 +226,8 @@ public enum RuleDiff {
             }
             return kind.keyword + " " + scopeKind
         case .when(let expr): return "when " + Printer.expression(expr)
+        case .minEventsWhere(_, let filter, let scope):
+            return "min_events where " + Printer.expression(filter) + " " + Printer.scope(scope.kind)
         case .after(let outcome, _): return "after " + outcome.text
         default: return kind.keyword
         }

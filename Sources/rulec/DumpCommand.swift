@@ -82,7 +82,7 @@ struct Dump {
             func scenario(_ decl: ScenarioDecl, group: String?) -> [String: Any] {
                 [
                     "name": decl.name.text, "group": group ?? NSNull(), "was": former(decl.formerNames, source),
-                    "clauses": decl.clauses.map { clause($0, source) },
+                    "clauses": decl.clauses.map { clause($0, in: decl.clauses, source) },
                     "range": range(decl.range, source),
                 ]
             }
@@ -111,7 +111,7 @@ struct Dump {
                     ])
                 case .group(let decl):
                     groups.append([
-                        "name": decl.name.text, "clauses": decl.clauses.map { clause($0, source) },
+                        "name": decl.name.text, "clauses": decl.clauses.map { clause($0, in: decl.clauses, source) },
                         "was": former(decl.formerNames, source), "members": decl.members.map(\.name.text),
                         "range": range(decl.range, source),
                     ])
@@ -150,12 +150,23 @@ struct Dump {
         }
     }
 
-    func clause(_ clause: Clause, _ file: SourceFile) -> [String: Any] {
+    /// `clause` of the body `body` (whose `on` events a filtered `min_events` reads).
+    func clause(_ clause: Clause, in body: [Clause], _ file: SourceFile) -> [String: Any] {
         var object: [String: Any] = ["keyword": clause.kind.keyword, "range": range(clause.range, file)]
         switch clause.kind {
         case .minEvents(let n, let s), .maxEvents(let n, let s), .maxExec(let n, let s):
             object["value"] = n.value
             object["scope"] = scope(s.kind)
+        case .minEventsWhere(let n, let filter, let s):
+            object["value"] = n.value
+            object["scope"] = scope(s.kind)
+            var types: [String: ValueType] = [:]
+            for case .on(let names) in body.map(\.kind) {
+                for name in names {
+                    for p in program.properties[name.text] ?? [] { if let type = p.type { types[p.name.text] = type } }
+                }
+            }
+            object["filter"] = expression(filter, file, properties: types)
         case .sinceFirst(let d), .sinceLast(let d), .between(let d): object["seconds"] = d.seconds
         case .growingBetween(let gaps): object["gaps"] = gaps.map(\.seconds)
         case .minDays(let n, let d):

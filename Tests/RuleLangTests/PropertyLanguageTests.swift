@@ -69,8 +69,12 @@ final class PropertyLanguageTests: XCTestCase {
             ["'executions' takes no 'where'; 'count', 'since_first', 'since_last' and 'active_days' of an event do"])
         XCTAssertEqual(
             messages("when count(purchase where plan == pro) >= 1"),
-            ["strings are quoted: '\"pro\"'; a bare word names a param"],
+            ["strings are quoted: '\"pro\"'; a bare word names a property"],
             "a bare word: quotes")
+        XCTAssertEqual(
+            messages("when count(purchase where plann == \"pro\") >= 1"),
+            ["event 'purchase' has no property 'plann'; did you mean 'plan'?"],
+            "a near miss of a property compared with a string: a misspelt property, not a string")
         XCTAssertEqual(
             check("# language 1.2\nevent purchase(amount: int, amount: string)\nscenario A < on purchase >\n")
                 .diagnostics.map(\.message), ["property 'amount' of event 'purchase' is declared twice"])
@@ -99,5 +103,42 @@ final class PropertyLanguageTests: XCTestCase {
         XCTAssertEqual(
             messages("when plan == \"pro\""), ["strings are quoted: '\"plan\"'; a bare word names a param"],
             "a property is not a param")
+    }
+
+    func errors(_ result: CheckResult) -> [String] {
+        result.diagnostics.filter { $0.severity == .error }.map(\.message)
+    }
+
+    /// `min_events N where FILTER [scope]`: the `on` events' triggers whose properties pass.
+    func testMinEventsWhere() {
+        let body = "scenario Pro < on purchase; min_events 3 where plan == \"pro\" and amount >= 10 within 30d >\n"
+        let result = check(header + body)
+        XCTAssertEqual(errors(result), [])
+        XCTAssertEqual(
+            result.program.scenarios.map { Printer.clause($0.decl.clauses[1].kind) },
+            ["min_events 3 where plan == \"pro\" and amount >= 10 within 30d"])
+        let formatted = Formatter.format(SourceFile(path: "t.rules", text: header + body)).text ?? ""
+        XCTAssertEqual(
+            Formatter.format(SourceFile(path: "t.rules", text: formatted)).text, formatted, "formatting is stable")
+        XCTAssertTrue(formatted.contains("min_events 3 where plan == \"pro\" and amount >= 10 within 30d"), formatted)
+        XCTAssertEqual(
+            errors(check(header + "scenario A < min_events 1 where plan == \"pro\" >\n")),
+            [
+                "'min_events N where ...' filters the triggers of the scenario's 'on' events; add 'on EVENT' "
+                    + "naming events with properties"
+            ])
+        XCTAssertEqual(
+            messages("min_events 1 where plan == \"pro\""),
+            ["event 'launch' declares no properties to filter on; declare them: 'event launch(NAME: TYPE, ...)'"],
+            "every 'on' event must have the properties")
+        XCTAssertEqual(
+            errors(check(header + "scenario A < on purchase; min_events 1 where amont >= 1 >\n")),
+            ["event 'purchase' has no property 'amont'; did you mean 'amount'?"])
+        XCTAssertEqual(
+            check(header + "group G < min_events 1 where amount >= 1 > {\n scenario A < on purchase >\n}\n")
+                .diagnostics.filter { $0.severity == .error }.map(\.id), [.clauseNotInGroup])
+        let older = check(
+            "# language 1.1\nevent purchase\nscenario A < on purchase; min_events 1 where amount >= 1 >\n")
+        XCTAssertTrue(older.diagnostics.map(\.id).contains(.languageVersion), "\(older.diagnostics.map(\.message))")
     }
 }

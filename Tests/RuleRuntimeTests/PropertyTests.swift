@@ -111,4 +111,45 @@ final class PropertyTests: XCTestCase {
         XCTAssertTrue(try engine.check("count(purchase where amount < 10) == 1"), "from the swap on")
         XCTAssertEqual(engine.count("purchase"), 5)
     }
+
+    /// `min_events N where FILTER within D` over two `on` events, against the list of triggers:
+    /// N (20) above the recent times a stream keeps by default (16), so the window is exact only
+    /// if the filtered streams keep N+1; triggers of either event count, and a restart keeps them.
+    func testMinEventsWhereCountsTheOnEventsTriggersThatPass() throws {
+        let rules = """
+            # language 1.2
+            event purchase(amount: int, plan: string), gift(amount: int, plan: string), launch
+            scenario Loyal < on purchase, gift; min_events 20 where plan == "pro" and amount >= 10 within 30d >
+            scenario Session < on purchase; min_events 2 where amount >= 10 per session >
+            """
+        var random = SeededGenerator(seed: 1202)
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        var engine = try RuleEngine(source: rules, store: store, clock: clock)
+        engine.startSession(version: "1.0")
+        var passing: [Double] = []
+        var inSession = 0
+        var sawLoyal = (yes: 0, no: 0)
+        for step in 0..<600 {
+            clock.advance(by: Double(Int.random(in: 60...(16 * 3_600), using: &random)))
+            let event = Int.random(in: 0..<8, using: &random) == 0 ? "gift" : "purchase"
+            let amount = Int64.random(in: 0..<20, using: &random)
+            let plan = ["pro", "free"].randomElement(using: &random)!
+            engine.trigger(event, properties: ["amount": .int(amount), "plan": .string(plan)])
+            let now = clock.now().timeIntervalSince1970
+            if plan == "pro" && amount >= 10 { passing.append(now) }
+            if event == "purchase" && amount >= 10 { inSession += 1 }
+            if step % 100 == 99 {
+                engine = try RuleEngine(source: rules, store: store, clock: clock)  // a restart, a new session
+                engine.startSession(version: "1.0")
+                inSession = 0
+            }
+            let window = passing.filter { $0 > now - 30 * 86_400 }.count
+            XCTAssertEqual(engine.canExecute("Loyal"), window >= 20, "step \(step): \(window) in the window")
+            if window >= 20 { sawLoyal.yes += 1 } else { sawLoyal.no += 1 }
+            XCTAssertEqual(engine.canExecute("Session"), inSession >= 2, "step \(step)")
+        }
+        XCTAssertTrue(passing.count > 100)
+        XCTAssertTrue(sawLoyal.yes > 50 && sawLoyal.no > 50, "both answers, often: \(sawLoyal)")
+    }
 }

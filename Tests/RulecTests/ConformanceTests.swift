@@ -193,6 +193,15 @@ final class ConformanceTests: XCTestCase {
                         zone: trace.zone))
             }
         }
+        // Event properties: their rules against traces whose triggers carry properties.
+        for (r, rules) in Self.propertyGrid.enumerated() {
+            for (t, trace) in Self.propertyTraces.enumerated() {
+                cases.append(
+                    try Self.make(
+                        "properties/\(r)-\(t)", files: [File(path: "case.rules", text: Self.properties + rules)],
+                        timeline: trace))
+            }
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try FileManager.default.createDirectory(
@@ -255,6 +264,62 @@ final class ConformanceTests: XCTestCase {
         "scenario S < on a; max_events 0 per session; max_exec 5 >",
         "scenario S < on a; min_events 2 per install; max_exec 1 per install >",
         "# language 1.2\nscenario S < on a; holdout 50% \"h\" >\nscenario T < on a; holdout 10% \"t\" >",
+    ]
+
+    /// The events of the property grid, with properties of each type (language 1.2).
+    static let properties = "# language 1.2\nevent a(n: int, k: string, f: bool), b(n: int, k: string, f: bool), go\n"
+
+    /// Rule texts over `a` and `b` with properties, each with a scenario `S`: every function that
+    /// takes a filter, `min_events ... where`, every operator and property type, and scopes.
+    static let propertyGrid: [String] = [
+        "scenario S < on go; when count(a where n >= 10) >= 2 >",
+        "scenario S < on go; when count(a where k == \"x\" and (n < 5) within 1h) >= 1 >",
+        "scenario S < on go; when since_last(a where not (n == 3)) >= 30m >",
+        "scenario S < on go; when since_first(a where k != \"y\" or f) >= 1h >",
+        "scenario S < on go; when active_days(a where (n > 2) within 7d) >= 2 >",
+        "scenario S < on go; when count(a where f == false per session) == 0 >",
+        "scenario S < on go; when count(a where n <= 10 per version) >= 2 >",
+        "scenario S < on a; min_events 2 where n >= 10 >",
+        "scenario S < on a, b; min_events 3 where k == \"x\" within 1d >",
+        "scenario S < on a; min_events 1 where f per session; max_exec 1 per session >",
+    ]
+
+    /// Traces of triggers with properties (some missing, one event without any) for the property grid.
+    static let propertyTraces: [String] = [
+        """
+        0 launch 1.0
+        0 trigger a n=12 k=x f=true
+        0 trigger go
+        0 try S
+        1h trigger a n=3 k=x f=false
+        1h trigger b n=20 k=x
+        90m trigger go
+        90m try S
+        2h trigger a n=15 k=y
+        2h trigger go
+        150m try S
+        1d launch 1.0
+        1d trigger a n=10 k=x f=true
+        1d trigger go
+        1d try S
+        3d trigger a n=1 k=x f=true
+        3d trigger b k=x
+        3d try S
+        """,
+        """
+        0 launch 1.0
+        0 trigger a
+        0 trigger a n=4 k=x
+        30m trigger b n=4 k=x f=false
+        30m try S
+        2h launch 2.0
+        2h trigger a n=11 k=z f=false
+        2h trigger a n=11 k=x f=true
+        2h1m try S
+        2d trigger a n=3 k=x
+        2d try S
+        8d try S
+        """,
     ]
 
     /// Traces over the streams `a` and `b` and the scenario `S`, which every rule text has.

@@ -32,6 +32,8 @@ final class CompiledRules: @unchecked Sendable {
     /// The filtered streams (``StreamFilter``), and by event slot the positions of its filters.
     private(set) var filters: [StreamFilter] = []
     private(set) var filtersByEvent: [Int: [Int]] = [:]
+    /// The recent times a filtered stream keeps for `min_events N where ... within D` (N+1).
+    private var filterKeep: [Int: Int] = [:]
     /// The prefix of a presentation's hold: a to-do of the engine's own.
     static let holdPrefix = "@showing:"
     /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
@@ -225,6 +227,7 @@ final class CompiledRules: @unchecked Sendable {
             }
         }
         streamKeep = Array(repeating: recentLimit, count: streams.count)
+        for (slot, keep) in filterKeep { streamKeep[slot] = max(streamKeep[slot], keep) }
         var counts = [Int32](repeating: 0, count: streams.count + 1)
         for scenario in scenarios {
             for slot in scenario.streams {
@@ -307,6 +310,23 @@ final class CompiledRules: @unchecked Sendable {
             case .minEvents(let n, let scope):
                 needs(n, scope, &events)
                 lowered = .minEvents(n.value, CountScope(scope.kind))
+            case .minEventsWhere(let n, let filter, let scope):
+                // The sum of the `on` events' filtered counts, at least N: a condition.
+                var keep = 0
+                needs(n, scope, &keep)
+                var slots: [Int] = []
+                for case .on(let names) in clauses.map(\.kind) {
+                    for name in names {
+                        let stream = EngineStream.filtered(name.text, filter)
+                        addFilter(event: name.text, filter, stream: stream)
+                        let slot = streams.slot(stream)
+                        slots.append(slot)
+                        if keep > 0 { filterKeep[slot] = max(filterKeep[slot] ?? 0, keep) }
+                    }
+                }
+                conditions.append(
+                    .compare(.greaterEqual, .countOf(slots: slots, CountScope(scope.kind)), .constant(.int(n.value))))
+                lowered = .when(conditions.count - 1)
             case .maxEvents(let n, let scope):
                 needs(n, scope, &events)
                 lowered = .maxEvents(n.value, CountScope(scope.kind))

@@ -37,7 +37,14 @@ extension EngineCore {
         switch clause {
         case .when(let condition):
             let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
-            return Assessment(passes: passes, detail: detailed ? (passes ? "true" : "false") : "")
+            guard detailed else { return Assessment(passes: passes) }
+            // `min_events N where ...` (a sum of filtered counts): the count so far, as `min_events`.
+            if case .compare(_, let counted, _) = rules.conditions[condition], case .countOf = counted,
+                case .int(let count) = evaluate(counted, now: time)
+            {
+                return Assessment(passes: passes, detail: "\(count) so far")
+            }
+            return Assessment(passes: passes, detail: passes ? "true" : "false")
         case .minDays(let n, let window):
             // Local days of the streams the scenario counts. Waiting alone adds no active day:
             // a failing one is never ready by waiting.

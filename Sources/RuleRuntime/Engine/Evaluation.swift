@@ -181,6 +181,13 @@ extension EngineCore {
             let (a, b) = (evaluate(left, now: time), evaluate(right, now: time))
             return .bool(Self.compare(op, a, b))
         case .count(let slot, let scope): return .int(count(slot, scope, now: time))
+        case .countOf(let slots, let scope):
+            var total: Int64 = 0
+            for slot in slots {
+                let (sum, overflow) = total.addingReportingOverflow(count(slot, scope, now: time))
+                total = overflow ? .max : sum
+            }
+            return .int(total)
         case .activeDays(let slot, let window): return .int(activeDays(of: [slot], window: window, now: time))
         case .scenarioExecutions(let index, let scope):
             return .int(view(index).executions.count(scope, now: time, in: meta.epoch))

@@ -7,6 +7,8 @@ extension LSPFeatures {
     /// Where the cursor is, as far as completion cares.
     private struct Context {
         var inBody = false
+        /// Where the body being written starts (just after its `<`).
+        var bodyStart = 0
         /// Where the clause being written starts.
         var clauseStart = 0
         /// The function of each open parenthesis ("" for a plain one).
@@ -47,6 +49,11 @@ extension LSPFeatures {
             {
                 return LSPFeatures.items(outcomeItems)
             }
+            // `count(purchase where `: the event's properties (language 1.2).
+            if written.count >= 2, written[1] == "where", builtin.argument == .stream {
+                return LSPFeatures.items(
+                    filterItems(properties(of: [String(written[0])]), after: inside, scopes: builtin.takesScope))
+            }
             if written.isEmpty {
                 switch builtin.argument {
                 case .stream:
@@ -63,8 +70,10 @@ extension LSPFeatures {
                 }
             }
             guard written.count == 1, inside.hasSuffix(" ") else { return LSPFeatures.items([]) }
-            if builtin == .activeDays { return LSPFeatures.items([withinItem]) }
-            return LSPFeatures.items(builtin.takesScope ? scopeItems : [])
+            let filters =
+                builtin.argument == .stream && !properties(of: [String(written[0])]).isEmpty ? [whereItem] : []
+            if builtin == .activeDays { return LSPFeatures.items(filters + [withinItem]) }
+            return LSPFeatures.items(filters + (builtin.takesScope ? scopeItems : []))
         }
         guard let keyword = words.first else { return LSPFeatures.items(clauseItems(language)) }
         if words.count == 1 && !clause.hasSuffix(" ") { return LSPFeatures.items(clauseItems(language)) }
@@ -74,8 +83,14 @@ extension LSPFeatures {
             return LSPFeatures.items(eventItems().filter { !listed.contains($0["label"] as? String ?? "") })
         case "when":
             return LSPFeatures.items(expressionItems(language))
+        case "min_events" where words.count >= 3 && words[2] == "where":
+            // `min_events 3 where `: the properties of the scenario's `on` events.
+            return LSPFeatures.items(filterItems(properties(of: onEvents(context, before: typed)), after: clause))
         case "min_events", "max_events", "max_exec":
-            return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? scopeItems : [])
+            guard words.count == 2 && clause.hasSuffix(" ") else { return LSPFeatures.items([]) }
+            let filters =
+                keyword == "min_events" && !properties(of: onEvents(context, before: typed)).isEmpty ? [whereItem] : []
+            return LSPFeatures.items(filters + scopeItems)
         case "min_days":
             return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? [withinItem] : [])
         case "after" where language >= Construct.outcomes.version:
@@ -114,7 +129,7 @@ extension LSPFeatures {
                 }
                 if index >= end { context.inText = true }
             case UInt8(ascii: "<") where !context.inBody:
-                context = Context(inBody: true, clauseStart: index + 1)
+                context = Context(inBody: true, bodyStart: index + 1, clauseStart: index + 1)
             case UInt8(ascii: ">") where context.inBody && context.parentheses.isEmpty:
                 context.inBody = false
             case UInt8(ascii: ";") where context.inBody && context.parentheses.isEmpty:
@@ -205,6 +220,57 @@ extension LSPFeatures {
             item("per install", kind: 14, detail: "scope", snippet: "per install"),
             withinItem,
         ]
+    }
+
+    private var whereItem: JSONObject {
+        item(
+            "where", kind: 14, detail: "where FILTER: the triggers whose properties pass", snippet: "where ${1:filter}")
+    }
+
+    /// The properties `events` declare (each name once, with its type).
+    private func properties(of events: [String]) -> [(name: String, type: String)] {
+        var found: [(name: String, type: String)] = []
+        for event in events {
+            for property in program.properties[event] ?? []
+            where !found.contains(where: { $0.name == property.name.text }) {
+                found.append((property.name.text, property.type?.rawValue ?? "?"))
+            }
+        }
+        return found
+    }
+
+    /// The events of the `on` clause of the body being written, before `offset`.
+    private func onEvents(_ context: Context, before offset: Int) -> [String] {
+        let body = file.text(context.bodyStart..<offset)
+        for clause in body.split(separator: ";") {
+            let words = clause.split(whereSeparator: {
+                $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == ","
+            })
+            if words.first == "on" {
+                return words.dropFirst().map { String($0).replacingOccurrences(of: "\"", with: "") }
+            }
+        }
+        return []
+    }
+
+    /// In a filter written so far as `text`: the properties after `where`, `and`, `or`, `not` or
+    /// `(`; after a comparison, `and`, `or` and, in a call that takes one, the scopes.
+    private func filterItems(_ properties: [(name: String, type: String)], after text: String, scopes: Bool = true)
+        -> [JSONObject]
+    {
+        var words = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).map(String.init)
+        if !text.hasSuffix(" "), !text.hasSuffix("("), !words.isEmpty { words.removeLast() }  // a word being typed
+        let last = words.last ?? ""
+        if ["where", "and", "or", "not"].contains(last) || last.hasSuffix("(") || text.hasSuffix("(") {
+            return properties.map { item($0.name, kind: 10, detail: "property: \($0.type)") }
+        }
+        guard text.hasSuffix(" "), words.count >= 2 else { return [] }
+        if let property = properties.first(where: { $0.name == last }), property.type != "bool" {
+            let operators = property.type == "int" ? ["==", "!=", ">=", "<="] : ["==", "!="]
+            return operators.map { item($0, kind: 24, detail: "compare the \(property.type)") }
+        }
+        let joins = [item("and", kind: 14, detail: "both"), item("or", kind: 14, detail: "either")]
+        return joins + (scopes ? scopeItems : [])
     }
 
     private var withinItem: JSONObject { item("within", kind: 14, detail: "within D", snippet: "within ${1:7d}") }

@@ -254,6 +254,37 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(try labels("event launch\nscenario RateApp < when count() >\n", 1, 30), ["launch"])
     }
 
+    /// Language 1.2's properties: `where` after an event that has some, then its properties, the
+    /// comparisons of a property's type, and `and`, `or` and the scopes after a comparison; in a
+    /// call and in `min_events N where`.
+    func testCompletionOfProperties() throws {
+        func labels(_ text: String, _ line: Int, _ character: Int) throws -> [String] {
+            open(app, text)
+            let result = try client.result("textDocument/completion", at(app, line, character)) as? [String: Any]
+            return ((result?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+        }
+        let head = "# language 1.2\nevent purchase(amount: int, plan: string, trial: bool), open\n"
+        func call(_ inside: String) throws -> [String] {
+            let line = "scenario A < on open; when (count(\(inside)) > 1) >"
+            return try labels(head + line + "\n", 2, "scenario A < on open; when (count(\(inside)".utf8.count)
+        }
+        let scopes = ["per session", "per version", "per install", "within"]
+        XCTAssertEqual(try call("purchase "), ["where"] + scopes)
+        XCTAssertEqual(try call("open "), scopes, "an event without properties: no where")
+        XCTAssertEqual(try call("purchase where "), ["amount", "plan", "trial"])
+        XCTAssertEqual(try call("purchase where am"), ["amount", "plan", "trial"], "a property being typed")
+        XCTAssertEqual(try call("purchase where amount "), ["==", "!=", ">=", "<="])
+        XCTAssertEqual(try call("purchase where plan "), ["==", "!="])
+        XCTAssertEqual(try call("purchase where amount >= 10 "), ["and", "or"] + scopes)
+        XCTAssertEqual(try call("purchase where amount >= 10 and not "), ["amount", "plan", "trial"])
+        let clause = "scenario B < on purchase; min_events 3 "
+        XCTAssertEqual(try labels(head + clause + ">\n", 2, clause.utf8.count), ["where"] + scopes)
+        let filter = clause + "where "
+        XCTAssertEqual(try labels(head + filter + ">\n", 2, filter.utf8.count), ["amount", "plan", "trial"])
+        let none = "scenario B < on open; min_events 3 "
+        XCTAssertEqual(try labels(head + none + ">\n", 2, none.utf8.count), scopes)
+    }
+
     func testDefinitionAndReferences() throws {
         open(other, otherRules)
         let definition = try XCTUnwrap(

@@ -21,6 +21,26 @@ final class DumpCommandTests: XCTestCase {
         XCTAssertTrue(call["outcome"] is NSNull)
     }
 
+    /// Language 1.2: `min_events N where FILTER`, its filter typed over the `on` event's properties.
+    func testAFilteredMinEventsIsDumpedWithItsTypedFilter() throws {
+        let result = try RulecBinary.run(["dump", "--json", "examples/offers/purchase.rules"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let scenarios = try XCTUnwrap(document["scenarios"] as? [[String: Any]])
+        let thanks = try XCTUnwrap(scenarios.first { $0["name"] as? String == "ProThanks" })
+        let clause = try XCTUnwrap(
+            (thanks["clauses"] as? [[String: Any]])?.first { $0["keyword"] as? String == "min_events" })
+        XCTAssertEqual(clause["value"] as? Int, 3)
+        let scope = try XCTUnwrap(clause["scope"] as? [String: Any])
+        XCTAssertEqual(scope["kind"] as? String, "within")
+        XCTAssertEqual(scope["seconds"] as? Int, 2_592_000)
+        let filter = try XCTUnwrap(clause["filter"] as? [String: Any])
+        XCTAssertEqual(filter["operator"] as? String, "and")
+        let plan = try XCTUnwrap((filter["left"] as? [String: Any])?["left"] as? [String: Any])
+        XCTAssertEqual(plan["kind"] as? String, "property")
+        XCTAssertEqual(plan["type"] as? String, "string")
+    }
+
     func testAppRulesDumpHasEveryDeclarationWithTypesAndRanges() throws {
         let result = try RulecBinary.run(["dump", "--json", "examples/app.rules"])
         XCTAssertEqual(result.status, 0, result.stderr)

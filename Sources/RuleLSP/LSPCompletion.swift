@@ -50,9 +50,11 @@ extension LSPFeatures {
                 return LSPFeatures.items(outcomeItems)
             }
             // `count(purchase where `: the event's properties (language 1.2).
-            if written.count >= 2, written[1] == "where", builtin.argument == .stream {
+            if written.count >= 2, written[1] == "where", builtin.argument == .stream || builtin.argument == .property {
+                // `sum(purchase.amount where `: the event is before the dot.
+                let event = String(written[0].split(separator: ".").first ?? written[0])
                 return LSPFeatures.items(
-                    filterItems(properties(of: [String(written[0])]), after: inside, scopes: builtin.takesScope))
+                    filterItems(properties(of: [event]), after: inside, scopes: builtin.takesScope))
             }
             if written.isEmpty {
                 switch builtin.argument {
@@ -66,6 +68,15 @@ extension LSPFeatures {
                     }
                     return LSPFeatures.items(items)
                 case .scenarioOrGroup: return LSPFeatures.items(scenarioAndGroupItems())
+                case .property:
+                    // `sum(`: each event's int properties, `purchase.amount`.
+                    var items: [JSONObject] = []
+                    for event in program.events {
+                        for property in program.properties[event.text] ?? [] where property.type == .int {
+                            items.append(item(event.text + "." + property.name.text, kind: 10, detail: "int property"))
+                        }
+                    }
+                    return LSPFeatures.items(items)
                 case .todo, .salt: return LSPFeatures.items([])
                 }
             }

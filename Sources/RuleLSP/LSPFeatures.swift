@@ -165,6 +165,8 @@ struct LSPFeatures {
             "`bucket(\"salt\")`: the install's stable bucket for the salt, 0 to 99 (`bucket(\"paywall\") < 10` is 10% of installs). Language 1.2.",
         "active_days":
             "`active_days(EVENT within D)`: distinct local days with an event among the last D (language 1.1).",
+        "sum":
+            "`sum(EVENT.PROPERTY [where FILTER] [scope])`: an int property added up over the event's triggers (language 1.2).",
         "upgraded": "true when this session's version differs from the first version the state saw.",
     ]
 

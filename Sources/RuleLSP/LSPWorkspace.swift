@@ -244,14 +244,14 @@ struct NameIndex {
         case .binary(_, let left, let right):
             addExpression(left, file, owner: owner)
             addExpression(right, file, owner: owner)
-        case .call(let function, let argument, _, let outcome, _):
+        case .call(let function, let argument, _, let outcome, _, _):
             // A filter's names are the event's properties, which are not indexed.
             note(.function, function.text, function.range, file, owner: owner)
             let kind: NameKind
             switch BuiltinFunction(rawValue: function.text)?.argument {
             case .stream? where outcome != nil: kind = .scenario
             case .stream? where EngineStream.isReserved(argument.text): return
-            case .stream?: kind = .event
+            case .stream?, .property?: kind = .event  // `sum(purchase.amount)`: the event part
             case .scenarioOrGroup?:
                 kind = groups.contains(argument.text) && !scenarios.contains(argument.text) ? .group : .scenario
             case .todo?: kind = .todo

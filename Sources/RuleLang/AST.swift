@@ -301,7 +301,10 @@ public struct Expr: Equatable, Hashable, Sendable {
         /// `function(argument [scope])`; with `outcome`, `function(SCENARIO: OUTCOME [scope])`
         /// reads the scenario's outcomes of that kind; with `filter`, `function(EVENT where
         /// FILTER [scope])` reads the events whose properties pass it (both language 1.2).
-        case call(function: Name, argument: Name, scope: Scope?, outcome: Name? = nil, filter: Expr? = nil)
+        /// With `property`, `sum(EVENT.PROPERTY ...)`: the argument is the event.
+        case call(
+            function: Name, argument: Name, scope: Scope?, outcome: Name? = nil, filter: Expr? = nil,
+            property: Name? = nil)
         case parenthesized(Expr)
         /// Input the parser already reported; checked no further.
         case invalid

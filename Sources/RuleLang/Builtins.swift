@@ -20,6 +20,9 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     case activeDays = "active_days"
     /// `bucket("salt")`: the install's stable bucket for that salt, 0 to 99 (language 1.2).
     case bucket
+    /// `sum(purchase.amount [where FILTER] [scope])`: the sum of an int property over the event's
+    /// triggers (language 1.2).
+    case sum
 
     /// What the argument names.
     public enum Argument: Sendable {
@@ -31,6 +34,8 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
         case todo
         /// A salt: any string, written quoted.
         case salt
+        /// An event's int property: `purchase.amount`.
+        case property
     }
 
     /// The function as written in source.
@@ -39,7 +44,7 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
     /// The type of the call's value.
     public var resultType: ValueType {
         switch self {
-        case .count, .executions, .activeDays, .bucket: return .int
+        case .count, .executions, .activeDays, .bucket, .sum: return .int
         case .sinceFirst, .sinceLast: return .duration
         case .todo: return .bool
         }
@@ -52,6 +57,7 @@ public enum BuiltinFunction: String, CaseIterable, Sendable {
         case .executions: return .scenarioOrGroup
         case .todo: return .todo
         case .bucket: return .salt
+        case .sum: return .property
         }
     }
 

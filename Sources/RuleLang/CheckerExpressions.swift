@@ -97,7 +97,7 @@ extension Checker {
                 return nil
             }
             return .bool
-        case .call(let function, let argument, let scope, let outcome, let filter):
+        case .call(let function, let argument, let scope, let outcome, let filter, let property):
             if filterEvent != nil {
                 error(Message.filterCall, file, expr.range)
                 return nil
@@ -137,6 +137,31 @@ extension Checker {
                 let word = EngineStream.word(for: argument.text) ?? argument.text
                 error(Message.engineStreamArgument(word, function.text), file, argument.range)
                 return nil
+            }
+            if let property {
+                // `sum(purchase.amount ...)`: an int property of the event, in a scope that is not a window.
+                if let scope, case .within = scope.kind {
+                    error(Message.sumWindow, file, scope.range)
+                    return nil
+                }
+                checkStream(argument, file)
+                guard let declared = program.properties[argument.text] else {
+                    error(Message.noProperties(argument.text), file, argument.range)
+                    return nil
+                }
+                guard let type = declared.first(where: { $0.name.text == property.text })?.type else {
+                    let suggestions = suggest(property.text, declared.map(\.name.text))
+                    error(
+                        Message.unknownProperty(property.text, of: argument.text, suggestions), file, property.range,
+                        fixIts: suggestions.prefix(1).map { FixIt(range: property.range, replacement: $0) })
+                    return nil
+                }
+                guard type == .int else {
+                    error(Message.sumNotInt(property.text, type), file, property.range)
+                    return nil
+                }
+                if let filter, !checkFilter(filter, of: argument, file) { return nil }
+                return builtin.resultType
             }
             if builtin.argument == .salt {
                 // A salt is text, not a name: written quoted, so that it reads as what it is.

@@ -35,9 +35,10 @@ extension ClauseKind {
         case (.unary(let p, let x), .unary(let q, let y)): return p == q && same(x, y)
         case (.binary(let p, let x1, let x2), .binary(let q, let y1, let y2)):
             return p == q && same(x1, y1) && same(x2, y2)
-        case (.call(let f, let x, let s, let o, let w), .call(let g, let y, let t, let p, let v)):
+        case (.call(let f, let x, let s, let o, let w, let m), .call(let g, let y, let t, let p, let v, let n)):
             let filters = w.flatMap { w in v.map { same(w, $0) } } ?? (w == nil && v == nil)
             return f.text == g.text && x.text == y.text && s?.kind == t?.kind && o?.text == p?.text && filters
+                && m?.text == n?.text
         case (.parenthesized(let x), .parenthesized(let y)): return same(x, y)
         case (.invalid, .invalid): return true
         default: return false

@@ -368,6 +368,14 @@ enum Message {
         let hint = suggestions.isEmpty ? "" : "; did you mean '\(suggestions[0])'?"
         return DiagnosticMessage(.unknownProperty, "event '\(event)' has no property '\(name)'\(hint)")
     }
+    static func sumNotInt(_ property: String, _ type: ValueType) -> DiagnosticMessage {
+        DiagnosticMessage(.typeMismatch, "'sum' adds an int property; '\(property)' is \(type.rawValue)")
+    }
+    static var sumWindow: DiagnosticMessage {
+        DiagnosticMessage(
+            .typeMismatch,
+            "'sum' takes 'per install', 'per session' or 'per version'; a window of values is not kept")
+    }
     static func noProperties(_ event: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .unknownProperty,

@@ -137,6 +137,13 @@ struct Lexer {
                     let text = file.text(whole)
                     // `mon-fri`: a range of days, for `days` (elsewhere the parser asks for quotes).
                     if whole.count == 7, Weekday.days(named: text) != nil { return Token(.dayRange, whole) }
+                    // `purchase.amount`: an event's property, for `sum` (elsewhere the parser asks
+                    // for quotes).
+                    if text.utf8.filter({ $0 == UInt8(ascii: ".") }).count == 1, !text.contains("-"),
+                        text.utf8.last != UInt8(ascii: ".")
+                    {
+                        return Token(.memberName, whole)
+                    }
                     sink.error(
                         Message.unquotedName(text), whole,
                         fixIts: [FixIt(range: whole, replacement: "\"" + text + "\"")])

@@ -52,6 +52,16 @@ public enum EngineStream {
         filtered(event, Printer.expression(filter))
     }
 
+    /// The stream that adds up `event`'s int property over its triggers (`sum(purchase.amount)`):
+    /// `@sum:purchase.amount`, and `@sum:purchase.amount:plan == "pro"` with a filter. `tail` is the
+    /// property and, after `:`, the filter's canonical text.
+    public static func sum(_ event: String, _ tail: String) -> String { "@sum:" + event + "." + tail }
+
+    /// The tail of a sum's stream name: the property, and the filter if any.
+    public static func sumTail(_ property: String, _ filter: Expr?) -> String {
+        property + (filter.map { ":" + Printer.expression($0) } ?? "")
+    }
+
     /// The stream of `scenario`'s control exposures (`holdout`): `@control:Offer`.
     public static func control(of scenario: String) -> String { "@control:" + scenario }
 

@@ -147,7 +147,7 @@ package struct Parser {
         }
         // `mon-fri` where a name goes: a name with a `-`, which is quoted (a range of days only
         // after `days`).
-        if current.kind == .dayRange {
+        if current.kind == .dayRange || current.kind == .memberName {
             let spelled = text(current)
             sink.error(
                 Message.unquotedName(spelled), current.range,

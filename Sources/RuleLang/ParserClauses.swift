@@ -641,7 +641,24 @@ extension Parser {
             skipPastCall()
             return Expr(.invalid, start..<previous.range.upperBound)
         }
-        guard let argument = parseEventName() else {
+        // `sum(purchase.amount ...)`: an event's property.
+        var property: Name?
+        var member: Name?
+        if function.text == BuiltinFunction.sum.name {
+            guard check(.memberName) else {
+                error(expected: "an event's int property, such as 'purchase.amount'")
+                skipPastCall()
+                return Expr(.invalid, start..<previous.range.upperBound)
+            }
+            let token = advance()
+            let text = self.text(token)
+            let dot = text.utf8.firstIndex(of: UInt8(ascii: "."))!
+            let split = token.range.lowerBound + text.utf8.distance(from: text.utf8.startIndex, to: dot)
+            member = Name(String(text[..<dot]), token.range.lowerBound..<split)
+            property = Name(String(text[text.index(after: dot)...]), split + 1..<token.range.upperBound)
+            noteNewer(.properties, "'sum'", at: token.range)
+        }
+        guard let argument = member ?? parseEventName() else {
             skipPastCall()
             return Expr(.invalid, start..<previous.range.upperBound)
         }
@@ -686,7 +703,9 @@ extension Parser {
         if outcome != nil { noteNewer(.outcomes, "a scenario's outcomes", at: range) }
         if function.text == BuiltinFunction.bucket.name { noteNewer(.buckets, "'bucket'", at: range) }
         return Expr(
-            .call(function: function, argument: argument, scope: scope, outcome: outcome, filter: filter), range)
+            .call(
+                function: function, argument: argument, scope: scope, outcome: outcome, filter: filter,
+                property: property), range)
     }
 
     /// After an error inside a call: skips to its ')' when it is on the way.

@@ -105,11 +105,12 @@ public enum Printer {
         case .unary(let op, let operand): return "\(op.rawValue) \(expression(operand))"
         case .binary(let op, let left, let right):
             return "\(expression(left)) \(op.rawValue) \(expression(right))"
-        case .call(let function, let argument, let scope, let outcome, let filter):
-            // A salt is always a string (`bucket("paywall")`).
-            let written = function.text == BuiltinFunction.bucket.name ? string(argument.text) : name(argument.text)
-            let read =
-                written + (outcome.map { ": " + $0.text } ?? "") + (filter.map { " where " + expression($0) } ?? "")
+        case .call(let function, let argument, let scope, let outcome, let filter, let property):
+            // A salt is always a string (`bucket("paywall")`); a property follows its event.
+            var written = function.text == BuiltinFunction.bucket.name ? string(argument.text) : name(argument.text)
+            if let property { written += "." + property.text }
+            let filtered: String = filter.map { " where " + expression($0) } ?? ""
+            let read = written + (outcome.map { ": " + $0.text } ?? "") + filtered
             return "\(function.text)(\(read)\(scope.map { " " + Printer.scope($0.kind) } ?? ""))"
         case .parenthesized(let inner): return "(\(expression(inner)))"
         case .invalid: return "<invalid>"

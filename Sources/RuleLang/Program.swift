@@ -157,7 +157,7 @@ extension RuleProgram {
             case .binary(_, let lhs, let rhs):
                 visit(lhs)
                 visit(rhs)
-            case .call(let function, let argument, _, let outcome, _):
+            case .call(let function, let argument, _, let outcome, _, _):
                 // A scenario's outcomes are its own, not a stream the app triggers.
                 if outcome == nil, let builtin = BuiltinFunction(rawValue: function.text),
                     builtin.argument != .scenarioOrGroup

@@ -10,6 +10,8 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     case percent
     /// `mon-fri`, `fri-mon`: the days from one through the other (`days`, language 1.2).
     case dayRange
+    /// `purchase.amount`: an event's property (`sum`, language 1.2).
+    case memberName
     /// Bytes the lexer already reported as an error.
     case invalid
     case eof
@@ -44,6 +46,7 @@ public enum TokenKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .colon: return "':'"
         case .percent: return "'%'"
         case .dayRange: return "range of days"
+        case .memberName: return "event's property"
         case .comma: return "','"
         case .leftParen: return "'('"
         case .rightParen: return "')'"

@@ -165,9 +165,10 @@ public enum RuleDiff {
             case .binary(_, let left, let right):
                 visit(left, file)
                 visit(right, file)
-            case .call(_, let argument, _, nil, let filter?):
-                found.append(
-                    (Printer.name(argument.text) + " where " + Printer.expression(filter), file, expr.range))
+            case .call(_, let argument, _, nil, let filter, let property) where filter != nil || property != nil:
+                // `purchase where ...`, `purchase.amount`, `purchase.amount where ...`: read from here on.
+                let read = Printer.name(argument.text) + (property.map { "." + $0.text } ?? "")
+                found.append((read + (filter.map { " where " + Printer.expression($0) } ?? ""), file, expr.range))
             default: break
             }
         }

@@ -222,10 +222,12 @@ struct Dump {
                 "kind": kind, "operator": op.rawValue, "left": expression(left, file, properties: properties),
                 "right": expression(right, file, properties: properties), "type": "bool",
             ]) { $1 }
-        case .call(let function, let argument, let callScope, let outcome, let filter):
+        case .call(let function, let argument, let callScope, let outcome, let filter, let property):
             let types = Dictionary(
                 (program.properties[argument.text] ?? []).compactMap { p in p.type.map { (p.name.text, $0) } },
                 uniquingKeysWith: { a, _ in a })
+            let summed: Any = property.map { $0.text as Any } ?? NSNull()
+            object["property"] = summed
             object.merge([
                 "filter": filter.map { expression($0, file, properties: types) as Any } ?? NSNull(),
                 "kind": "call", "function": function.text, "argument": argument.text,

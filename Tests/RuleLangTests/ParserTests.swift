@@ -65,7 +65,7 @@ final class ParserTests: XCTestCase {
         guard case .binary(.or, let left, let right) = e.kind, case .unary(.not, let negated) = left.kind,
             case .binary(.equal, _, _) = negated.kind, case .binary(.and, _, let paren) = right.kind,
             case .parenthesized(let inner) = paren.kind, case .binary(.greater, let call, _) = inner.kind,
-            case .call(let f, let arg, let scope, _, _) = call.kind
+            case .call(let f, let arg, let scope, _, _, _) = call.kind
         else {
             return XCTFail("precedence: \(Printer.expression(e))")
         }

@@ -141,4 +141,39 @@ final class PropertyLanguageTests: XCTestCase {
             "# language 1.1\nevent purchase\nscenario A < on purchase; min_events 1 where amount >= 1 >\n")
         XCTAssertTrue(older.diagnostics.map(\.id).contains(.languageVersion), "\(older.diagnostics.map(\.message))")
     }
+
+    /// `sum(EVENT.PROPERTY [where FILTER] [scope])`: an int property added up, checked and printed.
+    func testSum() {
+        let body =
+            "scenario S < on launch; when sum(purchase.amount where plan == \"pro\" per session) >= 10 and (sum(purchase.amount) > 1) >\n"
+        let result = check(header + body)
+        XCTAssertEqual(errors(result), [])
+        XCTAssertEqual(
+            result.program.scenarios.map { Printer.clause($0.decl.clauses[1].kind) },
+            ["when sum(purchase.amount where plan == \"pro\" per session) >= 10 and (sum(purchase.amount) > 1)"])
+        func sumErrors(_ call: String) -> [String] {
+            errors(check(header + "scenario S < on launch; when \(call) >= 5 >\n"))
+        }
+        XCTAssertEqual(
+            sumErrors("sum(purchase.amont)"), ["event 'purchase' has no property 'amont'; did you mean 'amount'?"])
+        XCTAssertEqual(sumErrors("sum(purchase.plan)"), ["'sum' adds an int property; 'plan' is string"])
+        XCTAssertEqual(
+            sumErrors("sum(purchase.amount within 1d)"),
+            ["'sum' takes 'per install', 'per session' or 'per version'; a window of values is not kept"])
+        XCTAssertEqual(
+            sumErrors("sum(launch.amount)"),
+            ["event 'launch' declares no properties to filter on; declare them: 'event launch(NAME: TYPE, ...)'"])
+        XCTAssertEqual(
+            sumErrors("sum(purchase)"),
+            ["expected an event's int property, such as 'purchase.amount', found 'purchase'"])
+        XCTAssertEqual(
+            sumErrors("sum(purchase.amount where plann == \"x\")"),
+            ["event 'purchase' has no property 'plann'; did you mean 'plan'?"])
+        XCTAssertEqual(
+            sumErrors("count(purchase.amount)"), ["a name holding '-' or '.' must be quoted: '\"purchase.amount\"'"],
+            "elsewhere a dotted name is a name that needs quotes, as before")
+        let older = check(
+            "# language 1.1\nevent purchase\nscenario A < on purchase; when sum(purchase.amount) >= 1 >\n")
+        XCTAssertTrue(older.diagnostics.map(\.id).contains(.languageVersion), "\(older.diagnostics.map(\.message))")
+    }
 }

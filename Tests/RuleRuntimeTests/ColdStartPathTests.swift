@@ -3,6 +3,7 @@ import Foundation
 import RuleLang
 import TestSupport
 import XCTest
+
 @testable import RuleRuntime
 
 /// Cold start's batched paths: names looked up a batch at a time, and stored

@@ -12,16 +12,23 @@ final class FilterRenameTests: XCTestCase {
         # language 1.2
         event purchase(amount: int), open
         scenario Big < on open; when count(purchase where amount >= 10) >= 2 and since_first(purchase where amount >= 10) >= 0s >
+        scenario Spent < on open; when sum(purchase.amount) >= 0 >
         """
     private let new = """
         # language 1.2
         event paid(amount: int) was purchase
         event open
         scenario Big < on open; when count(paid where amount >= 10) >= 2 and since_first(paid where amount >= 10) >= 0s >
+        scenario Spent < on open; when sum(paid.amount) >= 0 >
         """
 
     private func big(_ engine: RuleEngine, renamed: Bool) -> Int {
         engine.count(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10"))
+    }
+
+    /// The sum of the amounts, by either rules.
+    private func spent(_ engine: RuleEngine, renamed: Bool) -> Int {
+        engine.count(EngineStream.sum(renamed ? "paid" : "purchase", "amount"))
     }
 
     private func buy(_ engine: RuleEngine, renamed: Bool, _ amount: Int64) {
@@ -41,6 +48,7 @@ final class FilterRenameTests: XCTestCase {
         do {
             let engine = try RuleEngine(source: new, store: FileStore(url: url))
             XCTAssertEqual(big(engine, renamed: true), 2, "the filtered history moved with the rename")
+            XCTAssertEqual(spent(engine, renamed: true), 55, "and the sum")
             XCTAssertTrue(engine.canExecute("Big"))
             buy(engine, renamed: true, 11)
             XCTAssertEqual(big(engine, renamed: true), 3)
@@ -79,6 +87,7 @@ final class FilterRenameTests: XCTestCase {
             }
             var engines = [try open(false), try open(false)]
             var total = 0
+            var amounts = 0
             for step in 0..<50 {
                 let k = Int.random(in: 0..<engines.count, using: &generator)
                 switch Int.random(in: 0..<12, using: &generator) {
@@ -91,15 +100,19 @@ final class FilterRenameTests: XCTestCase {
                     let amount = Int64.random(in: 0..<20, using: &generator)
                     buy(engines[k].0, renamed: engines[k].1, amount)
                     if amount >= 10 { total += 1 }
+                    amounts += Int(amount)
                 }
                 for (index, (engine, renamed)) in engines.enumerated() {
                     XCTAssertEqual(big(engine, renamed: renamed), total, "seed \(seed), step \(step), engine \(index)")
+                    XCTAssertEqual(
+                        spent(engine, renamed: renamed), amounts, "seed \(seed), step \(step), engine \(index)")
                 }
             }
             engines = []
             for rules in [new, old, new] {
                 let fresh = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
                 XCTAssertEqual(big(fresh, renamed: rules == new), total, "seed \(seed), a fresh engine")
+                XCTAssertEqual(spent(fresh, renamed: rules == new), amounts, "seed \(seed), a fresh engine")
             }
         }
     }

@@ -111,4 +111,22 @@ final class OccurrenceTests: XCTestCase {
         XCTAssertTrue(try engine.check("count(purchase where amount == \"12\") == 1"))
         XCTAssertEqual(engine.count("purchase"), 4)
     }
+
+    /// A sum through a typed occurrence: the property read by its position in the layout, and
+    /// nothing added when the layout holds it with another type.
+    func testTypedTriggersAddToSums() throws {
+        let rules = """
+            # language 1.2
+            event purchase(amount: int, plan: string, trial: bool), launch
+            scenario S < on launch; when sum(purchase.amount where not trial) >= 1000 >
+            """
+        let (engine, _) = try makeEngine(rules)
+        engine.trigger(Purchase(amount: 700, plan: "pro", trial: false))
+        engine.trigger(Reordered(trial: true, amount: 500, plan: "pro"))
+        engine.trigger(Older(plan: "pro", amount: "900"))
+        XCTAssertFalse(engine.canExecute("S"))
+        engine.trigger(Reordered(trial: false, amount: 300, plan: "free"))
+        XCTAssertTrue(try engine.check("sum(purchase.amount where not trial) == 1000"))
+        XCTAssertTrue(engine.canExecute("S"))
+    }
 }

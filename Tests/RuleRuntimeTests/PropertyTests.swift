@@ -152,4 +152,57 @@ final class PropertyTests: XCTestCase {
         XCTAssertTrue(passing.count > 100)
         XCTAssertTrue(sawLoyal.yes > 50 && sawLoyal.no > 50, "both answers, often: \(sawLoyal)")
     }
+
+    /// `sum(EVENT.PROPERTY [where FILTER] [scope])` against the list of triggers: values above zero
+    /// added, a trigger whose value is missing, of another type or failing the filter adding
+    /// nothing, sessions and versions starting from zero, and the sums stored across a restart.
+    func testSumsMatchAListOfTheTriggers() throws {
+        let rules = """
+            # language 1.2
+            event purchase(amount: int, plan: string), launch
+            scenario S < on launch; when sum(purchase.amount) >= 0 and sum(purchase.amount where plan == "pro" per session) >= 0 >
+            scenario V < on launch; when sum(purchase.amount per version) >= 0 >
+            """
+        var random = SeededGenerator(seed: 3512)
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        var engine = try RuleEngine(source: rules, store: store, clock: clock)
+        var version = "1.0"
+        engine.startSession(version: version)
+        var all: Int64 = 0
+        var proInSession: Int64 = 0
+        var inVersion: Int64 = 0
+        for step in 0..<500 {
+            clock.advance(by: Double(Int.random(in: 60...7_200, using: &random)))
+            let amounts: [PropertyValue?] = [.int(0), .int(1), .int(250), .int(-40), .int(9_999), nil, .string("12")]
+            let amount = amounts.randomElement(using: &random)!
+            let plan = ["pro", "free"].randomElement(using: &random)!
+            var properties: [String: PropertyValue] = ["plan": .string(plan)]
+            properties["amount"] = amount
+            engine.trigger("purchase", properties: properties)
+            if case .int(let value)? = amount, value > 0 {
+                all += value
+                inVersion += value
+                if plan == "pro" { proInSession += value }
+            }
+            switch step % 97 {
+            case 50:
+                engine = try RuleEngine(source: rules, store: store, clock: clock)  // a restart, a new session
+                engine.startSession(version: version)
+                proInSession = 0
+            case 96:
+                version = version == "1.0" ? "2.0" : "1.0"
+                engine.startSession(version: version)
+                proInSession = 0
+                inVersion = 0
+            default: break
+            }
+            XCTAssertTrue(try engine.check("sum(purchase.amount) == \(all)"), "step \(step)")
+            XCTAssertTrue(
+                try engine.check("sum(purchase.amount where plan == \"pro\" per session) == \(proInSession)"),
+                "step \(step)")
+            XCTAssertTrue(try engine.check("sum(purchase.amount per version) == \(inVersion)"), "step \(step)")
+        }
+        XCTAssertGreaterThan(all, 100_000)
+    }
 }

@@ -282,6 +282,8 @@ final class ConformanceTests: XCTestCase {
         "scenario S < on a; min_events 2 where n >= 10 >",
         "scenario S < on a, b; min_events 3 where k == \"x\" within 1d >",
         "scenario S < on a; min_events 1 where f per session; max_exec 1 per session >",
+        "scenario S < on go; when sum(a.n) >= 25 >",
+        "scenario S < on go; when sum(a.n where k == \"x\" per session) >= 10 and sum(b.n per version) == 0 >",
     ]
 
     /// Traces of triggers with properties (some missing, one event without any) for the property grid.

@@ -16,6 +16,25 @@ final class DiffCommandTests: XCTestCase {
         return RuleDiff.compare(old: a.program, new: b.program)
     }
 
+    /// A sum the old rules did not read (and a filtered `min_events`) starts from nothing too.
+    func testASumAndAFilteredMinEventsReadForTheFirstTimeAreNoted() {
+        let old =
+            "# language 1.2\nevent purchase(amount: int), open\nscenario A < on open; when sum(purchase.amount) >= 1 >\n"
+        let new = """
+            # language 1.2
+            event purchase(amount: int), open
+            scenario A < on open; when sum(purchase.amount) >= 1 and sum(purchase.amount where amount >= 5 per session) >= 9 >
+            scenario B < on purchase; min_events 2 where amount >= 7 >
+            """
+        let notes = findings(old, new).filter { $0.message.contains("for the first time") }.map(\.message)
+        XCTAssertEqual(
+            notes,
+            [
+                "'purchase.amount where amount >= 5' is read for the first time: it counts from these rules on (no trigger's properties were kept)",
+                "'purchase where amount >= 7' is read for the first time: it counts from these rules on (no trigger's properties were kept)",
+            ])
+    }
+
     /// A filter over event properties that the old rules did not read starts from nothing: a note
     /// at its first use (spelt otherwise, one the old rules read is the same filter).
     func testAFilterReadForTheFirstTimeIsNoted() {

@@ -281,6 +281,10 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(try labels(head + clause + ">\n", 2, clause.utf8.count), ["where"] + scopes)
         let filter = clause + "where "
         XCTAssertEqual(try labels(head + filter + ">\n", 2, filter.utf8.count), ["amount", "plan", "trial"])
+        let sum = "scenario C < on open; when (sum("
+        XCTAssertEqual(try labels(head + sum + ") > 1) >\n", 2, sum.utf8.count), ["purchase.amount"])
+        let sumWhere = sum + "purchase.amount where "
+        XCTAssertEqual(try labels(head + sumWhere + ") > 1) >\n", 2, sumWhere.utf8.count), ["amount", "plan", "trial"])
         let none = "scenario B < on open; min_events 3 "
         XCTAssertEqual(try labels(head + none + ">\n", 2, none.utf8.count), scopes)
     }

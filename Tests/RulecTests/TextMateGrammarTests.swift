@@ -215,6 +215,17 @@ final class TextMateGrammarTests: XCTestCase {
         XCTAssertNotEqual(scopes[last], "keyword.other.filter.rules", "an event named where")
     }
 
+    /// Every built-in function is a function where it is called (`sum` and `bucket` of language 1.2
+    /// among them), and a name elsewhere.
+    func testEveryFunctionHasItsScope() throws {
+        let rules = try Self.rules()
+        for function in BuiltinFunction.names {
+            let scopes = Self.scopes("scenario S < when \(function)(a) >", rules)
+            XCTAssertEqual(scopes[18], "support.function.builtin.rules", function)
+            XCTAssertNotEqual(Self.scopes("scenario S < on \(function) >", rules)[16], "support.function.builtin.rules")
+        }
+    }
+
     /// The extension's only code starts `rulec lsp`, with VS Code's API and Node's own modules.
     func testTheExtensionNeedsNoPackages() throws {
         let root = RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules")

@@ -221,8 +221,8 @@ final class CompiledRules: @unchecked Sendable {
             for former in rename.formerNames.map(\.text) where streams.index[former] == nil {
                 formerStreams[former] = rename.name.text
                 // The event's filtered streams are renamed with it (the filter's text is the same).
-                for text in filterTexts(of: rename.name.text) {
-                    formerStreams[EngineStream.filtered(former, text)] = EngineStream.filtered(rename.name.text, text)
+                for filter in filters(of: rename.name.text) {
+                    formerStreams[filter.streamName(of: former)] = filter.streamName(of: rename.name.text)
                 }
             }
         }
@@ -318,7 +318,7 @@ final class CompiledRules: @unchecked Sendable {
                 for case .on(let names) in clauses.map(\.kind) {
                     for name in names {
                         let stream = EngineStream.filtered(name.text, filter)
-                        addFilter(event: name.text, filter, stream: stream)
+                        addFilter(event: name.text, filter, adds: nil, stream: stream)
                         let slot = streams.slot(stream)
                         slots.append(slot)
                         if keep > 0 { filterKeep[slot] = max(filterKeep[slot] ?? 0, keep) }
@@ -347,8 +347,8 @@ final class CompiledRules: @unchecked Sendable {
                 let condition = CompiledRules.lower(expr, self, slot: { table.slot($0) })
                 swap(&table, &streams)
                 conditions.append(condition)
-                for (event, filter, stream) in CompiledRules.filteredStreams(in: expr) {
-                    addFilter(event: event, filter, stream: stream)
+                for (event, filter, adds, stream) in CompiledRules.filteredStreams(in: expr) {
+                    addFilter(event: event, filter, adds: adds, stream: stream)
                 }
                 if condition.readsBucket { readsBuckets = true }
                 lowered = .when(conditions.count - 1)
@@ -371,27 +371,31 @@ final class CompiledRules: @unchecked Sendable {
         return compiled
     }
 
-    /// Adds the filter `filter` of `event` that records on `stream`, once per stream.
-    private func addFilter(event: String, _ filter: Expr, stream: String) {
+    /// Adds the filter `filter` of `event` that records on `stream` (adding property `adds` for a
+    /// sum), once per stream.
+    private func addFilter(event: String, _ filter: Expr?, adds: String?, stream: String) {
         let eventSlot = streams.slot(event)
         let streamSlot = streams.slot(stream)
         guard !filters.contains(where: { $0.stream == streamSlot }) else { return }
         let declared = program.properties[event] ?? []
-        let reads = CompiledFilter.names(in: filter).compactMap { name in
+        var names = filter.map(CompiledFilter.names) ?? []
+        if let adds, !names.contains(adds) { names.append(adds) }
+        let reads = names.compactMap { name in
             declared.first { $0.name.text == name }?.type.map { (name: name, type: $0) }
         }
-        let test = CompiledFilter(filter) { name in reads.firstIndex { $0.name == name } }
+        let test = filter.map { CompiledFilter($0) { name in reads.firstIndex { $0.name == name } } } ?? .constant(true)
+        let text = adds.map { EngineStream.sumTail($0, filter) } ?? filter.map(Printer.expression) ?? ""
         filtersByEvent[eventSlot, default: []].append(filters.count)
         filters.append(
             StreamFilter(
-                event: eventSlot, stream: streamSlot, text: Printer.expression(filter), test: test, reads: reads,
+                event: eventSlot, stream: streamSlot, text: text, adds: adds, test: test, reads: reads,
                 readNames: reads.map(\.name)))
     }
 
-    /// The canonical texts of the filters these rules read of `event` (`count(EVENT where ...)`).
-    func filterTexts(of event: String) -> [String] {
+    /// The filters and sums these rules read of `event` (`count(EVENT where ...)`, `sum(EVENT.P)`).
+    func filters(of event: String) -> [StreamFilter] {
         guard let slot = streams.index[event], let positions = filtersByEvent[slot] else { return [] }
-        return positions.map { filters[$0].text }
+        return positions.map { filters[$0] }
     }
 
     /// The canonical text of each clause `compile` lowers (all but `on` and `priority`), in order.
@@ -424,10 +428,13 @@ final class CompiledRules: @unchecked Sendable {
             case .binary(.and, let left, let right): return .and(lower(left), lower(right))
             case .binary(.or, let left, let right): return .or(lower(left), lower(right))
             case .binary(let op, let left, let right): return .compare(op, lower(left), lower(right))
-            case .call(let function, let argument, let scope, let outcome, let filter):
+            case .call(let function, let argument, let scope, let outcome, let filter, let property):
                 let scope = scope.map { CountScope($0.kind) } ?? .install
-                // `count(purchase where amount >= 10)`: the stream of the triggers that pass.
-                let stream = filter.map { EngineStream.filtered(argument.text, $0) } ?? argument.text
+                // `count(purchase where amount >= 10)`: the stream of the triggers that pass;
+                // `sum(purchase.amount)`: the stream whose counts are the sums.
+                let stream =
+                    property.map { EngineStream.sum(argument.text, EngineStream.sumTail($0.text, filter)) }
+                    ?? filter.map { EngineStream.filtered(argument.text, $0) } ?? argument.text
                 if let outcome {
                     // `count(RateApp: declined)`: the scenario's outcome stream.
                     guard let outcome = Outcome(rawValue: outcome.text) else { return .constant(.bool(false)) }
@@ -440,7 +447,7 @@ final class CompiledRules: @unchecked Sendable {
                     }
                 }
                 switch BuiltinFunction(rawValue: function.text) {
-                case .count?: return .count(slot: slot(stream), scope)
+                case .count?, .sum?: return .count(slot: slot(stream), scope)
                 case .executions?:
                     if let index = rules.scenarioIndex[argument.text] { return .scenarioExecutions(index, scope) }
                     if let index = rules.groupIndex[argument.text] { return .groupExecutions(index, scope) }

@@ -192,13 +192,22 @@ struct StreamFilter: Sendable {
     /// The event's slot, and the filtered stream's.
     let event: Int
     let stream: Int
-    /// The filter's canonical text (the stream is `@where:EVENT:TEXT`).
+    /// The filter's canonical text (the stream is `@where:EVENT:TEXT`); for a sum, the property and
+    /// the filter's text (`@sum:EVENT.TEXT`).
     let text: String
+    /// For `sum(EVENT.PROPERTY ...)`: the property whose value a passing trigger adds (it is among
+    /// ``reads``); nil for a filter that counts.
+    let adds: String?
     let test: CompiledFilter
     /// The properties the filter reads, with their declared types.
     let reads: [(name: String, type: ValueType)]
     /// Their names alone (a filter given a dictionary looks them up).
     let readNames: [String]
+
+    /// The name of this filter's stream for `event` (its own, or a former or newer name).
+    func streamName(of event: String) -> String {
+        adds == nil ? EngineStream.filtered(event, text) : EngineStream.sum(event, text)
+    }
 
     /// True when `properties` hold every property the filter reads, of its declared type, and
     /// pass it. A property missing or of another type fails it (the event still counts).
@@ -218,16 +227,19 @@ struct StreamFilter: Sendable {
 extension CompiledRules {
     /// The filtered calls of `expr` (`count(EVENT where FILTER ...)`): each event's name, the
     /// filter, and the name of the stream the engine keeps for them.
-    static func filteredStreams(in expr: Expr) -> [(event: String, filter: Expr, stream: String)] {
-        var found: [(event: String, filter: Expr, stream: String)] = []
+    static func filteredStreams(in expr: Expr) -> [(event: String, filter: Expr?, adds: String?, stream: String)] {
+        var found: [(event: String, filter: Expr?, adds: String?, stream: String)] = []
         func visit(_ expr: Expr) {
             switch expr.kind {
             case .unary(_, let operand), .parenthesized(let operand): visit(operand)
             case .binary(_, let left, let right):
                 visit(left)
                 visit(right)
-            case .call(_, let argument, _, nil, let filter?):
-                found.append((argument.text, filter, EngineStream.filtered(argument.text, filter)))
+            case .call(_, let argument, _, nil, let filter?, nil):
+                found.append((argument.text, filter, nil, EngineStream.filtered(argument.text, filter)))
+            case .call(_, let argument, _, nil, let filter, let property?):
+                let tail = EngineStream.sumTail(property.text, filter)
+                found.append((argument.text, filter, property.text, EngineStream.sum(argument.text, tail)))
             default: break
             }
         }

@@ -103,6 +103,17 @@ extension EngineCore {
         }
     }
 
+    /// A trigger of a sum's stream (`sum(purchase.amount)`): `amount` added (nothing below 1;
+    /// the counts saturate). No scenario counts such a stream (`on` names events), and no day is kept.
+    mutating func recordSum(_ slot: Int, _ amount: Int64, at time: Double) {
+        guard amount > 0 else { return }
+        if shared { _ = lockFileForWriting() }
+        tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot), adding: amount)
+        let name = streams.name(slot)
+        record.reserve(stream: name, recentCount: tallies.recentCount(slot))
+        tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
+    }
+
     mutating func trigger(_ name: String) {
         let slot = slot(name)
         let time = now()
@@ -118,7 +129,13 @@ extension EngineCore {
         recordEvent(slot, at: time)
         if let positions = rules.filtersByEvent[slot] {
             for position in positions where rules.filters[position].passes(properties) {
-                recordEvent(rules.filters[position].stream, at: time)
+                let filter = rules.filters[position]
+                if let adds = filter.adds {
+                    // `passes` made sure the property is there, an int.
+                    if case .int(let amount)? = properties[adds] { recordSum(filter.stream, amount, at: time) }
+                } else {
+                    recordEvent(filter.stream, at: time)
+                }
             }
         }
         commit()

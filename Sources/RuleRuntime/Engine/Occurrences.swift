@@ -62,7 +62,12 @@ extension RuleEngine {
             let time = core.now()
             core.recordEvent(slot, at: time)
             for k in core.occurrenceTests(layout, slot: slot) {
-                if core.occurrenceFilters[k].test.passes({ occurrence.property(at: $0) }) {
+                guard core.occurrenceFilters[k].test.passes({ occurrence.property(at: $0) }) else { continue }
+                if let adds = core.occurrenceFilters[k].adds {
+                    if case .int(let amount) = occurrence.property(at: adds) {
+                        core.recordSum(core.occurrenceFilters[k].stream, amount, at: time)
+                    }
+                } else {
                     core.recordEvent(core.occurrenceFilters[k].stream, at: time)
                 }
             }
@@ -76,6 +81,8 @@ extension RuleEngine {
 struct OccurrenceFilter {
     let stream: Int
     let test: CompiledFilter
+    /// For a sum: the position of the property it adds.
+    let adds: Int?
 }
 
 extension EngineCore {
@@ -102,8 +109,9 @@ extension EngineCore {
                 positions.append(at)
             }
             guard positions.count == filter.reads.count else { continue }
+            let adds = filter.adds.flatMap { name in filter.reads.firstIndex { $0.name == name }.map { positions[$0] } }
             occurrenceFilters.append(
-                OccurrenceFilter(stream: filter.stream, test: filter.test.mapped { positions[$0] }))
+                OccurrenceFilter(stream: filter.stream, test: filter.test.mapped { positions[$0] }, adds: adds))
         }
         occurrenceMatches.append(start..<occurrenceFilters.count)
         occurrenceMatchIndex[layout.key] = occurrenceMatches.count - 1

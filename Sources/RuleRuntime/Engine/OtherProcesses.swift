@@ -168,8 +168,8 @@ extension EngineCore {
         for (key, formers) in renamed {
             if let (kind, new, old) = EngineState.renameBack(key, formers, for: rules), kind == .event {
                 aliases[new] = old
-                for text in rules.filterTexts(of: old) {
-                    aliases[EngineStream.filtered(new, text)] = EngineStream.filtered(old, text)
+                for filter in rules.filters(of: old) {
+                    aliases[filter.streamName(of: new)] = filter.streamName(of: old)
                 }
             }
         }

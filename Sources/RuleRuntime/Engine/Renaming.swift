@@ -77,9 +77,8 @@ extension EngineState {
             case .event:
                 moveStream(to: new, from: formers)
                 // Its filtered streams (`count(EVENT where ...)`) go with it, filter by filter.
-                for text in rules.filterTexts(of: new) {
-                    moveStream(
-                        to: EngineStream.filtered(new, text), from: formers.map { EngineStream.filtered($0, text) })
+                for filter in rules.filters(of: new) {
+                    moveStream(to: filter.streamName(of: new), from: formers.map { filter.streamName(of: $0) })
                 }
             case .scenario:
                 // Its outcomes (language 1.2) go with it, each kind from the first former name

@@ -116,9 +116,13 @@ struct StreamTallies {
     /// Records one time in `slot`, keeping at most `keep` recent times: the same tally as
     /// ``Tally/record(at:in:keep:)`` gives.
     @inline(__always)
-    mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int) {
+    mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int, adding amount: Int64? = nil) {
         assert(keep >= 1, "a stream keeps at least one recent time")
-        heads[slot].counts.record(at: time, in: epoch)
+        if let amount {
+            heads[slot].counts.record(at: time, in: epoch, adding: amount)
+        } else {
+            heads[slot].counts.record(at: time, in: epoch)
+        }
         let count = Int(heads[slot].count)
         if count < keep && count == StreamTallies.capacity(for: count) {
             // The block is full and the times may grow: move them to the next size.

@@ -67,6 +67,17 @@ struct TallyCounts: Equatable, Sendable {
         if inVersion < .max { inVersion += 1 }
     }
 
+    /// A trigger of a sum's stream (`sum(purchase.amount)`): `amount` (above zero) added to the
+    /// total and to the session's and version's counts, each saturating; the times as for an event.
+    mutating func record(at time: Double, in epoch: Epoch, adding amount: Int64) {
+        let before = (total, sessionID == epoch.sessionID ? inSession : 0, versionID == epoch.versionID ? inVersion : 0)
+        record(at: time, in: epoch)
+        let (sum, overflow) = before.0.addingReportingOverflow(amount)
+        total = overflow ? .max : sum
+        inSession = UInt32(clamping: Int64(before.1) + amount)
+        inVersion = UInt32(clamping: Int64(before.2) + amount)
+    }
+
     /// How many are counted in `scope` at `now`, given the recent times. A window of D counts
     /// times whose age (never negative) is less than D; past the retention it is a lower bound.
     @inline(__always)

@@ -183,10 +183,13 @@ struct Goal {
 /// measured holds its rules and its streams; the library's code is paged in before the baseline
 /// by another engine (code is mapped from the binary and shared, the same for any number of
 /// streams: 1.5 MB of it, 15 B a stream at 100,000, was counted before).
-func bytesPerStream(_ streams: Int) -> (now: Double, idle: Double)? {
+func bytesPerStream(_ streams: Int, environment: [String: String] = [:]) -> (now: Double, idle: Double)? {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = ["memory", String(streams)]
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let pipe = Pipe()
     process.standardOutput = pipe
     guard (try? process.run()) != nil else { return nil }
@@ -199,6 +202,7 @@ func bytesPerStream(_ streams: Int) -> (now: Double, idle: Double)? {
 }
 
 func memoryChild(_ streams: Int) throws -> Never {
+    if ProcessInfo.processInfo.environment["RULEBENCH_MEMORY"] == "properties" { try propertyMemoryChild(streams) }
     let names = (0..<streams).map { "m\($0)" }
     let source = "scenario Wide < on \(names.prefix(1_000).joined(separator: ", ")); min_events 3 >"
     let kind = ProcessInfo.processInfo.environment["RULEBENCH_STORE"] ?? "file"
@@ -228,6 +232,67 @@ func memoryChild(_ streams: Int) throws -> Never {
     usleep(1_000_000)
     let idle = residentBytes() ?? 0
     print(Double(after - before) / Double(streams), Double(idle - before) / Double(streams))
+    try? FileManager.default.removeItem(at: benchDirectory)
+    exit(0)
+}
+
+/// Hands the memory the C allocator holds freed back to the system (glibc's `malloc_trim`,
+/// looked up at run time), so that what is resident next is what is in use.
+func returnFreedMemory() {
+    guard let symbol = dlsym(nil, "malloc_trim") else { return }
+    _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
+}
+
+/// Resident bytes per event for `streams` events with an int property, each read through one
+/// aggregate (`min_events 1 where n >= 1` over all of them: a filtered stream each), each event
+/// triggered three times with its property. The rules (in files of 10,000 events: the 1 MiB
+/// limit) are built first and the C allocator's freed memory returned, so that the figure is the
+/// state: the event's stream and its aggregate. Prints the state's figures right after the last
+/// trigger and a second later, then the rules' bytes per event.
+func propertyMemoryChild(_ streams: Int) throws -> Never {
+    let names = (0..<streams).map { "m\($0)" }
+    func sources(_ names: ArraySlice<String>) -> [SourceFile] {
+        var files: [SourceFile] = []
+        var start = names.startIndex
+        while start < names.endIndex {
+            let chunk = names[start..<min(start + 10_000, names.endIndex)]
+            let text = "# language 1.2\nevent " + chunk.map { $0 + "(n: int)" }.joined(separator: ", ") + "\n"
+            files.append(SourceFile(path: "events\(files.count).rules", text: text))
+            start = chunk.endIndex
+        }
+        // Without the aggregate (`RULEBENCH_AGGREGATE=none`): the same rules and triggers, the
+        // baseline of the aggregate's cost.
+        let aggregate = ProcessInfo.processInfo.environment["RULEBENCH_AGGREGATE"] == "none" ? "" : " where n >= 1"
+        let on = "# language 1.2\nscenario Agg < on \(names.joined(separator: ", ")); min_events 1\(aggregate) >\n"
+        return files + [SourceFile(path: "agg.rules", text: on)]
+    }
+    let store = FileStore(
+        url: temporaryPath("memory-properties-\(streams).state"), options: .init(compactionThreshold: 1 << 20))
+    do {
+        let warmPath = temporaryPath("memory-warm-up.state")
+        let warmStore = FileStore(url: warmPath)
+        let warm = try RuleEngine(sources: sources(names.prefix(100)), store: warmStore)
+        for name in names.prefix(100) {
+            for _ in 0..<3 { warm.trigger(name, properties: ["n": 1]) }
+        }
+        try warmStore.compact()
+        try? FileManager.default.removeItem(at: warmPath)
+    }
+    let files = sources(names[...])
+    returnFreedMemory()
+    let before = residentBytes() ?? 0
+    let engine = try RuleEngine(sources: files, store: store)
+    for name in names {
+        for _ in 0..<3 { engine.trigger(name, properties: ["n": 1]) }
+    }
+    // What the engine holds, not what the C allocator keeps of the rules' check.
+    returnFreedMemory()
+    let after = residentBytes() ?? 0
+    usleep(1_000_000)
+    returnFreedMemory()
+    let idle = residentBytes() ?? 0
+    print(Double(after - before) / Double(streams), Double(idle - before) / Double(streams))
+    withExtendedLifetime(engine) {}
     try? FileManager.default.removeItem(at: benchDirectory)
     exit(0)
 }
@@ -338,6 +403,25 @@ func runBenchmarks() throws {
                 goals.append(Goal(key: "bytes_per_stream_100k", value: bytes.now, unit: "B", limit: 150, atMost: true))
             }
         }
+    }
+
+    // An aggregate over event properties: 100,000 events with an int property, each read through
+    // one filter, against the same rules and triggers without the filter (what the aggregate adds:
+    // its rules, its stream and its name).
+    if let with = bytesPerStream(100_000, environment: ["RULEBENCH_MEMORY": "properties"]),
+        let without = bytesPerStream(
+            100_000, environment: ["RULEBENCH_MEMORY": "properties", "RULEBENCH_AGGREGATE": "none"])
+    {
+        line(
+            "memory per event, 100,000 events with a property",
+            String(
+                format: "%.0f B with one aggregate each, %.0f B without (idle: %.0f B, %.0f B)", with.now, without.now,
+                with.idle, without.idle))
+        line(
+            "  memory per aggregate",
+            String(format: "%.0f B, idle %.0f B", with.now - without.now, with.idle - without.idle))
+        goals.append(
+            Goal(key: "bytes_per_aggregate_100k", value: with.now - without.now, unit: "B", limit: 200, atMost: true))
     }
 
     let warm = try callBenchmarks(&goals)

@@ -131,6 +131,14 @@ final class FilterRenameTests: XCTestCase {
             children.append((try FixtureProcess(["serve", url.path, rulesFile.path], input: true), renamed))
         }
         defer { for child in children { child.process.input?.closeFile() } }
+        // Each child answers once before this process opens the file: both have started (the new
+        // rules' child has recorded its rename). Opened while a child is still starting, this
+        // process missed a filtered trigger about once in 20 runs (see the stop note of
+        // 2026-11-28): a race at start that this test does not cover.
+        for (process, renamed) in children {
+            process.send("1800000000 n \(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10"))")
+            XCTAssertEqual(process.readLine(), "0")
+        }
         let here = try RuleEngine(source: old, store: FileStore(url: url, options: .init(shared: true)))
         var generator = SeededGenerator(seed: 11)
         var total = 0
@@ -145,7 +153,8 @@ final class FilterRenameTests: XCTestCase {
                 XCTAssertEqual(children[who].process.readLine(), "ok")
             }
             if amount >= 10 { total += 1 }
-            XCTAssertEqual(big(here, renamed: false), total, "step \(step), this process (old rules)")
+            XCTAssertEqual(
+                big(here, renamed: false), total, "step \(step), this process (old rules), who \(who) amount \(amount)")
             for (process, renamed) in children {
                 process.send("1800000000 n \(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10"))")
                 XCTAssertEqual(

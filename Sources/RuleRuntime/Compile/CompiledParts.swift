@@ -47,7 +47,7 @@ indirect enum CompiledExpr: Sendable {
     case compare(BinaryOperator, CompiledExpr, CompiledExpr)
     case count(slot: Int, CountScope)
     /// The sum of the streams' counts (`min_events N where ...` over several `on` events).
-    case countOf(slots: [Int], CountScope)
+    case countOf(slots: [Int32], CountScope)
     case scenarioExecutions(Int, CountScope)
     case groupExecutions(Int, CountScope)
     case sinceFirst(slot: Int)

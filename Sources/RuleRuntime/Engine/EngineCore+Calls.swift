@@ -127,8 +127,8 @@ extension EngineCore {
         let slot = slot(name)
         let time = now()
         recordEvent(slot, at: time)
-        if let positions = rules.filtersByEvent[slot] {
-            for position in positions where rules.filters[position].passes(properties) {
+        do {
+            for position in rules.filterPositions(ofEvent: slot) where rules.filters[position].passes(properties) {
                 let filter = rules.filters[position]
                 if let adds = filter.adds {
                     // `passes` made sure the property is there, an int.

@@ -28,7 +28,7 @@ struct EngineCore {
     /// here so that reading them does not go through the rules object.
     let listenerStart: [Int32]
     let listenerList: [Int32]
-    let streamKeep: [Int]
+    let streamKeep: [Int32]
     let triggerInfo: [TriggerInfo]
     /// ``CompiledRules/clauseTables()``, read by every answer: held here, reading a scenario's
     /// clauses retains nothing (through the rules object it took two atomic retains and two
@@ -404,7 +404,7 @@ struct EngineCore {
     func streamKey(_ slot: Int) -> String { StoreKey.stream(streams.name(slot)) }
 
     /// Recent times kept for the stream in `slot`.
-    func keep(_ slot: Int) -> Int { slot < streamKeep.count ? streamKeep[slot] : rules.recentLimit }
+    func keep(_ slot: Int) -> Int { slot < streamKeep.count ? Int(streamKeep[slot]) : rules.recentLimit }
 
     func count(_ slot: Int?, _ scope: CountScope, now time: Double) -> Int64 {
         guard let slot else { return 0 }

@@ -184,7 +184,7 @@ extension EngineCore {
         case .countOf(let slots, let scope):
             var total: Int64 = 0
             for slot in slots {
-                let (sum, overflow) = total.addingReportingOverflow(count(slot, scope, now: time))
+                let (sum, overflow) = total.addingReportingOverflow(count(Int(slot), scope, now: time))
                 total = overflow ? .max : sum
             }
             return .int(total)

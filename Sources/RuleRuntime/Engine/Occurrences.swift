@@ -101,7 +101,7 @@ extension EngineCore {
             return occurrenceMatches[index]
         }
         let start = occurrenceFilters.count
-        for position in rules.filtersByEvent[slot] ?? [] {
+        for position in rules.filterPositions(ofEvent: slot) {
             let filter = rules.filters[position]
             var positions: [Int] = []
             for read in filter.reads {

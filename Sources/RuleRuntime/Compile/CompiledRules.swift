@@ -237,7 +237,7 @@ final class CompiledRules: @unchecked Sendable {
         streamKeep = Array(repeating: Int32(clamping: recentLimit), count: streams.count)
         // A filtered stream keeps one recent time unless a window reads it (the counts per
         // install, session and version, and the first and last times, need no more): at 100,000
-        // events with one filter each, N B an event less.
+        // events with one filter each, 16 B an event less (`rulebench`, `bytes_per_aggregate_100k`).
         for filter in filters { streamKeep[filter.stream] = Int32(clamping: filterKeep[filter.stream] ?? 1) }
         var counts = [Int32](repeating: 0, count: streams.count + 1)
         for scenario in scenarios {
@@ -388,7 +388,8 @@ final class CompiledRules: @unchecked Sendable {
 
     /// Adds the filter `filter` of `event` that records on `stream` (adding property `adds` for a
     /// sum), once per stream. Events reading the same filter over properties of the same types
-    /// share its lowered form (at 100,000 events with one filter each, 190 B an event less).
+    /// share its lowered form (with the index by event below: 1,130 B an event down to 806 B at
+    /// 100,000 events with one filter each, `rulebench`).
     private func addFilter(event: String, _ filter: Expr?, adds: String?, stream: String) {
         let eventSlot = streams.slot(event)
         let streamSlot = streams.slot(stream)

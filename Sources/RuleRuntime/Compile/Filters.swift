@@ -213,7 +213,7 @@ protocol FilterValues {
 /// a trigger of `event` with properties records on `stream` too when they pass.
 struct StreamFilter: Sendable {
     /// The event's slot, and the filtered stream's (32 bits each: 16 bytes a filter with
-    /// ``lowered``; at 100,000 events with one filter each, 56 B an event less than the fields in
+    /// ``lowered``; at 100,000 events with one filter each, 51 B an event less than the fields in
     /// line, `rulebench memory`).
     private let slots: (event: Int32, stream: Int32)
     /// What the events reading the same filter share.

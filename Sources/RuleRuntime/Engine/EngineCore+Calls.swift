@@ -127,15 +127,13 @@ extension EngineCore {
         let slot = slot(name)
         let time = now()
         recordEvent(slot, at: time)
-        do {
-            for position in rules.filterPositions(ofEvent: slot) where rules.filters[position].passes(properties) {
-                let filter = rules.filters[position]
-                if let adds = filter.adds {
-                    // `passes` made sure the property is there, an int.
-                    if case .int(let amount)? = properties[adds] { recordSum(filter.stream, amount, at: time) }
-                } else {
-                    recordEvent(filter.stream, at: time)
-                }
+        for position in rules.filterPositions(ofEvent: slot) where rules.filters[position].passes(properties) {
+            let filter = rules.filters[position]
+            if let adds = filter.adds {
+                // `passes` made sure the property is there, an int.
+                if case .int(let amount)? = properties[adds] { recordSum(filter.stream, amount, at: time) }
+            } else {
+                recordEvent(filter.stream, at: time)
             }
         }
         commit()

@@ -129,12 +129,28 @@ public final class RuleEngine: @unchecked Sendable {
         shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
         // History under former names (`was`) moves in one record, before anything else is written;
         // rules from a delivery are recorded with it.
-        var prepared = EngineCore.prepare(
-            rules: rules, state: consume state, hooks: EngineHooks(clock: clock, store: store, options: options))
-        try prepared.finish(
-            hooks: nil, journal: [],
-            active: { ActiveRules(program: result.program, origin: origin, version: version, activated: $0) },
-            diagnostics: result.diagnostics)
+        let hooks = EngineHooks(clock: clock, store: store, options: options)
+        let active = { ActiveRules(program: result.program, origin: origin, version: version, activated: $0) }
+        var prepared = EngineCore.prepare(rules: rules, state: consume state, hooks: hooks)
+        try prepared.finish(hooks: nil, journal: [], active: active, diagnostics: result.diagnostics)
+        // Shared: another process appended between this start's read and its write, and the
+        // write was refused (a call runs again on the state read anew; a start too). Without
+        // this, a start's record (the renames it records, the history it moves) was lost.
+        var attempts = 0
+        while prepared.core.conflicted, let shared, attempts < 3 {
+            attempts += 1
+            let again: EngineState
+            do {
+                again = try EngineState(try shared.reloadAll(), streams: rules.streams, staged: staged)
+            } catch let error as RuleStoreError {
+                throw RuleEngineError.store(error)
+            } catch {
+                throw RuleEngineError.store(.other(error))
+            }
+            prepared = EngineCore.prepare(rules: rules, state: again, hooks: hooks)
+            try prepared.finish(hooks: nil, journal: [], active: active, diagnostics: result.diagnostics)
+        }
+        prepared.core.conflicted = false
         recentLimit = options.recentLimit
         presentationTimeout =
             options.presentationTimeout.isFinite ? max(1, options.presentationTimeout) : 3_600

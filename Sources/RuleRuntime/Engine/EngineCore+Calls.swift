@@ -127,8 +127,9 @@ extension EngineCore {
         let slot = slot(name)
         let time = now()
         recordEvent(slot, at: time)
-        for position in rules.filterPositions(ofEvent: slot) where rules.filters[position].passes(properties) {
-            let filter = rules.filters[position]
+        for position in rules.filterPositions(ofEvent: slot) {
+            let filter = rules.filters[Int(position)]
+            guard filter.passes(properties) else { continue }
             if let adds = filter.adds {
                 // `passes` made sure the property is there, an int.
                 if case .int(let amount)? = properties[adds] { recordSum(filter.stream, amount, at: time) }

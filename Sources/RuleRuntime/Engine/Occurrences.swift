@@ -102,7 +102,7 @@ extension EngineCore {
         }
         let start = occurrenceFilters.count
         for position in rules.filterPositions(ofEvent: slot) {
-            let filter = rules.filters[position]
+            let filter = rules.filters[Int(position)]
             var positions: [Int] = []
             for read in filter.reads {
                 guard let at = layout.names.firstIndex(of: read.name), layout.types[at] == read.type else { break }

@@ -116,13 +116,22 @@ struct StreamTallies {
     /// Records one time in `slot`, keeping at most `keep` recent times: the same tally as
     /// ``Tally/record(at:in:keep:)`` gives.
     @inline(__always)
-    mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int, adding amount: Int64? = nil) {
+    mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int) {
+        heads[slot].counts.record(at: time, in: epoch)
+        place(time, in: slot, keep: keep)
+    }
+
+    /// A trigger of a sum's stream: `amount` added to the counts (``TallyCounts/record(at:in:adding:)``),
+    /// the time placed as an event's. Its own entry, so that an event's path tests no argument.
+    mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int, adding amount: Int64) {
+        heads[slot].counts.record(at: time, in: epoch, adding: amount)
+        place(time, in: slot, keep: keep)
+    }
+
+    /// Places `time` among the recent times of `slot`, keeping at most `keep`.
+    @inline(__always)
+    private mutating func place(_ time: Double, in slot: Int, keep: Int) {
         assert(keep >= 1, "a stream keeps at least one recent time")
-        if let amount {
-            heads[slot].counts.record(at: time, in: epoch, adding: amount)
-        } else {
-            heads[slot].counts.record(at: time, in: epoch)
-        }
         let count = Int(heads[slot].count)
         if count < keep && count == StreamTallies.capacity(for: count) {
             // The block is full and the times may grow: move them to the next size.

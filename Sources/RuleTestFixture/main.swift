@@ -294,6 +294,14 @@ func serve(_ path: String, rulesPath: String? = nil) -> Never {
                 say("error")
             }
         case "n": say("\(engine.count(parts[2...].joined(separator: " ")))")  // a name with spaces: a filter's stream
+        case "w":
+            // `w RULES-PATH`: a swap to the rules in that file.
+            do {
+                try engine.replaceRules(source: try String(contentsOfFile: name, encoding: .utf8))
+                say("ok")
+            } catch {
+                say("error \(error)")
+            }
         case "e": say(engine.explain(name).description.replacingOccurrences(of: "\n", with: " | "))
         default: fail("bad command: \(line)")
         }

@@ -183,4 +183,113 @@ final class FilterRenameTests: XCTestCase {
             }
         }
     }
+
+    /// A swap to renaming rules that races another process's write keeps what it writes, as a
+    /// start does: one child swaps from the older rules to the renaming ones while the other,
+    /// on the older rules, triggers the former name. Every trial: both children and a fresh
+    /// engine on either rules count every trigger. The swap's own write conflicts in few trials
+    /// here (the window is short); ``testASwapWhoseWriteConflictsRunsAgain`` makes it conflict
+    /// every time, and fails without the rerun.
+    func testASwapRacingAnotherWriteKeepsItsRecord() throws {
+        for trial in 0..<30 {
+            let url = temporaryURL("swap-\(trial).state")
+            defer { removeFolder(of: url) }
+            let folder = url.deletingLastPathComponent()
+            let oldFile = folder.appendingPathComponent("old.rules")
+            let newFile = folder.appendingPathComponent("new.rules")
+            try old.write(to: oldFile, atomically: true, encoding: .utf8)
+            try new.write(to: newFile, atomically: true, encoding: .utf8)
+            let children = try (0..<2).map { _ in
+                try FixtureProcess(["serve", url.path, oldFile.path], input: true)
+            }
+            defer { for child in children { child.input?.closeFile() } }
+            children[0].send("1800000000 p purchase amount=12")
+            XCTAssertEqual(children[0].readLine(), "ok")
+            // Sent together: the swap's read and write and the other child's appends interleave.
+            children[0].send("1800000000 w \(newFile.path)")
+            let triggers = 6
+            for _ in 0..<triggers { children[1].send("1800000000 p purchase amount=12") }
+            XCTAssertEqual(children[0].readLine(), "ok", "trial \(trial): the swap")
+            for _ in 0..<triggers { XCTAssertEqual(children[1].readLine(), "ok") }
+            // Then each writes again, under its own name.
+            children[0].send("1800000000 p paid amount=20")
+            XCTAssertEqual(children[0].readLine(), "ok")
+            children[1].send("1800000000 p purchase amount=11")
+            XCTAssertEqual(children[1].readLine(), "ok")
+            let total = triggers + 3
+            children[0].send("1800000000 n \(EngineStream.filtered("paid", "amount >= 10"))")
+            XCTAssertEqual(children[0].readLine(), "\(total)", "trial \(trial): the child that swapped")
+            children[1].send("1800000000 n \(EngineStream.filtered("purchase", "amount >= 10"))")
+            XCTAssertEqual(children[1].readLine(), "\(total)", "trial \(trial): the child on the older rules")
+            for (rules, renamed) in [(old, false), (new, true)] {
+                let fresh = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+                XCTAssertEqual(fresh.count(renamed ? "paid" : "purchase"), total, "trial \(trial), renamed \(renamed)")
+                XCTAssertEqual(big(fresh, renamed: renamed), total, "trial \(trial), renamed \(renamed)")
+            }
+        }
+    }
+
+    /// The same in one process, the other write made at a chosen point: an engine on the older
+    /// rules triggers while the swapping engine asks its clock the time, after the swap read
+    /// the shared file and before it wrote its record (the clock is asked while the new core is
+    /// made). The first few points the clock is asked are tried in turn; the first is after the
+    /// read (without the call's rerun, history was lost there).
+    func testASwapWhoseWriteConflictsRunsAgain() throws {
+        for point in 1...6 {
+            let url = temporaryURL("swap-point-\(point).state")
+            defer { removeFolder(of: url) }
+            let other = try RuleEngine(source: old, store: FileStore(url: url, options: .init(shared: true)))
+            let clock = InterruptingClock()
+            let swapping = try RuleEngine(
+                source: old, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
+            buy(swapping, renamed: false, 12)
+            clock.arm(after: point) { self.buy(other, renamed: false, 15) }
+            try swapping.replaceRules(source: new)
+            let fired = clock.fired
+            clock.arm(after: 0) {}
+            // Then each writes again, under its own name.
+            buy(swapping, renamed: true, 20)
+            buy(other, renamed: false, 11)
+            let total = fired ? 4 : 3
+            XCTAssertEqual(big(swapping, renamed: true), total, "point \(point): the engine that swapped")
+            XCTAssertEqual(big(other, renamed: false), total, "point \(point): the engine on the older rules")
+            for (rules, renamed) in [(old, false), (new, true)] {
+                let fresh = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))
+                XCTAssertEqual(fresh.count(renamed ? "paid" : "purchase"), total, "point \(point), renamed \(renamed)")
+                XCTAssertEqual(big(fresh, renamed: renamed), total, "point \(point), renamed \(renamed)")
+                XCTAssertEqual(spent(fresh, renamed: renamed), fired ? 58 : 43, "point \(point), renamed \(renamed)")
+            }
+        }
+    }
+}
+
+/// A clock that runs an action once, from inside the engine's call, the `n`th time it is asked
+/// the time after it is armed.
+private final class InterruptingClock: RuleClock, @unchecked Sendable {
+    // Asked and armed by one thread at a time in these tests; the lock keeps it honest.
+    private let lock = NSLock()
+    private var remaining = 0
+    private var action: (() -> Void)?
+    private(set) var fired = false
+
+    func arm(after asks: Int, _ action: @escaping () -> Void) {
+        lock.withLock {
+            remaining = asks
+            self.action = asks > 0 ? action : nil
+            fired = false
+        }
+    }
+
+    func now() -> Date {
+        let due: (() -> Void)? = lock.withLock {
+            guard action != nil else { return nil }
+            remaining -= 1
+            guard remaining == 0 else { return nil }
+            defer { action = nil }
+            fired = true
+            return action
+        }
+        due?()
+        return Date(timeIntervalSince1970: 1_800_000_000)
+    }
 }

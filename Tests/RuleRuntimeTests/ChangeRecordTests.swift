@@ -73,12 +73,18 @@ final class ChangeRecordTests: XCTestCase {
             EngineState.write(tally, to: &plain)
             XCTAssertEqual(Tally.encodedLength(tally.counts, recentCount: tally.recent.count) + 1, plain.bytes.count)
             let viewKey = Array("s:view\(round)".utf8)
+            let nameBytes = Array(name.utf8)
             tally.recent.withUnsafeBufferPointer { recent in
-                record.reserve(stream: name, recentCount: recent.count)
-                record.set(stream: name, tally.counts, recent: recent)
+                nameBytes.withUnsafeBytes { name in
+                    record.reserve(stream: name, recentCount: recent.count)
+                    record.set(stream: name, tally.counts, recent: recent)
+                }
             }
             viewKey.withUnsafeBytes { key in
-                withUnsafePointer(to: view) { record.set(key, view: $0, eventsFrom: from) }
+                withUnsafePointer(to: view) { view in
+                    guard let from else { return record.set(key, view: view, eventsFrom: nil) }
+                    Array(from.utf8).withUnsafeBytes { record.set(key, view: view, eventsFrom: $0) }
+                }
             }
             record.finish()
             // Byte for byte what the general path writes (the value's length patched in after

@@ -76,9 +76,10 @@ extension EngineCore {
         if slot + 1 >= listenerStart.count { noteUnknownEvent(slot) }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
         if slot < dayCounted.count && dayCounted[slot] { recordDay(slot, at: time) }
-        let name = streams.name(slot)
-        record.reserve(stream: name, recentCount: tallies.recentCount(slot))
-        tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
+        streams.withName(slot) { name in
+            record.reserve(stream: name, recentCount: tallies.recentCount(slot))
+            tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
+        }
         for k in listeners {
             let index = Int(listenerList[k])
             let info = triggerInfo[index]
@@ -95,7 +96,11 @@ extension EngineCore {
                     }
                 // Already stored as this stream, which the record carries: nothing else changed.
                 if same && storedAsStream[index] { return }
-                record.set(info.key, view: view, eventsFrom: same ? streams.name(slot) : nil)
+                if same {
+                    streams.withName(slot) { record.set(info.key, view: view, eventsFrom: $0) }
+                } else {
+                    record.set(info.key, view: view, eventsFrom: nil)
+                }
                 // Shared: written again on every event, so that a process of a library that
                 // does not move such views along (``viewsFollowing(_:)``) never reads one stale.
                 storedAsStream[index] = same && !shared
@@ -109,9 +114,10 @@ extension EngineCore {
         guard amount > 0 else { return }
         if shared { _ = lockFileForWriting() }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot), adding: amount)
-        let name = streams.name(slot)
-        record.reserve(stream: name, recentCount: tallies.recentCount(slot))
-        tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
+        streams.withName(slot) { name in
+            record.reserve(stream: name, recentCount: tallies.recentCount(slot))
+            tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
+        }
     }
 
     mutating func trigger(_ name: String) {

@@ -10,8 +10,8 @@ extension ChangeRecord {
     /// Makes room for stream `name`'s entry with `recentCount` recent times, for
     /// ``set(stream:_:recent:)``.
     @inline(__always)
-    func reserve(stream name: String, recentCount: Int) {
-        reserve(Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recentCount))
+    func reserve(stream name: UnsafeRawBufferPointer, recentCount: Int) {
+        reserve(Self.streamEntryBound(nameLength: name.count, recentCount: recentCount))
     }
 
     /// At most the bytes a stream's entry takes: the key's length (a varint) and bytes (kind,
@@ -20,14 +20,14 @@ extension ChangeRecord {
         10 + 2 + nameLength + 1 + 10 + 1 + Tally.maxEncodedSize(recentCount: recentCount)
     }
 
-    /// Sets stream `name`'s entry (`e:NAME`) to its tally, without making the key, in room made
+    /// Sets the entry of the stream whose name's UTF-8 is `name` (`e:NAME`) to its tally, without making the key, in room made
     /// by ``reserve(stream:recentCount:)``. Written through a ``ReservedSink``: no call that
     /// could release anything, so the caller reads the tally in place without retaining the
     /// arrays it lies in (four retains and releases of a trigger's six).
     @inline(__always)
-    func set(stream name: String, _ counts: TallyCounts, recent: UnsafeBufferPointer<Double>) {
+    func set(stream name: UnsafeRawBufferPointer, _ counts: TallyCounts, recent: UnsafeBufferPointer<Double>) {
         // Checked in release builds too: writing past the room made would corrupt memory.
-        precondition(length + Self.streamEntryBound(nameLength: name.utf8.count, recentCount: recent.count) <= capacity)
+        precondition(length + Self.streamEntryBound(nameLength: name.count, recentCount: recent.count) <= capacity)
         var sink = ReservedSink(base: base, length: length)
         sink.key(.stream, name)
         sink.u8(1)
@@ -39,11 +39,11 @@ extension ChangeRecord {
     }
 
     /// Sets the key stored as `key` (UTF-8) to the view at `view` (its events given as stream
-    /// `eventsFrom`'s, if named), read in place.
+    /// `eventsFrom`'s, if named by its UTF-8), read in place.
     /// Its length is worked out first and room made once, then it is written through a
     /// ``ReservedSink`` (no call that could release anything, so nothing read in place is retained).
     @inline(__always)
-    func set(_ key: UnsafeRawBufferPointer, view: UnsafePointer<ScenarioState>, eventsFrom stream: String?) {
+    func set(_ key: UnsafeRawBufferPointer, view: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?) {
         let valueLength = EngineState.encodedLength(view, eventsFrom: stream)
         reserve(10 + key.count + 1 + 10 + valueLength)
         var sink = ReservedSink(base: base, length: length)

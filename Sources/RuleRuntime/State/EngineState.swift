@@ -334,10 +334,10 @@ struct EngineState {
 
     /// The bytes ``write(_:eventsFrom:to:)`` writes for the view at `state`.
     @inline(__always)
-    static func encodedLength(_ state: UnsafePointer<ScenarioState>, eventsFrom stream: String?) -> Int {
+    static func encodedLength(_ state: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?) -> Int {
         let events: Int
         if let stream {
-            let count = stream.utf8.count
+            let count = stream.count
             events = Tally.varintLength(UInt64(count)) + count
         } else {
             events = Tally.encodedLength(state.pointee.events.counts, recentCount: state.pointee.events.recent.count)
@@ -349,17 +349,20 @@ struct EngineState {
 
     /// A view's value: format 2, or 3 with its events given as the name of a stream.
     static func write<W: ByteSink>(_ state: ScenarioState, eventsFrom stream: String?, to writer: inout W) {
-        withUnsafePointer(to: state) { write($0, eventsFrom: stream, to: &writer) }
+        withUnsafePointer(to: state) { state in
+            guard let stream else { return write(state, eventsFrom: nil, to: &writer) }
+            NameTable.withBytes(of: stream) { write(state, eventsFrom: $0, to: &writer) }
+        }
     }
 
     /// As ``write(_:eventsFrom:to:)``, reading the view in place.
     @inline(__always)
     static func write<W: ByteSink>(
-        _ state: UnsafePointer<ScenarioState>, eventsFrom stream: String?, to writer: inout W
+        _ state: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?, to writer: inout W
     ) {
         if let stream {
             writer.u8(3)
-            writer.string(stream)
+            writer.string(bytes: stream)
         } else {
             writer.u8(2)
             state.pointee.events.encode(&writer)

@@ -9,6 +9,12 @@ struct StreamTable: Sendable {
     /// The name of the stream in `slot`.
     func name(_ slot: Int) -> String { index.name(at: slot) }
 
+    /// Calls `body` with the UTF-8 of the name of the stream in `slot`, in place.
+    @inline(__always)
+    func withName<R>(_ slot: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try index.withName(at: slot, body)
+    }
+
     /// Every stream's name, by slot.
     var names: [String] { index.names }
 

@@ -37,21 +37,19 @@ extension ByteSink {
         }
     }
 
-    /// The key `K:NAME` of `kind`'s entry for `name`, its length first (as ``string(_:)``
+    /// The key `K:NAME` of `kind`'s entry for the name whose UTF-8 is `name`, its length first (as ``string(_:)``
     /// writes the key made whole).
-    mutating func key(_ kind: StoreKey.Kind, _ name: String) {
-        let written: Void? = name.utf8.withContiguousStorageIfAvailable { utf8 in
-            varint(UInt64(utf8.count + 2))
-            u8(kind.rawValue)
-            u8(StoreKey.separator)
-            append(UnsafeRawBufferPointer(utf8))
-        }
-        if written == nil {
-            varint(UInt64(name.utf8.count + 2))
-            u8(kind.rawValue)
-            u8(StoreKey.separator)
-            for byte in name.utf8 { u8(byte) }
-        }
+    mutating func key(_ kind: StoreKey.Kind, _ name: UnsafeRawBufferPointer) {
+        varint(UInt64(name.count + 2))
+        u8(kind.rawValue)
+        u8(StoreKey.separator)
+        append(name)
+    }
+
+    /// A string given as its UTF-8, its length first (as ``string(_:)`` writes it).
+    mutating func string(bytes: UnsafeRawBufferPointer) {
+        varint(UInt64(bytes.count))
+        append(bytes)
     }
 
     /// Eight bytes, little-endian (a sink may write them more directly).

@@ -43,7 +43,9 @@ extension ChangeRecord {
     /// Its length is worked out first and room made once, then it is written through a
     /// ``ReservedSink`` (no call that could release anything, so nothing read in place is retained).
     @inline(__always)
-    func set(_ key: UnsafeRawBufferPointer, view: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?) {
+    func set(
+        _ key: UnsafeRawBufferPointer, view: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?
+    ) {
         let valueLength = EngineState.encodedLength(view, eventsFrom: stream)
         reserve(10 + key.count + 1 + 10 + valueLength)
         var sink = ReservedSink(base: base, length: length)

@@ -334,7 +334,8 @@ struct EngineState {
 
     /// The bytes ``write(_:eventsFrom:to:)`` writes for the view at `state`.
     @inline(__always)
-    static func encodedLength(_ state: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?) -> Int {
+    static func encodedLength(_ state: UnsafePointer<ScenarioState>, eventsFrom stream: UnsafeRawBufferPointer?) -> Int
+    {
         let events: Int
         if let stream {
             let count = stream.count

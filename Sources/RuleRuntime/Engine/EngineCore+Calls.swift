@@ -76,10 +76,7 @@ extension EngineCore {
         if slot + 1 >= listenerStart.count { noteUnknownEvent(slot) }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot))
         if slot < dayCounted.count && dayCounted[slot] { recordDay(slot, at: time) }
-        streams.withName(slot) { name in
-            record.reserve(stream: name, recentCount: tallies.recentCount(slot))
-            tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }
-        }
+        writeStreamEntry(slot)
         for k in listeners {
             let index = Int(listenerList[k])
             let info = triggerInfo[index]
@@ -114,6 +111,13 @@ extension EngineCore {
         guard amount > 0 else { return }
         if shared { _ = lockFileForWriting() }
         tallies.record(slot, at: time, in: meta.epoch, keep: keep(slot), adding: amount)
+        writeStreamEntry(slot)
+    }
+
+    /// Writes the entry of the stream in `slot` (`e:NAME`) into ``record``, its name and tally
+    /// read in place. Not mutating: the closures borrow the core, and retain nothing.
+    @inline(__always)
+    func writeStreamEntry(_ slot: Int) {
         streams.withName(slot) { name in
             record.reserve(stream: name, recentCount: tallies.recentCount(slot))
             tallies.withTally(slot) { record.set(stream: name, $0, recent: $1) }

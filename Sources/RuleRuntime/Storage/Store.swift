@@ -176,15 +176,7 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         taken += 1
-        _ = try RecordFormat.forEachChange(in: raw, from: start, to: raw.count) { key, value in
-            buffer.set(
-                UnsafeRawBufferPointer(rebasing: raw[key]),
-                value.map { UnsafeRawBufferPointer(rebasing: raw[$0]) })
-        }
-        if buffer.garbage > compactionThreshold && buffer.garbage * 2 > buffer.bytes.count {
-            buffer.compact()
-            compactions += 1
-        }
+        if try buffer.apply(record: raw, from: start, compactingPast: compactionThreshold) { compactions += 1 }
     }
 }
 
@@ -196,6 +188,22 @@ private struct Buffer {
     var index: RecordIndex
     /// Bytes of `bytes` no entry refers to any more.
     var garbage: Int
+
+    /// Applies the changes of `record` (read from `start`); then rewrites the buffer when more
+    /// than `threshold` bytes, and half of it, are garbage (true when it did). One access to
+    /// the store's buffer for the whole record: a change at a time, each through the class's
+    /// property, checked its exclusive access at run time (about 4% of an in-memory trigger,
+    /// `perf` over `rulebench profile trigger`).
+    mutating func apply(record: UnsafeRawBufferPointer, from start: Int, compactingPast threshold: Int) throws -> Bool {
+        _ = try RecordFormat.forEachChange(in: record, from: start, to: record.count) { key, value in
+            set(
+                UnsafeRawBufferPointer(rebasing: record[key]),
+                value.map { UnsafeRawBufferPointer(rebasing: record[$0]) })
+        }
+        guard garbage > threshold && garbage * 2 > bytes.count else { return false }
+        compact()
+        return true
+    }
 
     /// Sets `key` to `value` (nil: deleted).
     mutating func set(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) {

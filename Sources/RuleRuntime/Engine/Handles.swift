@@ -225,3 +225,10 @@ enum EngineSerial {
     private static let counter = Counter()
     static func next() -> UInt32 { UInt32(truncatingIfNeeded: counter.next()) }
 }
+
+extension StringProtocol {
+    /// The name as a `String`: itself when it is one (the cast folds away when the call is
+    /// specialized), else a copy. `String(name)` would go through a generic conversion.
+    @inlinable @inline(__always)
+    var ruleName: String { self as? String ?? String(self) }
+}

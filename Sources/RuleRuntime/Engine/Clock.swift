@@ -28,56 +28,63 @@ public struct SystemClock: RuleClock {
 }
 
 /// A clock that moves only when told to; for tests and simulations. Thread-safe.
-public final class ManualClock: RuleClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-    /// Wake-ups not yet due, run by ``advance(by:)`` and ``set(_:)`` when the clock reaches them.
-    private var pending: [(date: Date, action: @Sendable () -> Void)] = []
+public final class ManualClock: RuleClock, Sendable {
+    /// The time, and the wake-ups not yet due, run by ``advance(by:)`` and ``set(_:)`` when the
+    /// clock reaches them.
+    private struct State {
+        var current: Date
+        var pending: [(date: Date, action: @Sendable () -> Void)] = []
+    }
+
+    private let state: Protected<State>
 
     /// A clock standing at `start` (default 2026-01-01T00:00:00Z).
     public init(_ start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
-        current = start
+        state = Protected(State(current: start))
     }
 
-    public func now() -> Date {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
-    }
+    public func now() -> Date { state.withLock { $0.current } }
 
     /// Moves the clock by `seconds` (negative moves it backwards), then runs the wake-ups it reached.
     public func advance(by seconds: TimeInterval) {
-        lock.lock()
-        current += seconds
-        runDue()
+        run(
+            state.withLock { state in
+                state.current += seconds
+                return Self.takeDue(&state)
+            })
     }
 
     /// Sets the clock to `date`, earlier or later, then runs the wake-ups it reached.
     public func set(_ date: Date) {
-        lock.lock()
-        current = date
-        runDue()
+        run(
+            state.withLock { state in
+                state.current = date
+                return Self.takeDue(&state)
+            })
     }
 
     /// Runs `action` when the clock is moved to `date` or later (at once if it is there),
     /// on the thread that moves it, in date order.
     public func wakeUp(at date: Date, _ action: @escaping @Sendable () -> Void) {
-        lock.lock()
-        if date <= current {
-            lock.unlock()
-            action()
-            return
+        let now: Bool = state.withLock { state in
+            if date <= state.current { return true }
+            state.pending.append((date, action))
+            return false
         }
-        pending.append((date, action))
-        lock.unlock()
+        if now { action() }
     }
 
-    /// Called with the lock held; releases it before running what is due.
-    private func runDue() {
-        let due = pending.filter { $0.date <= current }.sorted { $0.date < $1.date }
-        pending.removeAll { $0.date <= current }
-        lock.unlock()
-        for wakeUp in due { wakeUp.action() }
+    /// The wake-ups due, in date order, taken out of `state`.
+    private static func takeDue(_ state: inout State) -> [@Sendable () -> Void] {
+        let current = state.current
+        let due = state.pending.filter { $0.date <= current }.sorted { $0.date < $1.date }
+        state.pending.removeAll { $0.date <= current }
+        return due.map(\.action)
+    }
+
+    /// Runs `actions` without the lock: an action may read or move the clock.
+    private func run(_ actions: [@Sendable () -> Void]) {
+        for action in actions { action() }
     }
 }
 

@@ -88,15 +88,14 @@ extension FileStore {
 }
 
 /// A thread-safe counter, for unique numbers.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
+final class Counter: Sendable {
+    private let value = Protected(0)
 
     func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
+        value.withLock {
+            $0 += 1
+            return $0
+        }
     }
 }
 

@@ -320,4 +320,33 @@ public struct Expr: Equatable, Hashable, Sendable {
         self.kind = kind
         self.range = range
     }
+
+    /// Each `sum(EVENT.PROPERTY ... within D)` in the expression (not inside a filter), with the
+    /// integer it is compared with (`sum(...) >= 100`, `100 <= (sum(...))`), or nil when it is
+    /// not an operand of a comparison with an integer. A windowed sum keeps that many units
+    /// (grammar.md, "Event properties").
+    public var windowedSums: [(call: Expr, threshold: Int64?)] {
+        var found: [(call: Expr, threshold: Int64?)] = []
+        func integer(_ expr: Expr) -> Int64? {
+            switch expr.kind {
+            case .integer(let value): return value
+            case .parenthesized(let inner): return integer(inner)
+            default: return nil
+            }
+        }
+        func visit(_ expr: Expr, _ compared: Int64?) {
+            switch expr.kind {
+            case .parenthesized(let inner): visit(inner, compared)
+            case .unary(_, let operand): visit(operand, nil)
+            case .binary(let op, let left, let right):
+                visit(left, op.isComparison ? integer(right) : nil)
+                visit(right, op.isComparison ? integer(left) : nil)
+            case .call(_, _, let scope?, nil, _, _?):
+                if case .within = scope.kind { found.append((expr, compared)) }
+            default: break
+            }
+        }
+        visit(self, nil)
+        return found
+    }
 }

@@ -397,6 +397,7 @@ struct Checker {
                 if let type = typeOf(expr, file), type != .bool {
                     error(Message.conditionNotBool(type), file, expr.range)
                 }
+                checkWindowedSums(in: expr, file)
             case .after:
                 break  // its outcome was checked as it was parsed
             case .holdout(let share, let salt):
@@ -502,6 +503,20 @@ struct Checker {
         case (.session, .version): return true
         case (.within(let a), .within(let b)): return a <= b
         default: return false
+        }
+    }
+
+    /// A windowed sum (`sum(purchase.amount within 30d)`) is compared with an integer, at most
+    /// the windowed threshold's limit: it keeps that many units, one more than the number.
+    mutating func checkWindowedSums(in expr: Expr, _ file: SourceFile) {
+        for (call, threshold) in expr.windowedSums {
+            guard let threshold else {
+                error(Message.sumWindow, file, call.range)
+                continue
+            }
+            if threshold > Limits.maxWindowedThreshold {
+                error(Message.windowThresholdTooLarge(threshold), file, call.range)
+            }
         }
     }
 

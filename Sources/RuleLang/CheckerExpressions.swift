@@ -139,11 +139,8 @@ extension Checker {
                 return nil
             }
             if let property {
-                // `sum(purchase.amount ...)`: an int property of the event, in a scope that is not a window.
-                if let scope, case .within = scope.kind {
-                    error(Message.sumWindow, file, scope.range)
-                    return nil
-                }
+                // `sum(purchase.amount ...)`: an int property of the event (a window is checked
+                // with the comparison it is in: ``Checker/checkWindowedSums(in:_:)``).
                 checkStream(argument, file)
                 guard let declared = program.properties[argument.text] else {
                     error(Message.noProperties(argument.text), file, argument.range)

@@ -374,7 +374,8 @@ enum Message {
     static var sumWindow: DiagnosticMessage {
         DiagnosticMessage(
             .typeMismatch,
-            "'sum' takes 'per install', 'per session' or 'per version'; a window of values is not kept")
+            "'sum' over a window is compared with a number ('sum(purchase.amount within 30d) >= 100'): "
+                + "it keeps as many units as that number, no more")
     }
     static func noProperties(_ event: String) -> DiagnosticMessage {
         DiagnosticMessage(

@@ -157,9 +157,26 @@ final class PropertyLanguageTests: XCTestCase {
         XCTAssertEqual(
             sumErrors("sum(purchase.amont)"), ["event 'purchase' has no property 'amont'; did you mean 'amount'?"])
         XCTAssertEqual(sumErrors("sum(purchase.plan)"), ["'sum' adds an int property; 'plan' is string"])
+        // Over a window: compared with a number, on either side, in parentheses or not.
+        XCTAssertEqual(sumErrors("sum(purchase.amount within 1d)"), [])
+        for fine in [
+            "100 <= (sum(purchase.amount where plan == \"pro\" within 30d))", "sum(purchase.amount within 1d) == 0",
+        ] {
+            XCTAssertEqual(errors(check(header + "scenario S < on launch; when \(fine) >\n")), [], fine)
+        }
+        let compared =
+            "'sum' over a window is compared with a number ('sum(purchase.amount within 30d) >= 100'): "
+            + "it keeps as many units as that number, no more"
+        for unbounded in [
+            "sum(purchase.amount within 1d) >= sum(purchase.amount)", "sum(purchase.amount within 1d) >= count(launch)",
+            "not (sum(purchase.amount within 1d) == sum(purchase.amount within 2d))",
+        ] {
+            let found = errors(check(header + "scenario S < on launch; when \(unbounded) >\n"))
+            XCTAssertTrue(!found.isEmpty && found.allSatisfy { $0 == compared }, "\(unbounded): \(found)")
+        }
         XCTAssertEqual(
-            sumErrors("sum(purchase.amount within 1d)"),
-            ["'sum' takes 'per install', 'per session' or 'per version'; a window of values is not kept"])
+            errors(check(header + "scenario S < on launch; when sum(purchase.amount within 1d) >= 10001 >\n")),
+            ["threshold 10001 is too large for a 'within' window; the limit is 10000"])
         XCTAssertEqual(
             sumErrors("sum(launch.amount)"),
             ["event 'launch' declares no properties to filter on; declare them: 'event launch(NAME: TYPE, ...)'"])

@@ -205,4 +205,47 @@ final class PropertyTests: XCTestCase {
         }
         XCTAssertGreaterThan(all, 100_000)
     }
+
+    /// `sum(EVENT.PROPERTY within D) OP N` against the list of triggers: the values above zero
+    /// whose triggers are younger than D, added up and compared; at every step, through restarts,
+    /// for each comparison, with values below, at and above the number (each kept as that many
+    /// units of its time, at most N+1).
+    func testWindowedSumsMatchAListOfTheTriggers() throws {
+        let rules = """
+            # language 1.2
+            event purchase(amount: int, plan: string), launch
+            scenario AtLeast < on launch; when sum(purchase.amount within 3d) >= 100 >
+            scenario Over < on launch; when (40 < (sum(purchase.amount where plan == "pro" within 1d))) >
+            scenario Exactly < on launch; when sum(purchase.amount within 12h) == 7 or sum(purchase.amount within 12h) != 7 and false >
+            """
+        var random = SeededGenerator(seed: 7_351)
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        var engine = try RuleEngine(source: rules, store: store, clock: clock)
+        var triggers: [(time: Date, amount: Int64, pro: Bool)] = []
+        func sum(within seconds: Double, proOnly: Bool) -> Int64 {
+            let now = clock.now()
+            return triggers.filter { now.timeIntervalSince($0.time) < seconds && (!proOnly || $0.pro) }
+                .reduce(0) { $0 + $1.amount }
+        }
+        var seen: [String: Set<Bool>] = [:]
+        for step in 0..<600 {
+            clock.advance(by: Double(Int.random(in: 0...30_000, using: &random)))
+            let amount = [Int64(0), 1, 3, 7, 25, 60, 99, 100, 250, -5].randomElement(using: &random)!
+            let pro = Bool.random(using: &random)
+            engine.trigger("purchase", properties: ["amount": .int(amount), "plan": .string(pro ? "pro" : "free")])
+            if amount > 0 { triggers.append((clock.now(), amount, pro)) }
+            if step % 101 == 100 { engine = try RuleEngine(source: rules, store: store, clock: clock) }
+            let expected = [
+                "AtLeast": sum(within: 3 * 86_400, proOnly: false) >= 100,
+                "Over": 40 < sum(within: 86_400, proOnly: true),
+                "Exactly": sum(within: 43_200, proOnly: false) == 7,
+            ]
+            for (scenario, answer) in expected {
+                XCTAssertEqual(engine.canExecute(scenario), answer, "step \(step): \(scenario)")
+                seen[scenario, default: []].insert(answer)
+            }
+        }
+        XCTAssertEqual(seen.values.map(\.count), [2, 2, 2], "both answers for each: \(seen)")
+    }
 }

@@ -122,10 +122,18 @@ struct StreamTallies {
     }
 
     /// A trigger of a sum's stream: `amount` added to the counts (``TallyCounts/record(at:in:adding:)``),
-    /// the time placed as an event's. Its own entry, so that an event's path tests no argument.
+    /// and its time placed `amount` times (a unit each), keeping at most `keep`: a window over the
+    /// recent times then counts the units, the sum of the values in it. Its own entry, so that an
+    /// event's path tests no argument.
     mutating func record(_ slot: Int, at time: Double, in epoch: Epoch, keep: Int, adding amount: Int64) {
         heads[slot].counts.record(at: time, in: epoch, adding: amount)
-        place(time, in: slot, keep: keep)
+        let copies = Int(min(max(amount, 1), Int64(keep)))
+        if copies == 1 { return place(time, in: slot, keep: keep) }
+        // At once, not a copy at a time (each of which would move up to `keep` times).
+        var merged = withTally(slot) { Array($1) }
+        let at = merged.withUnsafeBufferPointer { TallyCounts.insertionIndex(of: time, in: $0) }
+        merged.insert(contentsOf: repeatElement(time, count: copies), at: at)
+        self[slot] = Tally(counts: heads[slot].counts, recent: Array(merged.suffix(keep)))
     }
 
     /// Places `time` among the recent times of `slot`, keeping at most `keep`.

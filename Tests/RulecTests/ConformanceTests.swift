@@ -284,6 +284,7 @@ final class ConformanceTests: XCTestCase {
         "scenario S < on a; min_events 1 where f per session; max_exec 1 per session >",
         "scenario S < on go; when sum(a.n) >= 25 >",
         "scenario S < on go; when sum(a.n where k == \"x\" per session) >= 10 and sum(b.n per version) == 0 >",
+        "scenario S < on go; when sum(a.n within 1h) >= 12 and (sum(b.n where k == \"x\" within 1d) < 30) >",
     ]
 
     /// Traces of triggers with properties (some missing, one event without any) for the property grid.

@@ -321,12 +321,11 @@ public struct Expr: Equatable, Hashable, Sendable {
         self.range = range
     }
 
-    /// Each `sum(EVENT.PROPERTY ... within D)` in the expression (not inside a filter), with the
-    /// integer it is compared with (`sum(...) >= 100`, `100 <= (sum(...))`), or nil when it is
-    /// not an operand of a comparison with an integer. A windowed sum keeps that many units
-    /// (grammar.md, "Event properties").
-    public var windowedSums: [(call: Expr, threshold: Int64?)] {
-        var found: [(call: Expr, threshold: Int64?)] = []
+    /// Each call in the expression (not inside a filter), in order, with the integer it is
+    /// compared with (`sum(...) >= 100`, `100 <= (sum(...))`), or nil when it is not an operand
+    /// of a comparison with an integer.
+    public var calls: [(call: Expr, compared: Int64?)] {
+        var found: [(call: Expr, compared: Int64?)] = []
         func integer(_ expr: Expr) -> Int64? {
             switch expr.kind {
             case .integer(let value): return value
@@ -341,12 +340,20 @@ public struct Expr: Equatable, Hashable, Sendable {
             case .binary(let op, let left, let right):
                 visit(left, op.isComparison ? integer(right) : nil)
                 visit(right, op.isComparison ? integer(left) : nil)
-            case .call(_, _, let scope?, nil, _, _?):
-                if case .within = scope.kind { found.append((expr, compared)) }
+            case .call: found.append((expr, compared))
             default: break
             }
         }
         visit(self, nil)
         return found
+    }
+
+    /// Each `sum(EVENT.PROPERTY ... within D)` of ``calls``, with the integer it is compared
+    /// with. A windowed sum keeps that many units, and one more (grammar.md, "Event properties").
+    public var windowedSums: [(call: Expr, threshold: Int64?)] {
+        calls.compactMap { call, compared in
+            guard case .call(_, _, let scope?, nil, _, _?) = call.kind, case .within = scope.kind else { return nil }
+            return (call, compared)
+        }
     }
 }

@@ -358,20 +358,14 @@ final class CompiledRules: @unchecked Sendable {
                 let condition = CompiledRules.lower(expr, self, slot: { table.slot($0) })
                 swap(&table, &streams)
                 conditions.append(condition)
-                // A windowed sum keeps one unit more than the number it is compared with (a
-                // trigger's value is that many copies of its time): exact for the comparison.
-                var sumKeep: [String: Int] = [:]
-                for case (let call, let threshold?) in expr.windowedSums {
-                    guard case .call(_, let argument, _, _, let filter, let property?) = call.kind else { continue }
-                    let stream = EngineStream.sum(argument.text, EngineStream.sumTail(property.text, filter))
-                    let keep = Int(min(max(threshold, 0), Limits.maxWindowedThreshold)) + 1
-                    sumKeep[stream] = max(sumKeep[stream] ?? 1, keep)
-                }
                 for read in CompiledRules.filteredStreams(in: expr) {
                     addFilter(event: read.event, read.filter, adds: read.adds, stream: read.stream)
                     if read.windowed {
+                        // A windowed sum keeps one unit more than the number it is compared with
+                        // (a trigger's value is that many copies of its time): exact for the comparison.
+                        let sumKeep = read.compared.map { Int(min(max($0, 0), Limits.maxWindowedThreshold)) + 1 }
+                        let keep = read.adds == nil ? recentLimit : sumKeep ?? 1
                         let slot = streams.slot(read.stream)
-                        let keep = read.adds == nil ? recentLimit : sumKeep[read.stream] ?? 1
                         filterKeep[slot] = max(filterKeep[slot] ?? 0, keep)
                     }
                 }

@@ -255,32 +255,26 @@ struct StreamFilter: Sendable {
 extension CompiledRules {
     /// A filtered call of a condition: its event, filter, summed property, stream, and whether it
     /// reads a window (`within D`).
-    typealias FilteredRead = (event: String, filter: Expr?, adds: String?, stream: String, windowed: Bool)
+    typealias FilteredRead = (
+        event: String, filter: Expr?, adds: String?, stream: String, windowed: Bool, compared: Int64?
+    )
 
-    /// The filtered calls of `expr` (`count(EVENT where FILTER ...)`, `sum(EVENT.PROPERTY ...)`).
+    /// The filtered calls of `expr` (`count(EVENT where FILTER ...)`, `sum(EVENT.PROPERTY ...)`),
+    /// each with the integer it is compared with, if any (``Expr/calls``).
     static func filteredStreams(in expr: Expr) -> [FilteredRead] {
         var found: [FilteredRead] = []
-        func windowed(_ scope: Scope?) -> Bool {
-            if case .within? = scope?.kind { return true }
-            return false
-        }
-        func visit(_ expr: Expr) {
-            switch expr.kind {
-            case .unary(_, let operand), .parenthesized(let operand): visit(operand)
-            case .binary(_, let left, let right):
-                visit(left)
-                visit(right)
-            case .call(_, let argument, let scope, nil, let filter?, nil):
-                let stream = EngineStream.filtered(argument.text, filter)
-                found.append((argument.text, filter, nil, stream, windowed(scope)))
-            case .call(_, let argument, let scope, nil, let filter, let property?):
-                let tail = EngineStream.sumTail(property.text, filter)
+        for (call, compared) in expr.calls {
+            guard case .call(_, let argument, let scope, nil, let filter, let property) = call.kind else { continue }
+            let windowed: Bool
+            if case .within? = scope?.kind { windowed = true } else { windowed = false }
+            if let property {
+                let stream = EngineStream.sum(argument.text, EngineStream.sumTail(property.text, filter))
+                found.append((argument.text, filter, property.text, stream, windowed, compared))
+            } else if let filter {
                 found.append(
-                    (argument.text, filter, property.text, EngineStream.sum(argument.text, tail), windowed(scope)))
-            default: break
+                    (argument.text, filter, nil, EngineStream.filtered(argument.text, filter), windowed, compared))
             }
         }
-        visit(expr)
         return found
     }
 }

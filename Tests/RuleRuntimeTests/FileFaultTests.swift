@@ -98,6 +98,62 @@ final class FileFaultTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(acknowledged, 19)
     }
 
+    /// Cuts the file at `url` to `length` bytes in place (its device and inode stay: the file
+    /// recorded in `PATH.shm`, as when a file deleted is followed by a new one that reuses the
+    /// inode number).
+    private func cut(_ url: URL, to length: UInt64) throws {
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: length)
+        try handle.close()
+    }
+
+    func testASharedFileCutShortWhileNobodyHoldsItIsOpenedAsItIs() throws {
+        // Before: the opener waited 200 ms for a holder to write it again (there was none), and
+        // its first append reported `truncated` ("while in use") against the length `PATH.shm`
+        // recorded for a file no process held.
+        for length in [0, RecordFormat.headerSize] {
+            let url = temporaryURL("left.state")
+            defer { removeFolder(of: url) }
+            do {
+                let engine = try engine(url, shared: true)
+                for _ in 0..<7 { engine.trigger("x") }
+            }
+            try cut(url, to: UInt64(length))
+            let store = FileStore(url: url, options: .init(shared: true))
+            let log = ErrorLog()
+            do {
+                let engine = try RuleEngine(source: rules, store: store)
+                engine.storeErrorHandler = { log.add($0) }
+                // A look at the file before the first append (which would record its own length).
+                engine.prepareForSuspension()
+                for _ in 0..<3 { engine.trigger("x") }
+                engine.prepareForSuspension()
+                XCTAssertEqual(engine.count("x"), 3, "cut to \(length)")
+                XCTAssertNil(engine.lastStoreError, "cut to \(length)")
+            }
+            XCTAssertEqual(store.restoreWaits, 0, "cut to \(length)")
+            XCTAssertEqual(log.faults, [], "cut to \(length)")
+            XCTAssertEqual(try engine(url, shared: true).count("x"), 3, "cut to \(length)")
+        }
+    }
+
+    func testOpeningAFileCutShortUnderAHolderWaitsAndTheHolderWritesItAgain() throws {
+        let url = temporaryURL("held.state")
+        defer { removeFolder(of: url) }
+        let holder = try engine(url, shared: true)
+        for _ in 0..<7 { holder.trigger("x") }
+        try cut(url, to: 0)
+        let store = FileStore(url: url, options: .init(shared: true))
+        let opener = try RuleEngine(source: rules, store: store)
+        // Nobody wrote it again within the wait (the holder calls only now): opened as it is.
+        XCTAssertEqual(store.restoreWaits, 1)
+        holder.trigger("x")
+        XCTAssertEqual(holder.lastStoreError, .truncated(path: url.path))
+        opener.trigger("x")
+        XCTAssertEqual(opener.count("x"), 9)
+        XCTAssertEqual(try engine(url, shared: true).count("x"), 9)
+    }
+
     func testAnExclusiveFileTruncatedIsWrittenAgainFromMemory() throws {
         let url = temporaryURL("alone.state")
         defer { removeFolder(of: url) }

@@ -13,13 +13,14 @@ import Foundation
 /// (grammar.md, Storage, "Faults from outside"). Everything here runs under `lock` and, in shared
 /// mode, under the region's lock.
 extension FileStore {
-    /// Shared, opening, under the region's lock: when the path does not name the file the
-    /// processes recorded, or names it cut short (deleted, replaced or truncated while they held
-    /// it), asks them to write it again (every process looks at the file at its next call) and
-    /// waits up to 200 ms for one to; a file at the path is then opened as it is (a region left
-    /// from a file nobody holds).
+    /// Shared, opening, under the region's lock (this store registered): when the path does not
+    /// name the file the processes recorded, or names it cut short (deleted, replaced or truncated
+    /// while they held it), asks them to write it again (every process looks at the file at its
+    /// next call) and waits up to 200 ms for one to; a file at the path is then opened as it is.
+    /// With no other store holding the file (a region left from a file nobody holds), nobody can
+    /// write it again: it is opened as it is at once (``restoreWaits`` counts the waits).
     func waitForRestore(_ region: SharedRegion) throws {
-        guard region.recordedFile != nil, region.sequence > 0 else { return }
+        guard region.recordedFile != nil, region.sequence > 0, region.holders.count > 1 else { return }
         func whole() -> Bool {
             var info = stat()
             guard stat(path, &info) == 0 else { return false }
@@ -27,7 +28,13 @@ extension FileStore {
                 && Int(info.st_size) >= region.durableLength
         }
         if whole() { return }
-        region.advance()
+        restoreWaits += 1
+        // Noted as any process that cannot write it again notes it: a holder that had read
+        // every record before this notice still counts as having read them all.
+        if region.faultNotice.sequence == 0 {
+            region.faultNotice = (region.sequence, DispatchTime.now().uptimeNanoseconds)
+            region.advance()
+        }
         for _ in 0..<100 {
             region.unlock()
             usleep(2000)

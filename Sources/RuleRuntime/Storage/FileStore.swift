@@ -118,6 +118,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// How many times the open file was read whole (opening, reopening after another
     /// process's compaction, a conflicting append): the tests hold conflicts to none.
     var wholeReads = 0
+    /// How many times opening waited for other processes to write the file again (tests).
+    var restoreWaits = 0
     /// The format version of the file as loaded (``formatVersion`` once rewritten).
     var loadedVersion = RecordFormat.version
 

@@ -56,7 +56,13 @@ extension FileStore {
             try loadOpenFile()
             seenSequence = region.sequence
             seenGeneration = region.generation
-            if region.recordedFile != identity {
+            // The file opened becomes the recorded one, and its length the durable one, unless
+            // the recorded file is held: then a process holding it writes it again if it was
+            // cut short. A file nobody holds is taken as it is, even when it is the recorded
+            // one (device and inode) and shorter than the recorded length: truncated while no
+            // process held it, or deleted and another file made that reused its inode number.
+            let held = region.holders.count > 1
+            if region.recordedFile != identity || (!held && region.durableLength != fileLength) {
                 region.recordedFile = identity
                 region.durableLength = fileLength
             }

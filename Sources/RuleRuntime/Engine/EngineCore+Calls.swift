@@ -99,7 +99,7 @@ extension EngineCore {
                     record.set(info.key, view: view, eventsFrom: nil)
                 }
                 // Shared: written again on every event, so that a process of a library that
-                // does not move such views along (``viewsFollowing(_:)``) never reads one stale.
+                // does not move such views along (``viewsFollowing(_:except:)``) never reads one stale.
                 storedAsStream[index] = same && !shared
             }
         }

@@ -98,6 +98,11 @@ struct EngineCore {
     /// While a swap decodes the stored state outside the lock: what this core wrote or took in
     /// since (``RuleEngine/replaceRules(checked:origin:version:)``).
     var journal: SwapJournal?
+    /// Tests: other processes' records are always decoded as a whole state
+    /// (``apply(written:_:droppingOtherTypes:)``), never entry by entry
+    /// (``applyDirectly(written:_:droppingOtherTypes:)``); and how many were taken in entry by entry.
+    var catchesUpWhole = false
+    var directCatchUps = 0
     /// By generated occurrence type (``EventOccurrence``) seen with these rules, where in
     /// ``occurrenceFilters`` its event's filters are, as it tests them
     /// (``occurrenceTests(_:slot:)``).

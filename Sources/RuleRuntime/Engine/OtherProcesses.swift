@@ -65,6 +65,7 @@ extension EngineCore {
     mutating func apply(
         written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)], droppingOtherTypes: Bool = true
     ) throws {
+        if applyDirectly(written: bytes, changes, droppingOtherTypes: droppingOtherTypes) { return }
         var latest: [String: Range<Int>?] = [:]
         for change in changes { latest[String(decoding: bytes[change.key], as: UTF8.self)] = change.value }
         var present: [String: [UInt8]] = [:]
@@ -138,17 +139,18 @@ extension EngineCore {
         journal?.add(written: bytes, changes)
     }
 
-    /// The views, among those counting one of the streams written (`slots`, this engine's), whose
-    /// events are that stream's tally now, by scenario, with the stream's slot. A view stored by reference (its events written as its stream's name) reads
+    /// The views, among those counting one of the streams written (`slots`, this engine's) and
+    /// not written themselves (`written`, by scenario), whose events are that stream's tally
+    /// now, by scenario, with the stream's slot. A view stored by reference (its events written as its stream's name) reads
     /// as its stream: a record holding only the stream (what a writer that does not write such a
     /// view again would append; this library writes it on every event in a shared file) moves it
     /// along.
-    private func viewsFollowing(_ slots: [Int]) -> [(index: Int, slot: Int)] {
+    func viewsFollowing(_ slots: [Int], except written: [Int] = []) -> [(index: Int, slot: Int)] {
         var following: [(index: Int, slot: Int)] = []
         for slot in slots where slot < tallies.count && slot + 1 < listenerStart.count {
             for k in Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) {
                 let index = Int(listenerList[k])
-                guard triggerInfo[index].countsOneStream, built[index] else { continue }
+                guard triggerInfo[index].countsOneStream, built[index], !written.contains(index) else { continue }
                 let events = views[index].events
                 if events.recent.withUnsafeBufferPointer({ tallies.equals(slot, events.counts, $0) }) {
                     following.append((index, slot))
@@ -242,7 +244,7 @@ extension EngineCore {
     }
 
     /// A stored value of another type than its param declares is ignored, as at load.
-    private mutating func dropStoredParamsOfAnotherType() {
+    mutating func dropStoredParamsOfAnotherType() {
         for index in stored.indices where stored[index] != nil && stored[index]!.type != rules.params[index].type {
             stored[index] = nil
         }

@@ -3,7 +3,7 @@ import XCTest
 
 @testable import RuleRuntime
 
-/// Other processes' records taken in entry by entry (``EngineCore/applyDirectly(written:_:droppingOtherTypes:)``)
+/// Other processes' records taken in entry by entry (``EngineCore/applyDirectly(written:_:)``)
 /// against the same records decoded as a whole state (``EngineCore/apply(written:_:droppingOtherTypes:)``
 /// with ``EngineCore/catchesUpWhole``): seeded runs of engines on one shared file, each run twice,
 /// give the same answers and the same state after every call.

@@ -10,9 +10,7 @@ extension EngineCore {
     /// Takes in the changes of a record another process appended, as
     /// ``apply(written:_:droppingOtherTypes:)`` would, when each is one this path takes (any
     /// other record: false, and nothing changed). Every entry is decoded before anything changes.
-    mutating func applyDirectly(
-        written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)], droppingOtherTypes: Bool
-    ) -> Bool {
+    mutating func applyDirectly(written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)]) -> Bool {
         // Renames in the rules or the state make another name mean one of these streams.
         guard !catchesUpWhole, formerStreams.isEmpty, renamed.isEmpty else { return false }
         var entries = DirectEntries()
@@ -43,8 +41,7 @@ extension EngineCore {
         for (index, tally) in entries.budgets { budgets[index] = tally }
         for (slot, bits) in entries.days { days[slot] = bits }
         if let meta = entries.meta { self.meta = meta }
-        nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
-        if droppingOtherTypes { dropStoredParamsOfAnotherType() }
+        // No to-do and no param is among the entries: `nextExpiry` and the stored params stand.
         forgetViewsStoredAsStreams()
         journal?.add(written: bytes, changes)
         directCatchUps += 1
@@ -52,7 +49,7 @@ extension EngineCore {
     }
 }
 
-/// The entries of one record, decoded for ``EngineCore/applyDirectly(written:_:droppingOtherTypes:)``,
+/// The entries of one record, decoded for ``EngineCore/applyDirectly(written:_:)``,
 /// in the record's order (a key written twice: the later wins).
 private struct DirectEntries {
     var streams: [(slot: Int, tally: Tally)] = []
@@ -75,22 +72,23 @@ private struct DirectEntries {
         _ kind: StoreKey.Kind, _ bytes: [UInt8], _ name: Range<Int>, _ reader: inout ByteReader, in tables: Tables
     ) throws -> Bool {
         let format = try reader.u8()
-        func position(in table: NameTable) -> Int? {
+        func position(in table: NameTable, of name: Range<Int>) -> Int? {
             bytes.withUnsafeBytes { table.position(of: UnsafeRawBufferPointer(rebasing: $0[name])) }
         }
         switch kind {
         case .stream:
-            guard format >= 1 && format <= EngineState.format, let slot = position(in: tables.streams) else {
+            guard format >= 1 && format <= EngineState.format, let slot = position(in: tables.streams, of: name) else {
                 return false
             }
             streams.append((slot, try Tally.decode(&reader)))
         case .scenario:
-            guard format >= 1 && format <= EngineState.scenarioFormat, let index = position(in: tables.scenarios)
+            guard format >= 1 && format <= EngineState.scenarioFormat,
+                let index = position(in: tables.scenarios, of: name)
             else { return false }
             var state = ScenarioState()
             var reference = -1
             if format == 3 {
-                guard let slot = tables.streams[try reader.string()] else { return false }
+                guard let slot = position(in: tables.streams, of: try reader.stringRange()) else { return false }
                 reference = slot
             } else {
                 state.events = try Tally.decode(&reader)
@@ -99,12 +97,12 @@ private struct DirectEntries {
             if format >= 2 { state.streams = try reader.u64() }
             views.append((index, state, reference))
         case .group:
-            guard format >= 1 && format <= EngineState.format, let index = position(in: tables.groups) else {
+            guard format >= 1 && format <= EngineState.format, let index = position(in: tables.groups, of: name) else {
                 return false
             }
             budgets.append((index, try Tally.decode(&reader)))
         case .days:
-            guard format >= 1 && format <= EngineState.format, let slot = position(in: tables.streams) else {
+            guard format >= 1 && format <= EngineState.format, let slot = position(in: tables.streams, of: name) else {
                 return false
             }
             days.append((slot, try DayBits.decode(&reader)))

@@ -100,7 +100,7 @@ struct EngineCore {
     var journal: SwapJournal?
     /// Tests: other processes' records are always decoded as a whole state
     /// (``apply(written:_:droppingOtherTypes:)``), never entry by entry
-    /// (``applyDirectly(written:_:droppingOtherTypes:)``); and how many were taken in entry by entry.
+    /// (``applyDirectly(written:_:)``); and how many were taken in entry by entry.
     var catchesUpWhole = false
     var directCatchUps = 0
     /// By generated occurrence type (``EventOccurrence``) seen with these rules, where in

@@ -65,7 +65,7 @@ extension EngineCore {
     mutating func apply(
         written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)], droppingOtherTypes: Bool = true
     ) throws {
-        if applyDirectly(written: bytes, changes, droppingOtherTypes: droppingOtherTypes) { return }
+        if applyDirectly(written: bytes, changes) { return }
         var latest: [String: Range<Int>?] = [:]
         for change in changes { latest[String(decoding: bytes[change.key], as: UTF8.self)] = change.value }
         var present: [String: [UInt8]] = [:]

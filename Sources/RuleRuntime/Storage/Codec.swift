@@ -121,6 +121,11 @@ struct ByteReader {
     }
 
     mutating func varint() throws -> UInt64 {
+        // Most are one byte (counts, ids, lengths).
+        if position < end, bytes[position] < 0x80 {
+            position += 1
+            return UInt64(bytes[position - 1])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -156,17 +161,21 @@ struct ByteReader {
     /// `count` stored times, ascending, read into `base`.
     mutating func times(_ count: Int, into base: UnsafeMutablePointer<Double>) throws {
         guard count <= (end - position) / 8 else { throw DecodeError(description: "unexpected end of data") }
+        guard count > 0 else { return }
         let start = position
-        try bytes.withUnsafeBytes { raw in
-            var previous = -Double.infinity
-            for k in 0..<count {
-                let time = Double(
-                    bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start + 8 * k, as: UInt64.self)))
-                guard !time.isNaN else { throw DecodeError(description: "a stored time is not a number") }
-                guard time >= previous else { throw DecodeError(description: "recent times out of order") }
-                base[k] = time
-                previous = time
-            }
+        bytes.withUnsafeBytes { raw in
+            // Copied as they are stored (little-endian), then checked in place.
+            UnsafeMutableRawPointer(base).copyMemory(from: raw.baseAddress! + start, byteCount: 8 * count)
+        }
+        #if _endian(big)
+            for k in 0..<count { base[k] = Double(bitPattern: UInt64(littleEndian: base[k].bitPattern)) }
+        #endif
+        var previous = -Double.infinity
+        for k in 0..<count {
+            let time = base[k]
+            guard !time.isNaN else { throw DecodeError(description: "a stored time is not a number") }
+            guard time >= previous else { throw DecodeError(description: "recent times out of order") }
+            previous = time
         }
         position += 8 * count
     }
@@ -193,6 +202,13 @@ struct ByteReader {
             throw DecodeError(description: "length \(value) out of range")
         }
         return Int(value)
+    }
+
+    /// Where the bytes of the string at the reader lie (as ``string()`` reads it, without making it).
+    mutating func stringRange() throws -> Range<Int> {
+        let length = try count(max: end - position)
+        defer { position += length }
+        return position..<position + length
     }
 
     mutating func string() throws -> String {

@@ -31,7 +31,11 @@ extension EngineCore {
             entries.views[k].state.events = entries.streams[last].tally
         }
         while tallies.count < streams.count { tallies.append() }
-        let following = viewsFollowing(entries.streams.map(\.slot), except: entries.views.map(\.index))
+        var streamSlots: [Int] = []
+        var viewIndexes: [Int] = []
+        for entry in entries.streams { streamSlots.append(entry.slot) }
+        for entry in entries.views { viewIndexes.append(entry.index) }
+        let following = viewsFollowing(streamSlots, except: viewIndexes)
         for (slot, tally) in entries.streams { tallies[slot] = tally }
         for (index, slot) in following { views[index].events = tallies[slot] }
         for (index, state, _) in entries.views {

@@ -145,7 +145,11 @@ extension EngineCore {
     /// as its stream: a record holding only the stream (what a writer that does not write such a
     /// view again would append; this library writes it on every event in a shared file) moves it
     /// along.
-    func viewsFollowing(_ slots: [Int], except written: [Int] = []) -> [(index: Int, slot: Int)] {
+    ///
+    /// Declared `mutating`, though it changes nothing, so that a debug build passes the core in
+    /// place: called from a mutating method, a non-mutating one was handed a copy of the whole
+    /// core (a tenth of taking in a record, built for debugging).
+    mutating func viewsFollowing(_ slots: [Int], except written: [Int] = []) -> [(index: Int, slot: Int)] {
         var following: [(index: Int, slot: Int)] = []
         for slot in slots where slot < tallies.count && slot + 1 < listenerStart.count {
             for k in Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) {

@@ -184,10 +184,12 @@ extension EngineCore {
         if recordControlExposure(index, at: time) { return nil }
         recordExecution(index, at: time)
         let name = rules.scenarios[index].name
-        // Random per engine (tells this engine's holds from another process's), then counted.
+        // Random per engine (tells this engine's holds from another process's), then counted:
+        // 32 random bits, so that a token stays within a small string's 15 bytes (no allocation)
+        // for its first 16 million presentations.
         if hooks.presentationBase.isEmpty {
             var generator = SystemRandomNumberGenerator()
-            hooks.presentationBase = String(generator.next(), radix: 16) + "-"
+            hooks.presentationBase = String(generator.next() as UInt32, radix: 16) + "-"
         }
         hooks.presentationCount &+= 1
         let serial = hooks.presentationCount

@@ -88,7 +88,8 @@ final class WindowedSumProcessTests: XCTestCase {
             if step == 5 { try FileManager.default.removeItem(at: url) }
         }
         for engine in engines { engine.prepareForSuspension() }
-        let fresh = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
+        let fresh = try RuleEngine(
+            source: rules, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
         let answers = expected(triggers, now: now)
         XCTAssertEqual(answers, ["Big": true, "Pro": true])
         for (scenario, answer) in answers {

@@ -67,15 +67,18 @@ extension RuleDelivery {
 
 /// The delegate of one fetch: keeps the body up to the limit and cancels past it, and follows
 /// redirects to the same host only (unless allowed).
-final class BoundedReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class BoundedReceiver: NSObject, URLSessionDataDelegate, Sendable {
     private let limit: Int
     private let host: String?
     private let redirectsToOtherHosts: Bool
-    private let lock = NSLock()
-    private var body = Data()
-    private var tooLarge: Int?
-    private var redirect: String?
-    private var continuation: CheckedContinuation<(Data, HTTPURLResponse), Error>?
+    /// What the fetch has received so far, changed by the session's delegate calls.
+    private struct Received: Sendable {
+        var body = Data()
+        var tooLarge: Int?
+        var redirect: String?
+        var continuation: CheckedContinuation<(Data, HTTPURLResponse), Error>?
+    }
+    private let received = Protected(Received())
 
     init(limit: Int, host: String?, redirectsToOtherHosts: Bool) {
         self.limit = limit
@@ -84,11 +87,11 @@ final class BoundedReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     /// The host of a redirect that was not followed.
-    var refusedRedirect: String? { lock.withLock { redirect } }
+    var refusedRedirect: String? { received.withLock { $0.redirect } }
 
     func run(_ request: URLRequest, in session: URLSession) async throws -> (Data, HTTPURLResponse) {
         try await withCheckedThrowingContinuation { continuation in
-            lock.withLock { self.continuation = continuation }
+            received.withLock { $0.continuation = continuation }
             session.dataTask(with: request).resume()
         }
     }
@@ -99,7 +102,7 @@ final class BoundedReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     ) {
         let expected = response.expectedContentLength
         if expected > Int64(limit) {
-            lock.withLock { tooLarge = Int(clamping: expected) }
+            received.withLock { $0.tooLarge = Int(clamping: expected) }
             completionHandler(.cancel)
             return
         }
@@ -107,13 +110,14 @@ final class BoundedReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let over: Bool = lock.withLock {
-            if tooLarge != nil { return true }
-            if body.count + data.count > limit {
-                tooLarge = body.count + data.count
+        let limit = self.limit
+        let over: Bool = received.withLock {
+            if $0.tooLarge != nil { return true }
+            if $0.body.count + data.count > limit {
+                $0.tooLarge = $0.body.count + data.count
                 return true
             }
-            body.append(data)
+            $0.body.append(data)
             return false
         }
         if over { dataTask.cancel() }
@@ -127,16 +131,16 @@ final class BoundedReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if redirectsToOtherHosts || target?.lowercased() == host?.lowercased() {
             completionHandler(request)
         } else {
-            lock.withLock { redirect = target ?? request.url?.absoluteString ?? "?" }
+            received.withLock { $0.redirect = target ?? request.url?.absoluteString ?? "?" }
             completionHandler(nil)
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        let (continuation, body, tooLarge) = lock.withLock {
-            let taken = self.continuation
-            self.continuation = nil
-            return (taken, self.body, self.tooLarge)
+        let (continuation, body, tooLarge) = received.withLock {
+            let taken = $0.continuation
+            $0.continuation = nil
+            return (taken, $0.body, $0.tooLarge)
         }
         guard let continuation else { return }
         if let tooLarge {

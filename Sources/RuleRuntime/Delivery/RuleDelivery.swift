@@ -60,7 +60,7 @@ public struct RequiredName: Sendable, Hashable, CustomStringConvertible {
 /// giving the CRC-32 and the length of every byte before that line (`rulec seal FILE` writes it).
 /// A download cut short or damaged in transit fails it. Tampering is the app's integrity check's
 /// to catch (for example a signature check with CryptoKit): the library writes no cryptography.
-public final class RuleDelivery: @unchecked Sendable {
+public final class RuleDelivery: Sendable {
     /// Why delivered bytes were refused; nothing was staged and the active rules stay.
     public enum Refusal: Error, CustomStringConvertible {
         /// More bytes than ``maximumSize``.
@@ -111,8 +111,7 @@ public final class RuleDelivery: @unchecked Sendable {
     /// The app's check of the downloaded bytes (a signature, a digest it got elsewhere).
     public let integrityCheck: (@Sendable (Data) -> Bool)?
 
-    private let lock = NSLock()
-    private var problem: String?
+    private let problem = Protected<String?>(nil)
 
     /// A delivery staging into `directory` (created if missing), falling back to `bundled`.
     public init(
@@ -127,11 +126,7 @@ public final class RuleDelivery: @unchecked Sendable {
     }
 
     /// Why the staged rules were not used at the last ``rulesForLaunch()``, if they were not.
-    public var lastProblem: String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return problem
-    }
+    public var lastProblem: String? { problem.withLock { $0 } }
 
     var stagedURL: URL { directory.appendingPathComponent("delivered.rules") }
     var versionURL: URL { directory.appendingPathComponent("delivered.version") }
@@ -429,11 +424,7 @@ public final class RuleDelivery: @unchecked Sendable {
     /// The staged rules, checked, and their version; nil when there are none or they fail a check.
     private func launchRules() -> (checked: (source: SourceFile, result: CheckResult)?, version: String?) {
         var why: String?
-        defer {
-            lock.lock()
-            problem = why
-            lock.unlock()
-        }
+        defer { problem.withLock { $0 = why } }
         let data: Data
         switch readStaged() {
         case .success(nil): return (nil, nil)

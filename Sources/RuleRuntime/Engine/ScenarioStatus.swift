@@ -33,6 +33,8 @@ import Foundation
         @ObservationIgnored private var id: Int?
         // `isEligible`, `explanation` and `id` are written by the engine under its lock (one call
         // at a time) or before the status is shared; Observation's registrar is thread-safe.
+        // `@unchecked` for that: an `@Observable` class's observed properties are stored `var`s,
+        // which a checked `Sendable` class cannot have (nothing to measure).
 
         init(scenario: Scenario, engine: RuleEngine) {
             self.scenario = scenario

@@ -271,6 +271,10 @@ final class SharedRegion {
 /// shared append posts it, and observers read the file again). On Linux through `inotify` on
 /// the file's directory (an append modifies the file; a compaction moves a new one to its name).
 /// Elsewhere nothing is watched: changes show at the next call.
+///
+/// `@unchecked`: what it holds besides its `Sendable` handler (a dispatch source, a Darwin
+/// notification's name) is not `Sendable` in the SDKs, and is set once, in `init`, and used in
+/// `deinit`. Nothing to measure: the checked form cannot hold either.
 final class ChangeWatcher: @unchecked Sendable {
     private let handler: @Sendable () -> Void
     #if canImport(Glibc)

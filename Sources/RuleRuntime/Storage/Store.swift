@@ -117,15 +117,19 @@ public enum RuleStoreError: Error, Equatable, CustomStringConvertible {
 /// it is as long as the one before (a stream's tally, once it holds all its recent times),
 /// else after the rest. The buffer is rewritten with only the live entries when more than
 /// half of it (and at least `compactionThreshold` bytes) is superseded values.
-public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
-    private let lock = NSLock()
-    /// The entries, used only under `lock`. One property
-    /// changed through its mutating methods: reading three properties of the class on every
-    /// change retained and released their arrays, a third of an in-memory trigger.
-    private var buffer = Buffer(bytes: [0], index: RecordIndex(), garbage: 0)
+public final class InMemoryStore: RuleStore, RecordStore, Sendable {
+    /// The entries, and counts for tests. One value changed through its mutating methods:
+    /// reading three properties of the class on every change retained and released their
+    /// arrays, a third of an in-memory trigger.
+    private struct State {
+        var buffer: Buffer
+        /// Records handed to ``append(record:)``.
+        var taken = 0
+        /// Rewrites of the buffer so far.
+        var compactions = 0
+    }
+    private let state: Protected<State>
     private let compactionThreshold: Int
-    /// Rewrites of the buffer so far (tests).
-    private(set) var compactions = 0
 
     /// A store holding `entries`.
     public convenience init(_ entries: [String: [UInt8]] = [:]) {
@@ -135,30 +139,29 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     init(_ entries: [String: [UInt8]], compactionThreshold: Int) {
         self.compactionThreshold = compactionThreshold
         let stored = StoredEntries(entries)
-        buffer = Buffer(bytes: stored.bytes, index: stored.index, garbage: 0)
+        state = Protected(State(buffer: Buffer(bytes: stored.bytes, index: stored.index, garbage: 0)))
     }
+
+    /// Rewrites of the buffer so far (tests).
+    var compactions: Int { state.withLock { $0.compactions } }
 
     public func load() throws -> [String: [UInt8]] {
         try loadEntries().values
     }
 
     func loadEntries() throws -> StoredEntries {
-        lock.lock()
-        defer { lock.unlock() }
-        return StoredEntries(bytes: buffer.bytes, index: buffer.index)
+        state.withLock { StoredEntries(bytes: $0.buffer.bytes, index: $0.buffer.index) }
     }
 
     /// The buffer as it is now: a copy made only when the next change writes to it.
     func entriesReader() throws -> (taken: Int, read: () throws -> StoredEntries) {
-        lock.lock()
-        defer { lock.unlock() }
-        let entries = StoredEntries(bytes: buffer.bytes, index: buffer.index)
+        let (taken, entries) = state.withLock {
+            ($0.taken, StoredEntries(bytes: $0.buffer.bytes, index: $0.buffer.index))
+        }
         return (taken, { entries })
     }
 
-    var recordsTaken: Int { lock.withLock { taken } }
-    /// Records handed to ``append(record:)``, used only under `lock`.
-    private var taken = 0
+    var recordsTaken: Int { state.withLock { $0.taken } }
 
     public func apply(_ changes: [StoreChange]) throws {
         if changes.isEmpty { return }
@@ -172,11 +175,12 @@ public final class InMemoryStore: RuleStore, RecordStore, @unchecked Sendable {
     func append(record bytes: UnsafeMutableRawBufferPointer) throws {
         let raw = UnsafeRawBufferPointer(bytes)
         let start = RecordFormat.recordHeaderSize
+        let threshold = compactionThreshold
         // Read once: records come from the engine's ``ChangeRecord`` (or ``apply(_:)``), whole.
-        lock.lock()
-        defer { lock.unlock() }
-        taken += 1
-        if try buffer.apply(record: raw, from: start, compactingPast: compactionThreshold) { compactions += 1 }
+        try state.withLock {
+            $0.taken += 1
+            if try $0.buffer.apply(record: raw, from: start, compactingPast: threshold) { $0.compactions += 1 }
+        }
     }
 }
 
@@ -268,6 +272,10 @@ private struct Buffer {
 /// (it survives the app being killed a moment after the call, as UserDefaults
 /// does); elsewhere (Linux) every `apply` calls `synchronize()`, which rewrites the
 /// whole defaults file, so each call is on disk when it returns.
+///
+/// `@unchecked`: `UserDefaults` is thread-safe (Apple documents it so) but not `Sendable` in
+/// every Foundation (not on Linux); the store holds nothing else that changes. Nothing to
+/// measure: the checked form cannot hold it.
 public final class UserDefaultsStore: RuleStore, @unchecked Sendable {
     private let defaults: UserDefaults
     private let prefix: String

@@ -154,6 +154,49 @@ final class FileFaultTests: XCTestCase {
         XCTAssertEqual(try engine(url, shared: true).count("x"), 9)
     }
 
+    /// The two cases above across processes: a child holds the file shared, triggers, and is
+    /// killed (its slot left in `PATH.shm`) or stays; the file is cut short; this process opens it.
+    func testAFileCutShortAfterAChildWasKilledOpensAtOnceAndUnderALiveChildWaits() throws {
+        for killed in [true, false] {
+            let url = temporaryURL("child.state")
+            defer { removeFolder(of: url) }
+            let child = try FixtureProcess(["serve", url.path], input: true)
+            defer { child.input?.closeFile() }
+            for _ in 0..<7 {
+                child.send("1800000000 t x")
+                XCTAssertEqual(child.readLine(), "ok")
+            }
+            if killed { child.kill() }
+            try cut(url, to: 0)
+            let store = FileStore(url: url, options: .init(shared: true))
+            let log = ErrorLog()
+            let opener = try RuleEngine(source: rules, store: store)
+            opener.storeErrorHandler = { log.add($0) }
+            if killed {
+                // A dead holder writes nothing again: no wait, no fault, the file as it is.
+                XCTAssertEqual(store.restoreWaits, 0)
+                for _ in 0..<3 { opener.trigger("x") }
+                XCTAssertEqual(opener.count("x"), 3)
+                XCTAssertEqual(log.faults, [])
+                XCTAssertNil(opener.lastStoreError)
+                XCTAssertEqual(try engine(url, shared: true).count("x"), 3)
+            } else {
+                // The opener waited for the live child, which writes the file again at its next
+                // call (it read every record); nothing the child counted is lost.
+                XCTAssertEqual(store.restoreWaits, 1)
+                child.send("1800000001 t x")
+                XCTAssertEqual(child.readLine(), "ok")
+                opener.trigger("x")
+                XCTAssertEqual(opener.count("x"), 9)
+                child.send("1800000002 n x")
+                XCTAssertEqual(child.readLine(), "9")
+                XCTAssertEqual(try engine(url, shared: true).count("x"), 9)
+                child.input?.closeFile()
+                XCTAssertEqual(child.readToEnd(), "")
+            }
+        }
+    }
+
     func testAnExclusiveFileTruncatedIsWrittenAgainFromMemory() throws {
         let url = temporaryURL("alone.state")
         defer { removeFolder(of: url) }

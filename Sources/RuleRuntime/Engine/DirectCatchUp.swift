@@ -76,42 +76,31 @@ private struct DirectEntries {
         _ kind: StoreKey.Kind, _ bytes: [UInt8], _ name: Range<Int>, _ reader: inout ByteReader, in tables: Tables
     ) throws -> Bool {
         let format = try reader.u8()
+        guard format >= 1 && format <= EngineState.newestFormat(of: kind) else { return false }
         func position(in table: NameTable, of name: Range<Int>) -> Int? {
             bytes.withUnsafeBytes { table.position(of: UnsafeRawBufferPointer(rebasing: $0[name])) }
         }
         switch kind {
         case .stream:
-            guard format >= 1 && format <= EngineState.format, let slot = position(in: tables.streams, of: name) else {
-                return false
-            }
+            guard let slot = position(in: tables.streams, of: name) else { return false }
             streams.append((slot, try Tally.decode(&reader)))
         case .scenario:
-            guard format >= 1 && format <= EngineState.scenarioFormat,
-                let index = position(in: tables.scenarios, of: name)
-            else { return false }
-            var state = ScenarioState()
-            var reference = -1
-            if format == 3 {
-                guard let slot = position(in: tables.streams, of: try reader.stringRange()) else { return false }
-                reference = slot
-            } else {
-                state.events = try Tally.decode(&reader)
+            guard let index = position(in: tables.scenarios, of: name) else { return false }
+            let (state, reference) = try EngineState.decodeView(&reader, format: format)
+            var slot = -1
+            if let reference {
+                guard let found = position(in: tables.streams, of: reference) else { return false }
+                slot = found
             }
-            state.executions = try Tally.decode(&reader)
-            if format >= 2 { state.streams = try reader.u64() }
-            views.append((index, state, reference))
+            views.append((index, state, slot))
         case .group:
-            guard format >= 1 && format <= EngineState.format, let index = position(in: tables.groups, of: name) else {
-                return false
-            }
+            guard let index = position(in: tables.groups, of: name) else { return false }
             budgets.append((index, try Tally.decode(&reader)))
         case .days:
-            guard format >= 1 && format <= EngineState.format, let slot = position(in: tables.streams, of: name) else {
-                return false
-            }
+            guard let slot = position(in: tables.streams, of: name) else { return false }
             days.append((slot, try DayBits.decode(&reader)))
         case .meta:
-            guard format >= 1 && format <= EngineState.format, name.isEmpty else { return false }
+            guard name.isEmpty else { return false }
             meta = try SessionMeta.decode(&reader)
         default:
             return false

@@ -37,6 +37,23 @@ struct EngineState {
     static let scenarioFormat: UInt8 = 3
     static let metaKey = StoreKey.meta
 
+    /// The newest format of an entry of `kind` this library reads (it reads every one from 1).
+    static func newestFormat(of kind: StoreKey.Kind) -> UInt8 { kind == .scenario ? scenarioFormat : format }
+
+    /// A view's value after its format byte (`format`, 1 to 3): the view, with no events when
+    /// they are given by reference (format 3), and then where in the reader's bytes lies the name
+    /// of the stream whose tally they are.
+    static func decodeView(_ reader: inout ByteReader, format: UInt8) throws -> (
+        view: ScenarioState, reference: Range<Int>?
+    ) {
+        var view = ScenarioState()
+        var reference: Range<Int>?
+        if format == 3 { reference = try reader.stringRange() } else { view.events = try Tally.decode(&reader) }
+        view.executions = try Tally.decode(&reader)
+        if format >= 2 { view.streams = try reader.u64() }
+        return (view, reference)
+    }
+
     /// Decodes stored entries (as ``RuleStore/load()`` returns them).
     init(entries: [String: [UInt8]]) throws {
         try self.init(StoredEntries(entries), streams: StreamTable())
@@ -148,7 +165,7 @@ struct EngineState {
             var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
             do {
                 let format = try reader.u8()
-                let newest = kind == .scenario ? EngineState.scenarioFormat : EngineState.format
+                let newest = EngineState.newestFormat(of: kind)
                 guard format >= 1 && format <= newest else {
                     throw DecodeError(
                         description: "entry format \(format) is not one this library reads (1...\(newest))")
@@ -168,14 +185,8 @@ struct EngineState {
                 let name = String(decoding: bytes[nameBytes], as: UTF8.self)
                 switch kind {
                 case .scenario:
-                    var view = ScenarioState()
-                    if format == 3 {
-                        byReference.append((name, try reader.string()))
-                    } else {
-                        view.events = try Tally.decode(&reader)
-                    }
-                    view.executions = try Tally.decode(&reader)
-                    if format >= 2 { view.streams = try reader.u64() }
+                    let (view, reference) = try EngineState.decodeView(&reader, format: format)
+                    if let reference { byReference.append((name, String(decoding: bytes[reference], as: UTF8.self))) }
                     scenarios[name] = view
                 case .group: groups[name] = try Tally.decode(&reader)
                 case .param: params[name] = try ParamValue.decode(&reader)
@@ -254,15 +265,15 @@ struct EngineState {
                     var fingerprint: UInt64?
                     for range in values {
                         var r = ByteReader(bytes, from: range.lowerBound, to: range.upperBound)
-                        let format = try r.u8()
-                        if format == 3 {
-                            let stream = try r.string()
+                        let (view, reference) = try EngineState.decodeView(&r, format: try r.u8())
+                        if let reference {
+                            let stream = String(decoding: bytes[reference], as: UTF8.self)
                             events.append(streams.index[stream].map { tallies[$0] } ?? Tally())
                         } else {
-                            events.append(try Tally.decode(&r))
+                            events.append(view.events)
                         }
-                        executions.append(try Tally.decode(&r))
-                        if format >= 2 { fingerprint = try r.u64() }
+                        executions.append(view.executions)
+                        if view.streams != nil { fingerprint = view.streams }
                     }
                     let keep = { (t: [Tally]) in t.map(\.recent.count).reduce(0, +) }
                     scenarios[name] = ScenarioState(

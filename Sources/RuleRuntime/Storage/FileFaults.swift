@@ -20,21 +20,18 @@ extension FileStore {
     /// With no other store holding the file (a region left from a file nobody holds), nobody can
     /// write it again: it is opened as it is at once (``restoreWaits`` counts the waits).
     func waitForRestore(_ region: SharedRegion) throws {
-        guard region.recordedFile != nil, region.sequence > 0, region.holders.count > 1 else { return }
+        guard region.recordedFile != nil, region.sequence > 0 else { return }
         func whole() -> Bool {
             var info = stat()
             guard stat(path, &info) == 0 else { return false }
             return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == region.recordedFile
                 && Int(info.st_size) >= region.durableLength
         }
-        if whole() { return }
+        if whole() || !region.heldByOthers { return }
         restoreWaits += 1
         // Noted as any process that cannot write it again notes it: a holder that had read
         // every record before this notice still counts as having read them all.
-        if region.faultNotice.sequence == 0 {
-            region.faultNotice = (region.sequence, DispatchTime.now().uptimeNanoseconds)
-            region.advance()
-        }
+        region.noteFault()
         for _ in 0..<100 {
             region.unlock()
             usleep(2000)
@@ -118,7 +115,7 @@ extension FileStore {
             if fromMemory { throw StoreNeedsRestore(fault: fault) }
             return
         }
-        var notice = region.faultNotice
+        let notice = region.faultNotice
         let holdsRecorded = region.recordedFile == nil || region.recordedFile == identity
         let readEverything =
             !engineBehind && seenGeneration == region.generation
@@ -129,11 +126,7 @@ extension FileStore {
             if fromMemory { throw StoreNeedsRestore(fault: fault) }
             return
         }
-        if notice.sequence == 0 {
-            notice = (region.sequence, now)
-            region.faultNotice = notice
-            region.advance()
-        }
+        region.noteFault()
         throw StoreWaiting(
             error: .unusable(
                 path: path,

@@ -223,6 +223,19 @@ final class SharedRegion {
         }
     }
 
+    /// Under the lock, after this store registered: true when another store (of another
+    /// process, or another of this one) holds the file open shared. A system call per slot taken.
+    var heldByOthers: Bool { holders.count > 1 }
+
+    /// Under the lock: notes a fault (the file deleted, replaced or cut short) that no process
+    /// noted yet, as of the sequence now, and moves the sequence, so that every process looks at
+    /// the file at its next call.
+    func noteFault() {
+        guard faultNotice.sequence == 0 else { return }
+        faultNotice = (sequence, DispatchTime.now().uptimeNanoseconds)
+        advance()
+    }
+
     private static func isAlive(_ pid: UInt64) -> Bool {
         guard pid <= UInt64(Int32.max) else { return false }
         return kill(Int32(pid), 0) == 0 || errno == EPERM

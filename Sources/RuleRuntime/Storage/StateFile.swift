@@ -61,8 +61,7 @@ extension FileStore {
             // cut short. A file nobody holds is taken as it is, even when it is the recorded
             // one (device and inode) and shorter than the recorded length: truncated while no
             // process held it, or deleted and another file made that reused its inode number.
-            let held = region.holders.count > 1
-            if region.recordedFile != identity || (!held && region.durableLength != fileLength) {
+            if region.recordedFile != identity || (region.durableLength != fileLength && !region.heldByOthers) {
                 region.recordedFile = identity
                 region.durableLength = fileLength
             }

@@ -100,32 +100,66 @@ func eachCall(_ count: Int, _ body: () -> Void) -> Samples {
     return Samples(samples)
 }
 
-/// Involuntary context switches of the calling thread so far: times the scheduler took its
-/// core away (waiting on a lock or for I/O is a voluntary switch, not counted here).
-func preemptions() -> Int {
+/// The calling thread's resource use so far (Linux; the process's elsewhere).
+func threadUsage() -> rusage {
     var usage = rusage()
     #if os(Linux)
         _ = getrusage(1, &usage)  // RUSAGE_THREAD, which Swift's Glibc does not export
     #else
         _ = getrusage(RUSAGE_SELF, &usage)
     #endif
-    return Int(usage.ru_nivcsw)
+    return usage
 }
 
+/// Involuntary context switches of the calling thread so far: times the scheduler took its
+/// core away (waiting on a lock or for I/O is a voluntary switch, not counted here).
+func preemptions() -> Int { Int(threadUsage().ru_nivcsw) }
+
 /// Times each of `count` calls and keeps apart those during which the scheduler preempted
-/// the thread (a pause that is not the call's): the longest of the others, and how many
-/// were preempted.
-func longestUnpreempted(_ count: Int, _ body: () -> Void) -> (max: Double, preempted: Int) {
+/// the thread (a pause that is not the call's): the longest of the others, how many were
+/// preempted, and what made the others over 0.5 ms slow, as the thread's counters say.
+func longestUnpreempted(_ count: Int, _ body: () -> Void) -> (max: Double, preempted: Int, slow: SlowCalls) {
     var longest = 0.0
     var preempted = 0
+    var slow = SlowCalls()
     for _ in 0..<count {
-        let before = preemptions()
+        let before = threadUsage()
         let start = nanoseconds()
         body()
         let elapsed = Double(nanoseconds() - start)
-        if preemptions() != before { preempted += 1 } else { longest = max(longest, elapsed) }
+        let after = threadUsage()
+        if after.ru_nivcsw != before.ru_nivcsw {
+            preempted += 1
+            continue
+        }
+        longest = max(longest, elapsed)
+        guard elapsed > 500_000 else { continue }
+        if after.ru_nvcsw == before.ru_nvcsw {
+            slow.running += 1
+        } else if after.ru_oublock != before.ru_oublock {
+            slow.writingOut += 1
+        } else {
+            slow.waiting += 1
+        }
     }
-    return (longest, preempted)
+    return (longest, preempted, slow)
+}
+
+/// Calls over 0.5 ms that the scheduler did not preempt, by what their thread's counters say.
+struct SlowCalls: CustomStringConvertible {
+    /// Slept while the kernel wrote blocks out for it (a file system making a write wait, as
+    /// a journal's commit does).
+    var writingOut = 0
+    /// Slept otherwise: a lock, or I/O that wrote nothing.
+    var waiting = 0
+    /// Never slept: the call's own work, a page fault, or the machine pausing the thread
+    /// (a virtual machine's host taking its CPU, which the guest's counters do not see).
+    var running = 0
+
+    var description: String {
+        "\(writingOut + waiting + running): \(writingOut) while the kernel wrote blocks out, "
+            + "\(waiting) waiting otherwise, \(running) without sleeping"
+    }
 }
 
 let benchDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("rulebench-\(getpid())")

@@ -5,11 +5,17 @@ import RuleLang
 extension RuleEngine {
     /// Records that task `tag` was done (an event on stream `tag`) and clears its to-do.
     @inlinable
-    public func markDone(_ tag: some StringProtocol) { markDone(named: String(tag)) }
+    public func markDone(_ tag: some StringProtocol) { markDone(named: tag.ruleName) }
 
     @usableFromInline
     func markDone(named tag: String) {
         locked { $0.markDone(tag) }
+    }
+
+    /// ``markDone(_:)-(StringProtocol)`` through a handle: an event on `event`'s stream, and its
+    /// to-do cleared.
+    public func markDone(_ event: Event) {
+        markDone(named: event.name)
     }
 
     /// Whether `tag`'s count in `scope` satisfies `times` (default: done at least once).

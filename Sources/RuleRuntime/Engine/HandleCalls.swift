@@ -13,11 +13,6 @@ extension RuleEngine {
         }
     }
 
-    /// Ecno's `markDone` through a handle: an event on `event`'s stream, and its to-do cleared.
-    public func markDone(_ event: Event) {
-        markDone(event.name)
-    }
-
     /// ``tryToExecute(_:)-(StringProtocol)`` through a handle.
     public func tryToExecute(_ scenario: Scenario) -> Bool {
         decide(.tryToExecute, resolve: { $0.scenario(scenario) }, answer: { $0.tryToExecute($1) })

@@ -73,6 +73,8 @@ struct TriggerInfo {
 
 /// A class: the engine reads a scenario's fields on every call, and reading them through a
 /// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
+/// `@unchecked Sendable`: `keyBytes` is an unsafe buffer (what it buys is measured below) and
+/// its `var`s are written only while the rules are built (see ``CompiledRules``).
 final class CompiledScenario: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built (checked accesses: see ``CompiledRules``).
     let name: String
@@ -193,7 +195,8 @@ final class CompiledScenario: @unchecked Sendable {
     }
 }
 
-/// A class for the same reason as ``CompiledScenario``.
+/// A class for the same reason as ``CompiledScenario``; `@unchecked Sendable` for the same
+/// reason as ``CompiledRules`` (its `var`s are written only while the rules are built).
 final class CompiledGroup: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built (checked accesses: see ``CompiledRules``).
     let name: String

@@ -6,7 +6,10 @@ import RuleLang
 /// `@exclusivity(unchecked)` until 2026-11-27, when paired `rulebench` runs without it read the
 /// same or better (`try_no_vs_limit` 1.03-1.11x against 1.08-1.18x, `trigger_file_vs_write`
 /// 1.82-1.96x against 1.95-2.07x, `check_vs_jsondecoder` and the cold lines within their noise):
-/// the checked form stays.
+/// the checked form stays. `@unchecked Sendable` buys no speed either: its tables are `var`s
+/// because `init` fills them step by step and ``fingerprintInBackground()`` ends before the
+/// engine shares the rules; the checked form (every table a `let`, built in a builder value
+/// first) is not made yet.
 final class CompiledRules: @unchecked Sendable {
     let program: RuleProgram
     private(set) var scenarios: [CompiledScenario] = []

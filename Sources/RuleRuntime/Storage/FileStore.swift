@@ -40,6 +40,11 @@ import Foundation
 /// ``RuleStoreError/corrupt(path:offset:reason:keptAt:)`` and leaves the file untouched; with
 /// `.salvage` it keeps what precedes the damage, links the damaged file aside and says so in
 /// ``recoveryReport``. Nothing is rewritten before the engine has decoded every entry.
+///
+/// `@unchecked Sendable`: its 30 changing fields (the descriptor, lengths, counters, the shared
+/// region) are read and written only under `lock` (and, shared, the file's lock), which the
+/// compiler cannot see. It buys no speed: the checked form, those fields in one ``Protected``
+/// value as ``InMemoryStore`` keeps its state, is a change of every method, not made yet.
 public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The format version this library writes.
     public static let formatVersion: UInt32 = RecordFormat.version

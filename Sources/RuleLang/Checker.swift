@@ -494,35 +494,4 @@ struct Checker {
                 notes: [DiagnosticNote("the maximum is here", at: SourceSpan(file, clauses[none.clause].range))])
         }
     }
-
-    /// True when every event counted in `narrow` is also counted in `wide`.
-    static func scope(_ narrow: ScopeKind, isWithin wide: ScopeKind) -> Bool {
-        switch (narrow, wide) {
-        case _ where narrow == wide: return true
-        case (_, .install): return true
-        case (.session, .version): return true
-        case (.within(let a), .within(let b)): return a <= b
-        default: return false
-        }
-    }
-
-    /// A windowed sum (`sum(purchase.amount within 30d)`) is compared with an integer, at most
-    /// the windowed threshold's limit: it keeps that many units, one more than the number.
-    mutating func checkWindowedSums(in expr: Expr, _ file: SourceFile) {
-        for (call, threshold) in expr.windowedSums {
-            guard let threshold else {
-                error(Message.sumWindow, file, call.range)
-                continue
-            }
-            if threshold > Limits.maxWindowedThreshold {
-                error(Message.windowThresholdTooLarge(threshold), file, call.range)
-            }
-        }
-    }
-
-    mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
-        if case .within = scope.kind, n.value > Limits.maxWindowedThreshold {
-            error(Message.windowThresholdTooLarge(n.value), file, n.range)
-        }
-    }
 }

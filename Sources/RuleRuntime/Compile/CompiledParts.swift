@@ -195,23 +195,25 @@ final class CompiledScenario: @unchecked Sendable {
     }
 }
 
-/// A class for the same reason as ``CompiledScenario``; `@unchecked Sendable` for the same
-/// reason as ``CompiledRules`` (its `var`s are written only while the rules are built).
-final class CompiledGroup: @unchecked Sendable {
-    // Written only while ``CompiledRules`` is built (checked accesses: see ``CompiledRules``).
+/// A class for the same reason as ``CompiledScenario``; made whole once its scenarios are known,
+/// and never changed.
+final class CompiledGroup: Sendable {
     let name: String
     /// Its key in the store: `g:NAME`.
     let key: String
-    var clauses: [CompiledClause] = []
+    let clauses: [CompiledClause]
     /// The clauses as declared, for explanations.
-    var declared: [Clause] = []
-    var members: [Int] = []
-    var executionKeep: Int
+    let declared: [Clause]
+    let members: [Int]
+    let executionKeep: Int
 
-    init(name: String, keep: Int) {
+    init(name: String, clauses: [CompiledClause], declared: [Clause], members: [Int], executionKeep: Int) {
         self.name = name
         key = StoreKey.group(NameTable.canonical(name))
-        executionKeep = keep
+        self.clauses = clauses
+        self.declared = declared
+        self.members = members
+        self.executionKeep = executionKeep
     }
 }
 

@@ -122,11 +122,7 @@ final class CompiledRules: @unchecked Sendable {
         }
         self.paramIndex = paramIndex
         var groupIndex = NameTable()
-        for group in program.groups {
-            groupIndex.insert(group.name.text)
-            groups.append(
-                CompiledGroup(name: group.name.text, keep: recentLimit))
-        }
+        for group in program.groups { groupIndex.insert(group.name.text) }
         self.groupIndex = groupIndex
         var scenarioIndex = NameTable()
         for info in program.scenarios {
@@ -152,12 +148,13 @@ final class CompiledRules: @unchecked Sendable {
             }
         }
         // Clauses after every name has its index: a `when` may name any scenario or group.
-        for (index, group) in program.groups.enumerated() {
+        // Each group is made once its scenarios are known, below.
+        var groupParts: [(clauses: [CompiledClause], executionKeep: Int)] = []
+        for group in program.groups {
             var (events, executions) = (recentLimit, recentLimit)
-            groups[index].clauses = compile(group.clauses, of: nil, &events, &executions)
-            groups[index].declared = group.clauses
-            groups[index].executionKeep = executions
+            groupParts.append((compile(group.clauses, of: nil, &events, &executions), executions))
         }
+        var members = Array(repeating: [Int](), count: program.groups.count)
         // Room for every name the scenarios list at once (a table grown name by name rehashes
         // every name about twice over: 8% of loading rules that list 100,000 streams).
         var listedNames = program.events.count
@@ -219,7 +216,13 @@ final class CompiledRules: @unchecked Sendable {
                 let table = streams
                 scenarios[index].fingerprint = CompiledScenario.fingerprint(slots.lazy.map { table.name($0) })
             }
-            if let group = scenarios[index].group { groups[group].members.append(index) }
+            if let group = scenarios[index].group { members[group].append(index) }
+        }
+        groups = program.groups.indices.map { index in
+            CompiledGroup(
+                name: program.groups[index].name.text, clauses: groupParts[index].clauses,
+                declared: program.groups[index].clauses, members: members[index],
+                executionKeep: groupParts[index].executionKeep)
         }
         holdKeys = scenarios.map { scenario in
             CompiledRules.holdPrefix + NameTable.canonical(scenario.group.map { groups[$0].name } ?? scenario.name)

@@ -219,8 +219,9 @@ extension FileStore {
         return startedIn == generation ? fileLength : nil
     }
 
-    /// Waits until no compaction is running (tests). Never call it from the compaction queue.
-    func waitForCompaction() {
+    /// Waits until no compaction is running (tests, and `rulebench`'s memory figures). Never call
+    /// it from the compaction queue.
+    @_spi(Benchmarks) public func waitForCompaction() {
         compactionQueue.sync {}
     }
 

@@ -146,7 +146,7 @@ func propertyMemoryChild(_ streams: Int) throws -> Never {
     // compaction in flight has read whole: with one running at the last trigger or not (a
     // matter of timing), the figure moved 142-212 B over three full runs while the idle one
     // read 141-142 B.
-    store.waitForCompaction()
+    store.waitForCompactionInFlight()
     returnFreedMemory()
     let after = residentBytes() ?? 0
     usleep(1_000_000)

@@ -219,11 +219,13 @@ extension FileStore {
         return startedIn == generation ? fileLength : nil
     }
 
-    /// Waits until no compaction is running (tests, and `rulebench`'s memory figures). Never call
-    /// it from the compaction queue.
-    @_spi(Benchmarks) public func waitForCompaction() {
+    /// Waits until no compaction is running (tests). Never call it from the compaction queue.
+    func waitForCompaction() {
         compactionQueue.sync {}
     }
+
+    /// ``waitForCompaction()`` for `rulebench`'s memory figures.
+    @_spi(Benchmarks) public func waitForCompactionInFlight() { waitForCompaction() }
 
     /// Under the lock: copies the records appended since the snapshot, renames the new file
     /// into place and switches to it; or drops it when it failed or the file changed meanwhile.

@@ -43,7 +43,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: its 30 changing fields (the descriptor, lengths, counters, the shared
 /// region) are read and written only under `lock` (and, shared, the file's lock), which the
-/// compiler cannot see. It buys no speed: the checked form, those fields in one ``Protected``
+/// compiler cannot see. It buys no speed: the checked form, those fields in one `Protected`
 /// value as ``InMemoryStore`` keeps its state, is a change of every method, not made yet.
 public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The format version this library writes.

@@ -148,13 +148,19 @@ final class CompiledRules: @unchecked Sendable {
             }
         }
         // Clauses after every name has its index: a `when` may name any scenario or group.
-        // Each group is made once its scenarios are known, below.
-        var groupParts: [(clauses: [CompiledClause], executionKeep: Int)] = []
-        for group in program.groups {
-            var (events, executions) = (recentLimit, recentLimit)
-            groupParts.append((compile(group.clauses, of: nil, &events, &executions), executions))
-        }
+        // A group is made whole: its members are the scenarios that name it.
         var members = Array(repeating: [Int](), count: program.groups.count)
+        for (index, scenario) in scenarios.enumerated() {
+            if let group = scenario.group { members[group].append(index) }
+        }
+        for (index, group) in program.groups.enumerated() {
+            var (events, executions) = (recentLimit, recentLimit)
+            let clauses = compile(group.clauses, of: nil, &events, &executions)
+            groups.append(
+                CompiledGroup(
+                    name: group.name.text, clauses: clauses, declared: group.clauses, members: members[index],
+                    executionKeep: executions))
+        }
         // Room for every name the scenarios list at once (a table grown name by name rehashes
         // every name about twice over: 8% of loading rules that list 100,000 streams).
         var listedNames = program.events.count
@@ -216,13 +222,6 @@ final class CompiledRules: @unchecked Sendable {
                 let table = streams
                 scenarios[index].fingerprint = CompiledScenario.fingerprint(slots.lazy.map { table.name($0) })
             }
-            if let group = scenarios[index].group { members[group].append(index) }
-        }
-        groups = program.groups.indices.map { index in
-            CompiledGroup(
-                name: program.groups[index].name.text, clauses: groupParts[index].clauses,
-                declared: program.groups[index].clauses, members: members[index],
-                executionKeep: groupParts[index].executionKeep)
         }
         holdKeys = scenarios.map { scenario in
             CompiledRules.holdPrefix + NameTable.canonical(scenario.group.map { groups[$0].name } ?? scenario.name)

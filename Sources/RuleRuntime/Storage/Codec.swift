@@ -212,9 +212,7 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        let length = try count(max: end - position)
-        defer { position += length }
-        return String(decoding: bytes[position..<position + length], as: UTF8.self)
+        String(decoding: bytes[try stringRange()], as: UTF8.self)
     }
 
     mutating func u32() throws -> UInt32 {

@@ -11,12 +11,12 @@ extension Scenario {
     ///         since_first 14d;
     ///         when since_first(launch) >= 14d and (executions(Prompts within 7d) < 1)
     ///     >
-    static let comeBack: Scenario = "ComeBack"
+    static let comeBack = Scenario(resolvingOnce: "ComeBack")
 
     /// Declared in app.rules:58:
     ///
     ///     scenario DebugMenu < >
-    static let debugMenu: Scenario = "DebugMenu"
+    static let debugMenu = Scenario(resolvingOnce: "DebugMenu")
 
     /// Declared in app.rules:39:
     ///
@@ -26,12 +26,12 @@ extension Scenario {
     ///         when (articles_read > 10) and since_last(shared) >= 4d and count(shared per session) == 0;
     ///         priority 1
     ///     >
-    static let inviteFriends: Scenario = "InviteFriends"
+    static let inviteFriends = Scenario(resolvingOnce: "InviteFriends")
 
     /// Declared in app.rules:15:
     ///
     ///     scenario Onboarding < on launch; max_events 1; max_exec 1 >
-    static let onboarding: Scenario = "Onboarding"
+    static let onboarding = Scenario(resolvingOnce: "Onboarding")
 
     /// Declared in app.rules:26:
     ///
@@ -47,84 +47,84 @@ extension Scenario {
     ///         when executions(Upgrade) >= 1 or plan == "trial";
     ///         priority 10
     ///     >
-    static let rateApp: Scenario = "RateApp"
+    static let rateApp = Scenario(resolvingOnce: "RateApp")
 
     /// Declared in app.rules:48:
     ///
     ///     scenario SaleBanner < when todo("sale banner") and not (idle_time < 30s); max_exec 2 per session >
-    static let saleBanner: Scenario = "SaleBanner"
+    static let saleBanner = Scenario(resolvingOnce: "SaleBanner")
 
     /// Declared in app.rules:24:
     ///
     ///     scenario Upgrade < on launch; min_events 5; since_first 7d; max_exec 4; between 2d >
-    static let upgrade: Scenario = "Upgrade"
+    static let upgrade = Scenario(resolvingOnce: "Upgrade")
 
     /// Declared in app.rules:18:
     ///
     ///     scenario WhatsNew < when upgraded; max_exec 1 per version; priority 5 >
-    static let whatsNew: Scenario = "WhatsNew"
+    static let whatsNew = Scenario(resolvingOnce: "WhatsNew")
 }
 
 extension RuleGroup {
     /// Declared in app.rules:21:
     ///
     ///     group Prompts < max_exec 1 within 1d; max_exec 3 within 7d; between 12h; when not is_subscribed >
-    static let prompts: RuleGroup = "Prompts"
+    static let prompts = RuleGroup("Prompts")
 }
 
 extension Event {
     /// Declared in app.rules:5:
     ///
     ///     event launch, article_read, shared
-    static let articleRead: Event = "article_read"
+    static let articleRead = Event(resolvingOnce: "article_read")
 
     /// Declared in app.rules:5:
     ///
     ///     event launch, article_read, shared
-    static let launch: Event = "launch"
+    static let launch = Event(resolvingOnce: "launch")
 
     /// Declared in app.rules:6:
     ///
     ///     event "purchase completed", "sale banner"
-    static let purchaseCompleted: Event = "purchase completed"
+    static let purchaseCompleted = Event(resolvingOnce: "purchase completed")
 
     /// Declared in app.rules:6:
     ///
     ///     event "purchase completed", "sale banner"
-    static let saleBanner: Event = "sale banner"
+    static let saleBanner = Event(resolvingOnce: "sale banner")
 
     /// Declared in app.rules:5:
     ///
     ///     event launch, article_read, shared
-    static let shared: Event = "shared"
+    static let shared = Event(resolvingOnce: "shared")
 }
 
 extension Param where Value == Bool {
     /// Declared in app.rules:9:
     ///
     ///     param is_subscribed: bool = false
-    static let isSubscribed: Param<Bool> = "is_subscribed"
+    static let isSubscribed = Param<Bool>(resolvingOnce: "is_subscribed")
 }
 
 extension Param where Value == Int {
     /// Declared in app.rules:11:
     ///
     ///     param articles_read: int = 0
-    static let articlesRead: Param<Int> = "articles_read"
+    static let articlesRead = Param<Int>(resolvingOnce: "articles_read")
 }
 
 extension Param where Value == String {
     /// Declared in app.rules:10:
     ///
     ///     param plan: string = "free"
-    static let plan: Param<String> = "plan"
+    static let plan = Param<String>(resolvingOnce: "plan")
 }
 
 extension Param where Value == TimeInterval {
     /// Declared in app.rules:12:
     ///
     ///     param idle_time: duration = 0s
-    static let idleTime: Param<TimeInterval> = "idle_time"
+    static let idleTime = Param<TimeInterval>(resolvingOnce: "idle_time")
 }
 
 extension RequiredName {

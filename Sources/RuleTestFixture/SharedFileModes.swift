@@ -182,7 +182,7 @@ func serve(_ path: String, rulesPath: String? = nil) -> Never {
         let name = parts[2]
         switch parts[1] {
         case "t":
-            engine.trigger(name)
+            engine.trigger(Event(name))
             say("ok")
         case "p":
             // `p EVENT NAME=INT ...`: a trigger with int properties.
@@ -192,19 +192,21 @@ func serve(_ path: String, rulesPath: String? = nil) -> Never {
                 guard sides.count == 2, let value = Int64(sides[1]) else { fail("bad property: \(pair)") }
                 properties[sides[0]] = .int(value)
             }
-            engine.trigger(name, properties: properties)
+            engine.trigger(Event(name), properties: properties)
             say("ok")
-        case "x": say("\(engine.tryToExecute(name))")
-        case "c": say("\(engine.canExecute(name))")
-        case "r": say("\(engine.reset(name))")
+        case "x": say("\(engine.tryToExecute(Scenario(name)))")
+        case "c": say("\(engine.canExecute(Scenario(name)))")
+        case "r": say("\(engine.reset(Scenario(name)))")
         case "s":
             do {
-                try engine.set(name, to: .int(Int64(parts[3]) ?? 0))
+                try engine.set(Param<Int>(name), to: Int(parts[3]) ?? 0)
                 say("ok")
             } catch {
                 say("error")
             }
-        case "n": say("\(engine.count(parts[2...].joined(separator: " ")))")  // a name with spaces: a filter's stream
+        case "n":
+            // A name with spaces: a filter's stream.
+            say("\(engine.count(Event(parts[2...].joined(separator: " "))))")
         case "w":
             // `w RULES-PATH`: a swap to the rules in that file.
             do {
@@ -213,7 +215,7 @@ func serve(_ path: String, rulesPath: String? = nil) -> Never {
             } catch {
                 say("error \(error)")
             }
-        case "e": say(engine.explain(name).description.replacingOccurrences(of: "\n", with: " | "))
+        case "e": say(engine.explain(Scenario(name)).description.replacingOccurrences(of: "\n", with: " | "))
         default: fail("bad command: \(line)")
         }
     }

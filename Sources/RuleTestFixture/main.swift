@@ -76,12 +76,12 @@ func triggerLoop(_ path: String, _ stream: String, compaction: Int) -> Never {
     do {
         let engine = try RuleEngine(source: card, store: store(path, compaction: compaction))
         while true {
-            engine.trigger(stream)
+            engine.trigger(Event(stream))
             if let error = engine.lastStoreError {
                 FileHandle.standardError.write(Data("store error: \(error)\n".utf8))
                 exit(2)
             }
-            FileHandle.standardOutput.write(Data("\(engine.count(stream))\n".utf8))
+            FileHandle.standardOutput.write(Data("\(engine.count(Event(stream)))\n".utf8))
         }
     } catch {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
@@ -121,8 +121,8 @@ func renameLoop(_ path: String) -> Never {
             let opened = try RuleEngine(source: renamedRules[version], store: store, clock: ManualClock())
             let engine = opened
             if let error = engine.lastStoreError { fail("store error: \(error)") }
-            engine.trigger(own)
-            engine.trigger(stream)
+            engine.trigger(Event(own))
+            engine.trigger(Event(stream))
             if let error = engine.lastStoreError { fail("store error: \(error)") }
             acknowledged += 1
             say("\(acknowledged)")
@@ -281,7 +281,7 @@ func present(_ path: String, _ scenario: String) -> Never {
     guard let engine = try? RuleEngine(source: promptRules, store: sharedStore(path), clock: clock) else {
         fail("open")
     }
-    guard let shown = engine.present(scenario) else {
+    guard let shown = engine.present(Scenario(scenario)) else {
         say("refused")
         exit(0)
     }

@@ -88,7 +88,7 @@ public struct TimelinePicture {
             var explained: [String: Explanation] = [:]
             func explain(_ name: String) -> Explanation {
                 if let found = explained[name] { return found }
-                let explanation = engine.explain(name)
+                let explanation = engine.explain(Scenario(name))
                 explained[name] = explanation
                 return explanation
             }

@@ -1,6 +1,6 @@
 import Foundation
 import RuleLang
-import RuleRuntime
+@_spi(Tools) import RuleRuntime
 
 /// Replays timelines (the format of `grammar.md`, section 10) against an engine:
 /// `rulec simulate` uses it, and so can an app's own tests.
@@ -95,7 +95,7 @@ public enum TimelineRunner {
                     "\(time) \(name) \(yes)")
             }
             // A 'no' changed nothing, so explaining now gives the reason of that answer.
-            let reason = engine.explain(name).reason
+            let reason = engine.explain(Scenario(name)).reason
             return line(
                 Output(time: time, seconds: step.offset, step: verb, name: name, result: "no", reason: reason),
                 "\(time) \(name) no: \(reason)")
@@ -109,9 +109,9 @@ public enum TimelineRunner {
         case .problem: engine.recordProblem()
         case .outcome(let name, let outcome):
             // The parser checked the name against the program.
-            try? engine.recordOutcome(outcome, of: name)
+            try? engine.recordOutcome(outcome, of: Scenario(name))
         case .present(let name):
-            return answer("present", name, engine.present(name) != nil ? "shown" : nil)
+            return answer("present", name, engine.present(Scenario(name)) != nil ? "shown" : nil)
         case .finish(let name, let outcome):
             // Not showing: it was refused, or its presentation was finished already; nothing changes.
             guard let open = engine.openPresentation(of: name), (try? engine.finish(open, outcome)) != nil else {
@@ -122,10 +122,10 @@ public enum TimelineRunner {
             return line(
                 Output(time: time, seconds: step.offset, step: "finish", name: name, result: outcome.rawValue),
                 "\(time) finish \(name) \(outcome.rawValue)")
-        case .trigger(let name): engine.trigger(name)
-        case .triggerWith(let name, let properties): engine.trigger(name, properties: properties)
+        case .trigger(let name): engine.trigger(Event(name))
+        case .triggerWith(let name, let properties): engine.trigger(Event(name), properties: properties)
         case .done(let name): engine.markDone(name)
-        case .reset(let name): engine.reset(name)
+        case .reset(let name): engine.reset(Scenario(name))
         case .todo(let name, let until, let info):
             engine.toDo(name, scope: until.map { .until(TimeInterval($0)) }, info: info)
         case .info(let name):
@@ -142,9 +142,9 @@ public enum TimelineRunner {
                 "\(time) info \(name): \(text)")
         case .set(let name, let value):
             // The parser checked the name and the value's type against the program.
-            try? engine.set(name, to: value)
+            try? engine.setParam(named: name, to: value)
         case .tryScenario(let name):
-            return answer("try", name, engine.tryToExecute(name) ? "yes" : nil)
+            return answer("try", name, engine.tryToExecute(Scenario(name)) ? "yes" : nil)
         case .check(let expr, let text):
             let result = engine.check(expr) ? "true" : "false"
             return line(
@@ -165,7 +165,7 @@ public enum TimelineRunner {
                 Output(time: time, seconds: step.offset, step: "rules", name: path, result: result),
                 "\(time) rules \(path): \(result)")
         case .next(let names):
-            let chosen = engine.executeNext(among: names.isEmpty ? nil : names)
+            let chosen = engine.executeNext(among: names.isEmpty ? nil : names.map { Scenario($0) })?.name
             return line(
                 Output(time: time, seconds: step.offset, step: "next", name: chosen, result: chosen ?? "none"),
                 "\(time) next \(chosen ?? "none")")

@@ -304,8 +304,10 @@ public enum SwiftGenerator {
                 for line in constant.documentation {
                     out += line.isEmpty ? "    ///\n" : "    /// \(line)\n"
                 }
-                out += "    \(modifier)static let \(constant.swiftName): \(kind.typeName) = "
-                out += "\(swiftString(constant.ruleName))\n"
+                // A kept handle remembers its index (a group's handle has nothing to remember).
+                let made = kind == .group ? "" : "resolvingOnce: "
+                out += "    \(modifier)static let \(constant.swiftName) = \(kind.typeName)("
+                out += "\(made)\(swiftString(constant.ruleName)))\n"
                 index += 1
             }
             out += "}\n"

@@ -22,9 +22,9 @@ func bucketBenchmarks(_ goals: inout [Goal]) throws {
     guard engine.canExecute("ByParam"), engine.canExecute("ByBucket"), engine.canExecute("ByCount") else {
         throw RuleEngineError.invalidExpression([])
     }
-    let byParam: Scenario = "ByParam"
-    let byBucket: Scenario = "ByBucket"
-    let byCount: Scenario = "ByCount"
+    let byParam = Scenario(resolvingOnce: "ByParam")
+    let byBucket = Scenario(resolvingOnce: "ByBucket")
+    let byCount = Scenario(resolvingOnce: "ByCount")
     let answers = interleaved(
         batch: 20_000,
         [
@@ -61,8 +61,8 @@ func propertyBenchmarks(_ goals: inout [Goal]) throws {
     guard engine.canExecute("Plain"), engine.canExecute("Filtered") else {
         throw RuleEngineError.invalidExpression([])
     }
-    let plain: Scenario = "Plain"
-    let filtered: Scenario = "Filtered"
+    let plain = Scenario(resolvingOnce: "Plain")
+    let filtered = Scenario(resolvingOnce: "Filtered")
     let answers = interleaved(
         batch: 20_000, [{ _ = engine.canExecute(plain) }, { _ = engine.canExecute(filtered) }])
     line("canExecute, when (count(EVENT) < N)", answers.samples[0].summary)
@@ -78,7 +78,7 @@ func propertyBenchmarks(_ goals: inout [Goal]) throws {
     let carrying = try RuleEngine(source: rules)
     let counted = try RuleEngine(source: rules.replacingOccurrences(of: "amount >= 1000000", with: "amount >= 0"))
     let named = try RuleEngine(source: rules)
-    let purchase: Event = "purchase"
+    let purchase = Event(resolvingOnce: "purchase")
     let triggers = interleaved(
         batch: 5_000,
         [

@@ -67,7 +67,7 @@ func coldBenchmarks(_ goals: inout [Goal]) throws {
         // A year: daily sessions, the app's events every day, a tag per article read, to-dos, params.
         for day in 0..<365 {
             year.startSession(version: day < 200 ? "1.0" : "1.1")
-            for name in known { year.trigger(name) }
+            for name in known { year.trigger(Event(name)) }
             _ = year.executeNext()
             if day < 330 { for k in 0..<3 { year.markDone("article-\(day * 3 + k)") } }
             if day % 7 == 0 { _ = year.toDo("weekly-\(day)", scope: .until(30 * 86_400), info: ["day": "\(day)"]) }
@@ -75,10 +75,10 @@ func coldBenchmarks(_ goals: inout [Goal]) throws {
         }
         for param in year.program.params {
             switch param.type {
-            case .bool: try? year.set(param.name.text, to: .bool(true))
-            case .int: try? year.set(param.name.text, to: .int(12))
-            case .string: try? year.set(param.name.text, to: .string("pro"))
-            case .duration: try? year.set(param.name.text, to: .duration(600))
+            case .bool: try? year.set(Param<Bool>(param.name.text), to: true)
+            case .int: try? year.set(Param<Int>(param.name.text), to: 12)
+            case .string: try? year.set(Param<String>(param.name.text), to: "pro")
+            case .duration: try? year.set(Param<TimeInterval>(param.name.text), to: 600)
             case nil: break
             }
         }

@@ -27,8 +27,8 @@ func promptBenchmarks(_ goals: inout [Goal]) throws {
     guard engine.canExecute("Plain"), engine.canExecute("WithOutcome") else {
         throw RuleEngineError.invalidExpression([])
     }
-    let plain: Scenario = "Plain"
-    let withOutcome: Scenario = "WithOutcome"
+    let plain = Scenario(resolvingOnce: "Plain")
+    let withOutcome = Scenario(resolvingOnce: "WithOutcome")
     let answers = interleaved(
         batch: 20_000, [{ _ = engine.canExecute(plain) }, { _ = engine.canExecute(withOutcome) }])
     line("canExecute, 5 clauses (answers yes)", answers.samples[0].summary)

@@ -12,7 +12,7 @@ func swapBenchmarks(_ goals: inout [Goal]) throws {
     let store = InMemoryStore()
     do {
         let filler = try RuleEngine(sources: sources, store: store, clock: ManualClock())
-        for name in filler.program.knownStreams { for _ in 0..<3 { filler.trigger(name) } }
+        for name in filler.program.knownStreams { for _ in 0..<3 { filler.trigger(Event(name)) } }
         var k = 0
         while (try StateSnapshot(entries: store.load())).streams.count < 1_000 {
             filler.markDone("stream\(k)")

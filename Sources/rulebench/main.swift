@@ -74,7 +74,7 @@ func memoryChild(_ streams: Int) throws -> Never {
         let warmStore = FileStore(url: warmPath)
         let warm = try RuleEngine(source: source, store: warmStore)
         for name in names.prefix(100) {
-            for _ in 0..<3 { warm.trigger(name) }
+            for _ in 0..<3 { warm.trigger(Event(name)) }
         }
         try warmStore.compact()
         try? FileManager.default.removeItem(at: warmPath)
@@ -82,7 +82,7 @@ func memoryChild(_ streams: Int) throws -> Never {
     let before = residentBytes() ?? 0
     let engine = try RuleEngine(source: source, store: store)
     for name in names {
-        for _ in 0..<3 { engine.trigger(name) }
+        for _ in 0..<3 { engine.trigger(Event(name)) }
     }
     let after = residentBytes() ?? 0
     usleep(1_000_000)
@@ -130,7 +130,7 @@ func propertyMemoryChild(_ streams: Int) throws -> Never {
         let warmStore = FileStore(url: warmPath)
         let warm = try RuleEngine(sources: sources(names.prefix(100)), store: warmStore)
         for name in names.prefix(100) {
-            for _ in 0..<3 { warm.trigger(name, properties: ["n": 1]) }
+            for _ in 0..<3 { warm.trigger(Event(name), properties: ["n": 1]) }
         }
         try warmStore.compact()
         try? FileManager.default.removeItem(at: warmPath)
@@ -140,7 +140,7 @@ func propertyMemoryChild(_ streams: Int) throws -> Never {
     let before = residentBytes() ?? 0
     let engine = try RuleEngine(sources: files, store: store)
     for name in names {
-        for _ in 0..<3 { engine.trigger(name, properties: ["n": 1]) }
+        for _ in 0..<3 { engine.trigger(Event(name), properties: ["n": 1]) }
     }
     // What the engine holds, not what the C allocator keeps of the rules' check, nor the file a
     // compaction in flight has read whole: with one running at the last trigger or not (a
@@ -234,7 +234,7 @@ func profileLoop(_ what: String) throws -> Never {
     }
     let engine = try RuleEngine(source: card, store: store)
     for _ in 0..<3 { engine.trigger("AskToSubscribe") }
-    let handle: Scenario = "AskToSubscribe"
+    let handle = Scenario(resolvingOnce: "AskToSubscribe")
     var yes = 0
     let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 5_000_000
     for _ in 0..<iterations {

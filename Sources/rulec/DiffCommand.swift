@@ -141,7 +141,7 @@ enum DiffCommand: Command {
             let paired = Set(formerOf.values)
             func answer(_ engine: RuleEngine, _ name: String?) -> (String, String) {
                 guard let name, engine.scenarioNames.contains(name) else { return ("absent", "") }
-                let explanation = engine.explain(name)
+                let explanation = engine.explain(Scenario(name))
                 return explanation.wouldRun ? ("yes", "") : ("no", explanation.reason)
             }
             var changes: [AnswerChange] = []

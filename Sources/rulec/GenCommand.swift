@@ -18,9 +18,9 @@ enum GenCommand: Command {
             error, writes Swift source with one typed constant per scenario, group, event and
             param, so the app names them through the compiler:
 
-                extension Scenario { static let askToSubscribe: Scenario = "AskToSubscribe" }
-                extension Event { static let launch: Event = "launch" }
-                extension Param where Value == Bool { static let isSubscribed: Param<Bool> = "is_subscribed" }
+                extension Scenario { static let askToSubscribe = Scenario(resolvingOnce: "AskToSubscribe") }
+                extension Event { static let launch = Event(resolvingOnce: "launch") }
+                extension Param where Value == Bool { static let isSubscribed = Param<Bool>(resolvingOnce: "is_subscribed") }
 
             The events are the declared ones ('event launch, ...'), or, in a program that
             declares none, every stream the rules name. Names become lowerCamelCase Swift

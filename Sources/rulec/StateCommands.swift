@@ -184,11 +184,11 @@ enum ExplainCommand: Command {
         else { return ExitCode.failure }
         let all = engine.scenarioNames
         // A former name (`was`) is known: the engine explains it under its name now.
-        for name in names where !engine.explain(name).isKnown {
+        for name in names where !engine.explain(Scenario(name)).isKnown {
             CLI.printError("error: \(Suggestions.unknown("scenario", name, among: all))")
             return ExitCode.failure
         }
-        for name in names.isEmpty ? all : names { print(engine.explain(name)) }
+        for name in names.isEmpty ? all : names { print(engine.explain(Scenario(name))) }
         return ExitCode.ok
     }
 

@@ -49,7 +49,7 @@ enum TriggerCommand: Command {
         // it is in rules and timelines. Without declarations it is recorded, with a warning.
         guard let probe = CLI.engine(sources, store: InMemoryStore(), clock: SystemClock(), statePath: statePath)
         else { return ExitCode.failure }
-        probe.trigger(event)
+        probe.trigger(Event(event))
         if !probe.program.events.isEmpty,
             let unknown = probe.unknownNames.first(where: { $0.kind == .event && $0.name == event })
         {
@@ -62,7 +62,7 @@ enum TriggerCommand: Command {
             return ExitCode.failure
         }
         for _ in 0..<count {
-            engine.trigger(event)
+            engine.trigger(Event(event))
             if let error = engine.lastStoreError {
                 CLI.printError("\(statePath): error: \(error)")
                 return ExitCode.failure
@@ -72,7 +72,7 @@ enum TriggerCommand: Command {
             let hint = unknown.suggestions.first.map { "; did you mean '\($0)'?" } ?? ""
             CLI.printError("warning: no scenario counts event '\(event)'" + hint)
         }
-        print("\(event): \(engine.count(event))")
+        print("\(event): \(engine.count(Event(event)))")
         return ExitCode.ok
     }
 }

@@ -27,10 +27,10 @@ final class CanonicalNameTests: XCTestCase {
         let store = InMemoryStore()
         let rules = "scenario S < on \"\(composed)\"; min_events 5 >"
         let engine = try RuleEngine(source: rules, store: store)
-        for _ in 0..<3 { engine.trigger(composed) }
+        for _ in 0..<3 { engine.trigger(Event(composed)) }
         try store.apply([StoreChange(storedKey: "e:" + decomposed, value: tally([15, 25]))])
         try engine.replaceRules(source: rules + "\nscenario T < min_events 1 >")
-        XCTAssertEqual(engine.count(composed), 5)
+        XCTAssertEqual(engine.count(Event(composed)), 5)
         let entries = try store.loadEntries()
         let streams = Array(
             entries.index.live.map { Array(entries.bytes[$0.key]) }.filter { $0.starts(with: Array("e:".utf8)) })
@@ -48,8 +48,8 @@ final class CanonicalNameTests: XCTestCase {
         let rules = "scenario S < on \"\(decomposed)\"; min_events 5 >"
         do {
             let engine = try RuleEngine(source: rules, store: FileStore(url: url))
-            XCTAssertEqual(engine.count(composed), 5)
-            XCTAssertEqual(engine.count(decomposed), 5)
+            XCTAssertEqual(engine.count(Event(composed)), 5)
+            XCTAssertEqual(engine.count(Event(decomposed)), 5)
             XCTAssertTrue(engine.canExecute("S"))
             XCTAssertNil(engine.lastStoreError)
         }
@@ -58,9 +58,9 @@ final class CanonicalNameTests: XCTestCase {
         XCTAssertEqual(stored.map { Array($0.utf8) }, [Array(("e:" + composed).utf8)])
         do {
             let engine = try RuleEngine(source: rules, store: FileStore(url: url))
-            XCTAssertEqual(engine.count(composed), 5)
-            engine.trigger(decomposed)
-            XCTAssertEqual(engine.count(composed), 6)
+            XCTAssertEqual(engine.count(Event(composed)), 5)
+            engine.trigger(Event(decomposed))
+            XCTAssertEqual(engine.count(Event(composed)), 6)
         }
         XCTAssertEqual(
             try keys(url).filter { $0.hasPrefix("e:") }.map { Array($0.utf8) }, [Array(("e:" + composed).utf8)])
@@ -74,7 +74,7 @@ final class CanonicalNameTests: XCTestCase {
         do {
             let engine = try RuleEngine(source: rules, store: FileStore(url: url))
             engine.trigger("t\(decomposed)")
-            engine.trigger(decomposed)
+            engine.trigger(Event(decomposed))
             XCTAssertTrue(engine.toDo("x\(decomposed)"))
             XCTAssertTrue(engine.tryToExecute("S"))
         }
@@ -85,7 +85,7 @@ final class CanonicalNameTests: XCTestCase {
         }
         let engine = try RuleEngine(source: rules, store: FileStore(url: url))
         XCTAssertEqual(engine.count("t\(composed)"), 1)
-        XCTAssertEqual(engine.count(composed), 1)
+        XCTAssertEqual(engine.count(Event(composed)), 1)
         XCTAssertFalse(engine.toDo("x\(composed)"))
     }
 }

@@ -297,7 +297,8 @@ final class ChangeRecordTests: XCTestCase {
         XCTAssertGreaterThan(store.compactions, 0)
         let reloaded = try RuleEngine(source: source, store: store, clock: clock)
         for name in ["Ask", "Solo"] {
-            XCTAssertEqual(reloaded.explain(name).description, engine.explain(name).description, name)
+            XCTAssertEqual(
+                reloaded.explain(Scenario(name)).description, engine.explain(Scenario(name)).description, name)
         }
         XCTAssertEqual(reloaded.count("a"), 1_000)
     }

@@ -263,13 +263,13 @@ final class ClauseModelTests: XCTestCase {
                     engine.startSession(version: "\(versionName)")
                 case 1, 2, 3:
                     let stream = random.pick(["S", "a", "b"])
-                    engine.trigger(stream)
+                    engine.trigger(Event(stream))
                     h.events[stream, default: []].append(stamp())
                 case 4:
                     let name = rules.group != nil && random.next(3) == 0 ? "T" : "S"
                     // Recording an execution re-bases what it reads first, as a read does (T's
                     // view is not modelled; its group's budget is).
-                    engine.recordExecution(name)
+                    engine.recordExecution(Scenario(name))
                     if name == "S" {
                         rebase()
                     } else {

@@ -252,8 +252,8 @@ final class ColdStartPathTests: XCTestCase {
                 let inMemory = try RuleEngine(source: rules, store: memory, clock: clock)
                 for (k, name) in names.enumerated() {
                     for engine in [file, inMemory] {
-                        engine.trigger(name)
-                        if k % 2 == 0 { engine.trigger(name) }
+                        engine.trigger(Event(name))
+                        if k % 2 == 0 { engine.trigger(Event(name)) }
                     }
                 }
             }
@@ -265,8 +265,11 @@ final class ColdStartPathTests: XCTestCase {
             // What was read early counts, and so does what comes after.
             for round in 0..<2 {
                 for scenario in ["Wide", "One"] {
-                    XCTAssertEqual(reopened.canExecute(scenario), fromMemory.canExecute(scenario), scenario)
-                    XCTAssertEqual(reopened.explain(scenario).description, fromMemory.explain(scenario).description)
+                    XCTAssertEqual(
+                        reopened.canExecute(Scenario(scenario)), fromMemory.canExecute(Scenario(scenario)), scenario)
+                    XCTAssertEqual(
+                        reopened.explain(Scenario(scenario)).description,
+                        fromMemory.explain(Scenario(scenario)).description)
                 }
                 XCTAssertEqual(reopened.canExecute("One"), round == 1, "shared: \(shared)")
                 for engine in [reopened, fromMemory] { engine.trigger("stream_with_a_long_name_7") }
@@ -283,7 +286,7 @@ final class ColdStartPathTests: XCTestCase {
         let rules = "scenario Wide < on \(names.joined(separator: ", ")); min_events 2 >\n"
         do {
             let engine = try RuleEngine(source: rules, store: FileStore(url: url))
-            for name in names + names { engine.trigger(name) }
+            for name in names + names { engine.trigger(Event(name)) }
         }
         XCTAssertTrue(FileStore(url: url).worthLoadingEarly)
         XCTAssertThrowsError(

@@ -64,10 +64,10 @@ final class DirectCatchUpTests: XCTestCase {
             case 0..<40: engine.trigger(random.next() % 2 == 0 ? "x" : "y")
             case 40..<60:
                 let name = ["One", "Two", "Days", "Plain", "A", "B"][Int(random.next() % 6)]
-                answer = "\(engine.tryToExecute(name))"
+                answer = "\(engine.tryToExecute(Scenario(name)))"
             case 60..<70: clock.advance(by: Double(random.next() % 5_000))
             case 70..<75: clock.advance(by: Double(random.next() % 200_000))
-            case 75..<80: try? engine.set("level", to: .int(Int64(random.next() % 3)))
+            case 75..<80: try? engine.set(Param<Int>("level"), to: Int(random.next() % 3))
             case 80..<84: engine.startSession(version: "1.\(random.next() % 3)")
             case 84..<87: answer = "\(engine.reset(["One", "Two", "A"][Int(random.next() % 3)]))"
             case 87..<90: engine.trigger("z\(random.next() % 4)")

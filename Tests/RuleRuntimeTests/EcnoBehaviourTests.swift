@@ -1,5 +1,5 @@
 import Foundation
-import RuleRuntime
+@_spi(Tools) import RuleRuntime
 import XCTest
 
 /// The behaviours Ecno's and Once's suites check, as our tests, with our documented choices.
@@ -95,7 +95,7 @@ final class EcnoBehaviourTests: XCTestCase {
         XCTAssertFalse(engine.beenDone("x"))
         XCTAssertFalse(engine.needToDo("y"))
         XCTAssertTrue(engine.tryToExecute("S"))
-        XCTAssertEqual(engine.value(of: "p"), .bool(true))
+        XCTAssertEqual(engine.paramValue(named: "p"), .bool(true))
         XCTAssertEqual(engine.currentVersion, "3.0")
     }
 

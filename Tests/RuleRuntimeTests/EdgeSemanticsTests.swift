@@ -107,9 +107,9 @@ final class EdgeSemanticsTests: XCTestCase {
         let engine = try RuleEngine(source: "scenario S < on tap >", clock: clock)
         engine.trigger("tap")
         clock.set(Date(timeIntervalSince1970: 0))
-        XCTAssertEqual(engine.count("tap", scope: .within(0)), 0)
+        XCTAssertEqual(engine.count(Event("tap"), scope: .within(0)), 0)
         XCTAssertFalse(engine.beenDone("tap", scope: .within(0)))
-        XCTAssertEqual(engine.count("tap", scope: .within(1)), 1)
+        XCTAssertEqual(engine.count(Event("tap"), scope: .within(1)), 1)
         XCTAssertEqual(try engine.check("count(tap within 0s) == 0"), true)
     }
 }

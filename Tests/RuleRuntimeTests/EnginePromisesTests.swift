@@ -3,7 +3,7 @@ import RuleLang
 import TestSupport
 import XCTest
 
-@testable import RuleRuntime
+@_spi(Tools) @testable import RuleRuntime
 
 /// The promises an app developer relies on: reads write nothing, any stored value is safe.
 final class EnginePromisesTests: XCTestCase {
@@ -45,19 +45,19 @@ final class EnginePromisesTests: XCTestCase {
         clock.advance(by: 2 * 3600)
         XCTAssertTrue(engine.tryToExecute("Rate"))
         let written = store.writes
-        var stream = engine.updates(for: "Ask").makeAsyncIterator()
+        var stream = engine.updates(for: Scenario("Ask")).makeAsyncIterator()
         _ = stream
         // The clock corrected back by two days, then forward, then back again.
         for offset: TimeInterval in [-2 * 86_400, 86_400, 3 * 86_400, -5 * 86_400] {
             clock.advance(by: offset)
             for name in ["Ask", "Rate", "Nope"] {
-                _ = engine.canExecute(name)
-                _ = engine.explain(name)
+                _ = engine.canExecute(Scenario(name))
+                _ = engine.explain(Scenario(name))
                 _ = engine.canExecute(Scenario(name))
                 _ = engine.explain(Scenario(name))
             }
-            _ = engine.count("launch", scope: .session)
-            _ = engine.value(of: "level")
+            _ = engine.count(Event("launch"), scope: .session)
+            _ = engine.paramValue(named: "level")
             _ = engine.beenDone("launch", scope: .since(3600))
             _ = engine.lastDone("launch")
             _ = engine.needToDo("launch")
@@ -67,7 +67,7 @@ final class EnginePromisesTests: XCTestCase {
             _ = engine.activeRules
             XCTAssertEqual(store.writes, written, "reads wrote at offset \(offset)")
         }
-        stream = engine.updates(for: "Rate").makeAsyncIterator()
+        stream = engine.updates(for: Scenario("Rate")).makeAsyncIterator()
         _ = stream
         XCTAssertEqual(store.writes, written)
         // The next write stores the views re-based by the reads, with its own change.
@@ -101,8 +101,8 @@ final class EnginePromisesTests: XCTestCase {
             engine.trigger("launch")
             _ = engine.tryToExecute("Ask")
             _ = engine.explain("Rate")
-            _ = engine.count("launch", scope: .session)
-            _ = engine.count("launch", scope: .version)
+            _ = engine.count(Event("launch"), scope: .session)
+            _ = engine.count(Event("launch"), scope: .version)
             XCTAssertGreaterThanOrEqual(engine.count("launch"), 1, "id \(extreme)")
         }
     }

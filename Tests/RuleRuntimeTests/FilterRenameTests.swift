@@ -23,12 +23,12 @@ final class FilterRenameTests: XCTestCase {
         """
 
     private func big(_ engine: RuleEngine, renamed: Bool) -> Int {
-        engine.count(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10"))
+        engine.count(Event(EngineStream.filtered(renamed ? "paid" : "purchase", "amount >= 10")))
     }
 
     /// The sum of the amounts, by either rules.
     private func spent(_ engine: RuleEngine, renamed: Bool) -> Int {
-        engine.count(EngineStream.sum(renamed ? "paid" : "purchase", "amount"))
+        engine.count(Event(EngineStream.sum(renamed ? "paid" : "purchase", "amount")))
     }
 
     private func buy(_ engine: RuleEngine, renamed: Bool, _ amount: Int64) {

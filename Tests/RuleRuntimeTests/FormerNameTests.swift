@@ -3,7 +3,7 @@ import RuleLang
 import TestSupport
 import XCTest
 
-@testable import RuleRuntime
+@_spi(Tools) @testable import RuleRuntime
 
 /// An app built against older rules keeps working, unchanged, after a delivered rename: every
 /// lookup by a former name resolves to the declaration that carries it now.
@@ -42,8 +42,8 @@ final class FormerNameTests: XCTestCase {
         XCTAssertEqual(engine.executeNext(among: [ask]), ask)
         XCTAssertFalse(engine.tryToExecute("AskToSubscribe"))
         XCTAssertFalse(engine.canExecute("Subscribe"))
-        try engine.set("cap", to: .int(3))
-        XCTAssertEqual(engine.value(of: "limit"), .int(3))
+        try engine.set(Param<Int>("cap"), to: 3)
+        XCTAssertEqual(engine.paramValue(named: "limit"), .int(3))
         XCTAssertTrue(engine.tryToExecute("AskToSubscribe"))
         XCTAssertTrue(engine.reset("Prompts"))
         XCTAssertTrue(engine.reset(group: RuleGroup("Prompts")))
@@ -55,7 +55,7 @@ final class FormerNameTests: XCTestCase {
     /// An observer of the former name, made before the swap, follows the scenario across it.
     func testAnObserverOfTheFormerNameKeepsYielding() async throws {
         var engine: RuleEngine? = try RuleEngine(source: v1, store: InMemoryStore(), clock: ManualClock())
-        let stream = engine!.updates(for: "AskToSubscribe")
+        let stream = engine!.updates(for: Scenario("AskToSubscribe"))
         engine!.trigger("launch")
         try engine!.replaceRules(sources: [SourceFile(path: "v2.rules", text: v2)])
         engine!.trigger("launch")  // 2 events, under the stream's new name: true

@@ -139,7 +139,7 @@ final class ImporterTests: XCTestCase {
         XCTAssertTrue(engine.canExecute("Rate"))
         // The version carries over: same version, same scope; its count is the peer's.
         engine.startSession(version: "2.0")
-        XCTAssertEqual(engine.count("share", scope: .version), 2)
+        XCTAssertEqual(engine.count(Event("share"), scope: .version), 2)
         XCTAssertEqual(engine.firstVersion, "2.0")
         XCTAssertFalse(engine.canExecute("New"), "not an update yet")
         clock.advance(by: 50 * .minute)

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import RuleRuntime
+@_spi(Tools) @testable import RuleRuntime
 
 final class PersistenceTests: XCTestCase {
     let rules = "scenario AskToSubscribe < min_events 5; since_first 7d; max_exec 4; between 2d >\nparam p: string"
@@ -24,9 +24,9 @@ final class PersistenceTests: XCTestCase {
         }
         let engine = try reopen(url, clock)
         XCTAssertEqual(engine.count("AskToSubscribe"), 5)
-        XCTAssertEqual(engine.count("AskToSubscribe", scope: .version), 5)
+        XCTAssertEqual(engine.count(Event("AskToSubscribe"), scope: .version), 5)
         XCTAssertEqual(engine.currentVersion, "2.0")
-        XCTAssertEqual(engine.value(of: "p"), .string("hello"))
+        XCTAssertEqual(engine.paramValue(named: "p"), .string("hello"))
         XCTAssertEqual(engine.info(forToDo: "banner"), ["a": "b"])
         XCTAssertEqual(engine.explain("AskToSubscribe").reason, "between 2d: 2d left")
     }
@@ -129,7 +129,9 @@ final class PersistenceTests: XCTestCase {
         func assertReloadsExactly(_ line: UInt = #line) throws {
             let reloaded = try RuleEngine(source: source, store: InMemoryStore(store.entries), clock: clock)
             for name in ["S", "T"] {
-                XCTAssertEqual(reloaded.explain(name).description, engine.explain(name).description, line: line)
+                XCTAssertEqual(
+                    reloaded.explain(Scenario(name)).description, engine.explain(Scenario(name)).description, line: line
+                )
             }
         }
         for _ in 0..<3 {
@@ -447,7 +449,7 @@ final class PersistenceTests: XCTestCase {
         let engine = try RuleEngine(source: "scenario S < >", clock: ManualClock(), options: .init(recentLimit: 4))
         for _ in 0..<10 { engine.markDone("x") }
         XCTAssertEqual(engine.count("x"), 10)
-        XCTAssertEqual(engine.count("x", scope: .within(60)), 4, "only the 4 most recent times are kept")
+        XCTAssertEqual(engine.count(Event("x"), scope: .within(60)), 4, "only the 4 most recent times are kept")
     }
 
     func testConcurrentTriggersLoseNoCount() throws {

@@ -135,7 +135,7 @@ final class PropertyTests: XCTestCase {
             let event = Int.random(in: 0..<8, using: &random) == 0 ? "gift" : "purchase"
             let amount = Int64.random(in: 0..<20, using: &random)
             let plan = ["pro", "free"].randomElement(using: &random)!
-            engine.trigger(event, properties: ["amount": .int(amount), "plan": .string(plan)])
+            engine.trigger(Event(event), properties: ["amount": .int(amount), "plan": .string(plan)])
             let now = clock.now().timeIntervalSince1970
             if plan == "pro" && amount >= 10 { passing.append(now) }
             if event == "purchase" && amount >= 10 { inSession += 1 }
@@ -242,7 +242,7 @@ final class PropertyTests: XCTestCase {
                 "Exactly": sum(within: 43_200, proOnly: false) == 7,
             ]
             for (scenario, answer) in expected {
-                XCTAssertEqual(engine.canExecute(scenario), answer, "step \(step): \(scenario)")
+                XCTAssertEqual(engine.canExecute(Scenario(scenario)), answer, "step \(step): \(scenario)")
                 seen[scenario, default: []].insert(answer)
             }
         }

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import RuleRuntime
+@_spi(Tools) @testable import RuleRuntime
 
 /// Regression tests for the adversarial run: no accepted program traps, no name is
 /// lost, stored state fits changed rules, and time corrections stay bounded.
@@ -51,7 +51,7 @@ final class RobustnessTests: XCTestCase {
         XCTAssertTrue(engine.canExecute("S"), "a NaN reading counts as the last good time")
         XCTAssertTrue(engine.toDo("banner", scope: .until(.nan)))
         XCTAssertFalse(engine.needToDo("banner"), "a NaN duration expires at once, not never")
-        XCTAssertEqual(engine.count("S", scope: .within(.nan)), 0)
+        XCTAssertEqual(engine.count(Event("S"), scope: .within(.nan)), 0)
     }
 
     func testNegativeDurationsHaveADescription() {
@@ -81,7 +81,7 @@ final class RobustnessTests: XCTestCase {
             }
             let (engine, _) = try makeEngine("scenario S < >", store: store)
             for name in names {
-                XCTAssertEqual(engine.count(name), 1, "\(type(of: store)): \(name.unicodeScalars.map(\.value))")
+                XCTAssertEqual(engine.count(Event(name)), 1, "\(type(of: store)): \(name.unicodeScalars.map(\.value))")
                 XCTAssertTrue(engine.needToDo("todo" + name + "|" + name))
             }
             let keys = try store.load().keys
@@ -193,13 +193,13 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(engine.explain("S").reason, "max_exec 2: 2 so far; group G: max_exec 1: 1 so far")
         // Param type changed: the stored int is ignored, with a located warning.
         engine = try reopen("scenario S < >\nparam p: string = \"x\"", store, clock)
-        XCTAssertEqual(engine.value(of: "p"), .string("x"))
+        XCTAssertEqual(engine.paramValue(named: "p"), .string("x"))
         let warning = try XCTUnwrap(engine.warnings.first { $0.id == .storedValueIgnored })
         XCTAssertEqual(warning.location.line, 2)
         XCTAssertTrue(warning.message.contains("'int'"), warning.message)
         // ... and comes back if the type does.
         engine = try reopen("scenario S < >\nparam p: int", store, clock)
-        XCTAssertEqual(engine.value(of: "p"), .int(7))
+        XCTAssertEqual(engine.paramValue(named: "p"), .int(7))
     }
 
     // MARK: - Clock corrections

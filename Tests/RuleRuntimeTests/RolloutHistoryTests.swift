@@ -55,22 +55,22 @@ final class RolloutHistoryTests: XCTestCase {
                 delivered ? ("Subscribe", "open", "limit") : ("AskToSubscribe", "launch", "cap")
             func agrees() throws {
                 XCTAssertEqual(
-                    engine.explain(prompt).reason, executions < 4 ? "yes" : "max_exec 4: 4 so far", label)
-                XCTAssertEqual(engine.count(event), launches, label)
+                    engine.explain(Scenario(prompt)).reason, executions < 4 ? "yes" : "max_exec 4: 4 so far", label)
+                XCTAssertEqual(engine.count(Event(event)), launches, label)
                 XCTAssertEqual(engine.explain("Rate").reason == "yes", launches >= 3, label)
                 XCTAssertTrue(try engine.check("\(param) == \(cap)"), label)
                 XCTAssertEqual(engine.explain("Tip").reason == "yes", tips < 9, label)
             }
             try agrees()
             switch random.next() % 4 {
-            case 0: if engine.tryToExecute(prompt) { executions += 1 }
+            case 0: if engine.tryToExecute(Scenario(prompt)) { executions += 1 }
             case 1:
-                engine.trigger(event)
+                engine.trigger(Event(event))
                 launches += 1
             case 2: if engine.tryToExecute("Tip") { tips += 1 }
             default:
                 cap = Int(random.next() % 5) + 1
-                try engine.set(param, to: .int(Int64(cap)))
+                try engine.set(Param<Int>(param), to: cap)
             }
             try agrees()
             XCTAssertNil(engine.lastStoreError, label)

@@ -19,11 +19,11 @@ final class ScopeTests: XCTestCase {
         engine.startSession(version: "1.0")
         XCTAssertFalse(engine.canExecute("PerSession"), "a new session counts from zero")
         XCTAssertFalse(engine.tryToExecute("WhatsNew"), "same version")
-        XCTAssertEqual(engine.count("launch", scope: .session), 0)
-        XCTAssertEqual(engine.count("launch", scope: .version), 2)
+        XCTAssertEqual(engine.count(Event("launch"), scope: .session), 0)
+        XCTAssertEqual(engine.count(Event("launch"), scope: .version), 2)
         engine.startSession(version: "1.1")
         XCTAssertTrue(engine.tryToExecute("WhatsNew"), "a new version")
-        XCTAssertEqual(engine.count("launch", scope: .version), 0)
+        XCTAssertEqual(engine.count(Event("launch"), scope: .version), 0)
         XCTAssertEqual(engine.count("launch"), 2)
     }
 

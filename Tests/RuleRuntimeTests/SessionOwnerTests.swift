@@ -48,7 +48,7 @@ final class SessionOwnerTests: XCTestCase {
                 widget.trigger("tap")
                 app.trigger("tap")
                 XCTAssertTrue(app.canExecute("Tapped"))
-                XCTAssertEqual(app.count("tap", scope: .session), 3)
+                XCTAssertEqual(app.count(Event("tap"), scope: .session), 3)
             }
             XCTAssertEqual(whatsNew, day < 4 ? 1 : 2, "day \(day): once per version")
             XCTAssertEqual(welcome, day < 4 ? 0 : 1, "day \(day): after the upgrade only")

@@ -108,14 +108,15 @@ final class SharedFileTests: XCTestCase {
                 let expected: String
                 switch command {
                 case "t":
-                    model.trigger(name)
+                    model.trigger(Event(name))
                     expected = "ok"
-                case "x": expected = "\(model.tryToExecute(name))"
-                case "c": expected = "\(model.canExecute(name))"
-                case "r": expected = "\(model.reset(name))"
-                case "s": expected = (try? model.set(name, to: .int(Int64(value)))) == nil ? "error" : "ok"
-                case "n": expected = "\(model.count(name))"
-                default: expected = model.explain(name).description.replacingOccurrences(of: "\n", with: " | ")
+                case "x": expected = "\(model.tryToExecute(Scenario(name)))"
+                case "c": expected = "\(model.canExecute(Scenario(name)))"
+                case "r": expected = "\(model.reset(Scenario(name)))"
+                case "s": expected = (try? model.set(Param<Int>(name), to: value)) == nil ? "error" : "ok"
+                case "n": expected = "\(model.count(Event(name)))"
+                default:
+                    expected = model.explain(Scenario(name)).description.replacingOccurrences(of: "\n", with: " | ")
                 }
                 let child = pair[Int.random(in: 0...1, using: &generator)]
                 child.send("\(Int(time)) \(command) \(name)" + (command == "s" ? " \(value)" : ""))
@@ -137,13 +138,13 @@ final class SharedFileTests: XCTestCase {
             XCTAssertEqual(probe.readToEnd(), "free\n", "after \(after)")
         }
         try assertFree("opening")
-        let updates = engine.updates(for: "Five")
+        let updates = engine.updates(for: Scenario("Five"))
         try assertFree("updates(for:)")
         for k in 0..<40 { engine.trigger(k % 2 == 0 ? "x" : "y") }
         try assertFree("triggers and compactions")
         XCTAssertTrue(engine.tryToExecute("Five"))
         XCTAssertFalse(engine.tryToExecute("Five"))
-        try engine.set("level", to: .int(3))
+        try engine.set(Param<Int>("level"), to: 3)
         _ = engine.explain("B")
         try assertFree("tryToExecute, set, explain")
         withExtendedLifetime(updates) {}
@@ -159,7 +160,7 @@ final class SharedFileTests: XCTestCase {
             let seen = expectation(description: "A became eligible")
             let values = Locked<[Bool]>([])
             let task = Task {
-                for await value in engine.updates(for: "A") {
+                for await value in engine.updates(for: Scenario("A")) {
                     values.withValue { $0.append(value) }
                     if value { seen.fulfill() }
                 }
@@ -406,7 +407,7 @@ final class ContentionTests: XCTestCase {
                 engines[k].trigger("x")
                 if n % 10 == 0, engines[k].tryToExecute("Budget") { granted.add("yes") }
                 if n % 100 == 0 {
-                    do { try engines[k].set("level", to: .int(Int64(n))) } catch { granted.add("\(error)") }
+                    do { try engines[k].set(Param<Int>("level"), to: n) } catch { granted.add("\(error)") }
                 }
             }
         }

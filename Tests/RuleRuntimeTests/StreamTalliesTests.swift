@@ -170,7 +170,7 @@ final class StreamTalliesTests: XCTestCase {
         let memory = InMemoryStore()
         let first = try RuleEngine(source: source, store: memory, clock: clock)
         for name in ["a", "b", "a", "app-only", "app-only", "B", "unicodé"] {
-            first.trigger(name)
+            first.trigger(Event(name))
             clock.advance(by: 60)
         }
         let entries = try memory.load()
@@ -178,10 +178,12 @@ final class StreamTalliesTests: XCTestCase {
         for store: RuleStore in [InMemoryStore(entries), EntriesStore(entries)] {
             let engine = try RuleEngine(source: source, store: store, clock: clock)
             for name in ["a", "b", "app-only", "B", "unicodé", "never"] {
-                XCTAssertEqual(engine.count(name), first.count(name), "\(name), \(type(of: store))")
+                XCTAssertEqual(engine.count(Event(name)), first.count(Event(name)), "\(name), \(type(of: store))")
                 XCTAssertEqual(engine.lastDone(name), first.lastDone(name), name)
             }
-            for name in ["A", "B"] { XCTAssertEqual(engine.explain(name).description, first.explain(name).description) }
+            for name in ["A", "B"] {
+                XCTAssertEqual(engine.explain(Scenario(name)).description, first.explain(Scenario(name)).description)
+            }
         }
     }
 

@@ -97,16 +97,16 @@ final class SwapDifferentialTests: XCTestCase {
         var out: [String] = []
         for step in steps {
             switch step {
-            case .trigger(let name): engine.trigger(name)
-            case .tryToExecute(let name): out.append("try \(name) \(engine.tryToExecute(name))")
-            case .canExecute(let name): out.append("can \(name) \(engine.canExecute(name))")
-            case .recordExecution(let name): out.append("record \(name) \(engine.recordExecution(name))")
-            case .reset(let name): out.append("reset \(name) \(engine.reset(name))")
+            case .trigger(let name): engine.trigger(Event(name))
+            case .tryToExecute(let name): out.append("try \(name) \(engine.tryToExecute(Scenario(name)))")
+            case .canExecute(let name): out.append("can \(name) \(engine.canExecute(Scenario(name)))")
+            case .recordExecution(let name): out.append("record \(name) \(engine.recordExecution(Scenario(name)))")
+            case .reset(let name): out.append("reset \(name) \(engine.reset(Scenario(name)))")
             case .session(let version): engine.startSession(version: version)
-            case .set(let value): out.append("set \((try? engine.set("lvl", to: .int(Int64(value)))) != nil)")
+            case .set(let value): out.append("set \((try? engine.set(Param<Int>("lvl"), to: value)) != nil)")
             case .advance(let seconds): clock.advance(by: seconds)
             }
-            for name in names { out.append(engine.explain(name).description) }
+            for name in names { out.append(engine.explain(Scenario(name)).description) }
         }
         return out
     }

@@ -1,6 +1,6 @@
 import Foundation
 import RuleLang
-import RuleRuntime
+@_spi(Tools) import RuleRuntime
 import TestSupport
 import XCTest
 
@@ -26,9 +26,9 @@ final class SwapTests: XCTestCase {
 
     func testHandlesResolveAgainAndAGoneNameAnswersFalse() throws {
         let (engine, _) = try makeEngine("scenario A < min_events 1 >\nscenario B < min_events 1 >")
-        let a: Scenario = "A"
-        let b: Scenario = "B"
-        let event: Event = "B"
+        let a = Scenario(resolvingOnce: "A")
+        let b = Scenario(resolvingOnce: "B")
+        let event = Event(resolvingOnce: "B")
         engine.trigger(event)
         XCTAssertTrue(engine.canExecute(b))
         XCTAssertFalse(engine.canExecute(a))
@@ -44,7 +44,7 @@ final class SwapTests: XCTestCase {
     func testUpdatesYieldAgainWhenASwapChangesTheAnswer() async throws {
         let (engine, _) = try makeEngine("scenario A < min_events 2 >")
         engine.trigger("A")
-        var iterator = engine.updates(for: "A").makeAsyncIterator()
+        var iterator = engine.updates(for: Scenario("A")).makeAsyncIterator()
         let first = await iterator.next()
         XCTAssertEqual(first, false)
         try engine.replaceRules(source: "scenario A < min_events 1 >")
@@ -58,14 +58,14 @@ final class SwapTests: XCTestCase {
     func testParamsSetAndProvidedCarryOver() throws {
         let (engine, _) = try makeEngine(
             "param level: int = 0\nparam pro: bool\nscenario A < when level >= 2 and pro >")
-        try engine.set("level", to: .int(3))
+        try engine.set(Param<Int>("level"), to: 3)
         try engine.provide("pro") { true }
         XCTAssertTrue(engine.canExecute("A"))
         try engine.replaceRules(source: "param level: int = 0\nparam pro: bool\nscenario A < when level >= 3 and pro >")
         XCTAssertTrue(engine.canExecute("A"), "the stored value and the provider carried over")
         try engine.replaceRules(
             source: "param level: int = 0\nparam pro: int\nscenario A < when level >= 3 and pro == 0 >")
-        XCTAssertEqual(engine.value(of: "pro"), .int(0), "a provider of another type does not carry over")
+        XCTAssertEqual(engine.paramValue(named: "pro"), .int(0), "a provider of another type does not carry over")
     }
 
     /// A provider is kept with the type its param had: rules that declare the param with
@@ -108,7 +108,7 @@ final class SwapTests: XCTestCase {
             }
             """
         var engine = try RuleEngine(source: v1, store: store, clock: clock)
-        try engine.set("limit", to: .int(7))
+        try engine.set(Param<Int>("limit"), to: 7)
         engine.trigger("launch")
         engine.trigger("launch")
         engine.trigger("Rate")
@@ -125,7 +125,7 @@ final class SwapTests: XCTestCase {
             }
             """
         engine = try RuleEngine(source: v3, store: store, clock: clock)
-        XCTAssertEqual(engine.value(of: "cap"), .int(7))
+        XCTAssertEqual(engine.paramValue(named: "cap"), .int(7))
         XCTAssertEqual(engine.count("open"), 2)
         XCTAssertEqual(engine.count("Review"), 1, "a scenario's own stream moves with it")
         XCTAssertEqual(

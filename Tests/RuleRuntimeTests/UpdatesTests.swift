@@ -23,9 +23,9 @@ final class UpdatesTests: XCTestCase {
         _ = engine!.tryToExecute("Other")  // another scenario: no change
         clock.advance(by: 30 * .minute)  // not yet
         clock.advance(by: 30 * .minute)  // the wake-up: true, with no engine call
-        try engine!.set("blocked", to: .bool(true))  // false
-        try engine!.set("blocked", to: .bool(true))  // no change
-        try engine!.set("blocked", to: .bool(false))  // true
+        try engine!.set(Param<Bool>("blocked"), to: true)  // false
+        try engine!.set(Param<Bool>("blocked"), to: true)  // no change
+        try engine!.set(Param<Bool>("blocked"), to: false)  // true
         engine = nil  // the stream ends with the engine
         var values: [Bool] = []
         for await value in stream { values.append(value) }
@@ -36,7 +36,7 @@ final class UpdatesTests: XCTestCase {
         let clock = ManualClock()
         let engine = try RuleEngine(source: "scenario Later < since_first 2d; on e >", clock: clock)
         engine.trigger("e")
-        var iterator = engine.updates(for: "Later").makeAsyncIterator()
+        var iterator = engine.updates(for: Scenario("Later")).makeAsyncIterator()
         let first = await iterator.next()
         XCTAssertEqual(first, false)
         clock.advance(by: 2 * .day)
@@ -61,7 +61,7 @@ final class UpdatesTests: XCTestCase {
     func testUnknownScenarioYieldsFalseAndEnds() async throws {
         let engine = try RuleEngine(source: rules)
         var values: [Bool] = []
-        for await value in engine.updates(for: "Nope") { values.append(value) }
+        for await value in engine.updates(for: Scenario("Nope")) { values.append(value) }
         XCTAssertEqual(values, [false])
     }
 
@@ -106,7 +106,7 @@ final class ImmediateWakeUpTests: XCTestCase {
         let clock = ImmediateClock()
         let engine = try RuleEngine(source: "scenario Later < on e; since_first 1h >", clock: clock)
         engine.trigger("e")
-        let stream = engine.updates(for: "Later")  // false, then a wake-up at 1h run at once: true
+        let stream = engine.updates(for: Scenario("Later"))  // false, then a wake-up at 1h run at once: true
         var iterator = stream.makeAsyncIterator()
         let expectation = self.expectation(description: "two values")
         Task {

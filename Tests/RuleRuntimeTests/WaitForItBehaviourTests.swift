@@ -1,5 +1,5 @@
 import Foundation
-import RuleRuntime
+@_spi(Tools) import RuleRuntime
 import XCTest
 
 /// The behaviours WaitForIt's own suite checks, as our tests, plus every boundary.
@@ -99,9 +99,9 @@ final class WaitForItBehaviourTests: XCTestCase {
         XCTAssertThrowsError(try engine.set("ok", to: 1))
         XCTAssertThrowsError(try engine.set("nope", to: true))
         XCTAssertThrowsError(try engine.provide("idle") { true })
-        XCTAssertEqual(engine.value(of: "idle"), .duration(60))
+        XCTAssertEqual(engine.paramValue(named: "idle"), .duration(60))
         let (zero, _) = try makeEngine("param cool: duration = 0\nscenario S < when cool == 0s >")
-        XCTAssertEqual(zero.value(of: "cool"), .duration(0), "a bare 0 default is a duration")
+        XCTAssertEqual(zero.paramValue(named: "cool"), .duration(0), "a bare 0 default is a duration")
         XCTAssertTrue(zero.canExecute("S"))
     }
 

@@ -57,7 +57,7 @@ final class WindowedSumProcessTests: XCTestCase {
             if amount > 0 { triggers.append((now, amount, pro && who == 2)) }
             let answers = expected(triggers, now: now)
             for (scenario, answer) in answers {
-                XCTAssertEqual(here.canExecute(scenario), answer, "step \(step): \(scenario), this process")
+                XCTAssertEqual(here.canExecute(Scenario(scenario)), answer, "step \(step): \(scenario), this process")
                 for (k, child) in children.enumerated() {
                     child.send("\(Int(now)) c \(scenario)")
                     XCTAssertEqual(child.readLine(), "\(answer)", "step \(step): \(scenario), child \(k)")
@@ -93,13 +93,15 @@ final class WindowedSumProcessTests: XCTestCase {
         let answers = expected(triggers, now: now)
         XCTAssertEqual(answers, ["Big": true, "Pro": true])
         for (scenario, answer) in answers {
-            XCTAssertEqual(fresh.canExecute(scenario), answer, scenario)
-            for engine in engines { XCTAssertEqual(engine.canExecute(scenario), answer, scenario) }
+            XCTAssertEqual(fresh.canExecute(Scenario(scenario)), answer, scenario)
+            for engine in engines { XCTAssertEqual(engine.canExecute(Scenario(scenario)), answer, scenario) }
         }
         // Moved on past the day: only the last day's pro purchases count.
         now += 20 * 3_600
         clock.set(Date(timeIntervalSince1970: now))
         let later = expected(triggers, now: now)
-        for (scenario, answer) in later { XCTAssertEqual(fresh.canExecute(scenario), answer, "later: \(scenario)") }
+        for (scenario, answer) in later {
+            XCTAssertEqual(fresh.canExecute(Scenario(scenario)), answer, "later: \(scenario)")
+        }
     }
 }

@@ -43,11 +43,11 @@ final class GenSwiftTests: XCTestCase {
         let source = try XCTUnwrap(first.source)
         XCTAssertEqual(source, second.source)
         let order = ["able", "mid", "zed", "alpha", "midPoint", "zeta", "bFlag", "aCount"].map {
-            source.range(of: "static let \($0):")?.lowerBound
+            source.range(of: "static let \($0) =")?.lowerBound
         }
         XCTAssertFalse(order.contains(nil), source)
         XCTAssertEqual(order.compactMap { $0 }, order.compactMap { $0 }.sorted(), source)
-        XCTAssertTrue(source.contains("static let midPoint: Event = \"Mid point\""), source)
+        XCTAssertTrue(source.contains("static let midPoint = Event(resolvingOnce: \"Mid point\")"), source)
     }
 
     func testEventsAreTheNamedStreamsWhenNoneIsDeclared() throws {
@@ -59,12 +59,13 @@ final class GenSwiftTests: XCTestCase {
             """
         let source = try XCTUnwrap(SwiftGenerator.generate(RuleCompiler.check(text: text)).source)
         for name in ["launch", "shareSheet", "opened", "banner"] {
-            XCTAssertTrue(source.contains("static let \(name): Event ="), name)
+            XCTAssertTrue(source.contains("static let \(name) = Event("), name)
         }
-        XCTAssertFalse(source.contains("static let b: Event"), "executions() names a scenario, not a stream")
+        XCTAssertFalse(source.contains("static let b = Event"), "executions() names a scenario, not a stream")
         XCTAssertTrue(
-            source.contains("static let own: Event = \"Own\""), "a scenario without 'on' counts its own stream")
-        XCTAssertFalse(source.contains("static let noStream: Event"), "it counts no event")
+            source.contains("static let own = Event(resolvingOnce: \"Own\")"),
+            "a scenario without 'on' counts its own stream")
+        XCTAssertFalse(source.contains("static let noStream = Event"), "it counts no event")
         XCTAssertTrue(source.contains("/// A stream the rules name, in `A`, `B`."), source)
     }
 

@@ -9,7 +9,7 @@ public struct Decision: Sendable, CustomStringConvertible {
     /// The engine call that answered.
     public enum Call: String, Sendable {
         case tryToExecute, canExecute, executeNext
-        /// ``RuleEngine/present(_:)-(StringProtocol)``: a `tryToExecute` that also holds its group.
+        /// ``RuleEngine/present(_:)-(Scenario)``: a `tryToExecute` that also holds its group.
         case present
     }
 

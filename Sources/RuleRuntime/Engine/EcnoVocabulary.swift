@@ -21,7 +21,7 @@ extension RuleEngine {
     /// Whether `tag`'s count in `scope` satisfies `times` (default: done at least once).
     /// A tag never done has count 0: `.lessThan(1)` and `.exactly(0)` are true for it.
     public func beenDone(_ tag: String, scope: CountScope = .install, times: CountCheck = .moreThan(0)) -> Bool {
-        times.holds(count(tag, scope: scope))
+        times.holds(count(Event(tag), scope: scope))
     }
 
     /// When `tag` was last done: the latest time recorded, even if the clock went backwards since.

@@ -144,8 +144,7 @@ extension EngineCore {
 
     /// The event, and each filtered stream of it (`count(EVENT where ...)`) whose filter its
     /// properties pass, at one time and in one record.
-    mutating func trigger(_ name: String, properties: [String: PropertyValue]) {
-        let slot = slot(name)
+    mutating func trigger(_ slot: Int, properties: [String: PropertyValue]) {
         let time = now()
         recordEvent(slot, at: time)
         for position in rules.filterPositions(ofEvent: slot) {

@@ -23,7 +23,7 @@ extension RuleEngine {
         /// app: read from the main bundle at the first `startSession`, not before (reading it
         /// at every engine's creation cost about a megabyte: rulebench `bytes_per_stream_100k`).
         public var role: ProcessRole?
-        /// How long a presentation (``RuleEngine/present(_:)-(StringProtocol)``) holds its group
+        /// How long a presentation (``RuleEngine/present(_:)-(Scenario)``) holds its group
         /// when it is never finished, in seconds: one left open by a process that died ends then.
         /// One hour by default; at least one second.
         public var presentationTimeout: TimeInterval = 3_600

@@ -5,20 +5,45 @@ import RuleLang
     import Synchronization
 #endif
 
-/// A scenario (or group, for ``RuleEngine/reset(_:)-(Scenario)``) of the rules, by name.
+/// A scenario (or group, for ``RuleEngine/reset(_:)-(Scenario)``) of the rules, by name: what
+/// every call about a scenario takes.
 ///
-/// A handle resolves its name to the engine's tables at its first use with an engine and
-/// remembers the result, so later calls through it look nothing up by name (on Linux, and
-/// on Apple platforms from macOS 15 / iOS 18; earlier systems look the name up each call).
-/// `rulec gen swift` writes one constant per scenario: `engine.tryToExecute(.askToSubscribe)`.
-public struct Scenario: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+/// A string literal is one (`engine.tryToExecute("Onboarding")`), as is `Scenario(name)` for a
+/// name known at run time: such a handle looks its name up at each call, as fast as a string,
+/// and allocates nothing. A handle made with ``init(resolvingOnce:)`` looks its name up at its
+/// first use with an engine and remembers the result, so later calls through it look nothing
+/// up (on Linux, and on Apple platforms from macOS 15 / iOS 18; earlier systems look the name
+/// up each call); keep it. `rulec gen swift` writes one such constant per scenario,
+/// `static let askToSubscribe = Scenario(resolvingOnce: "AskToSubscribe")`, for
+/// `engine.tryToExecute(.askToSubscribe)`. (`Scenario("AskToSubscribe")` with a literal is the
+/// literal, by Swift's rule for literal arguments.)
+public struct Scenario: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The name as written in the rules.
     public let name: String
-    let cache = HandleCache()
+    let cache: HandleCache
 
-    /// The scenario named `name`.
-    public init(_ name: String) { self.name = name }
+    /// The scenario named `name`, in a handle for a call or a few: it looks the name up at each
+    /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
+    public init(_ name: String) {
+        self.name = name
+        cache = HandleCache(remembering: false)
+    }
+
+    /// The scenario named `name`, in a handle to keep (`static let`): it looks the name up once per
+    /// engine and remembers its index, so later calls look nothing up. Making one allocates.
+    public init(resolvingOnce name: String) {
+        self.name = name
+        cache = HandleCache(remembering: true)
+    }
+
+    /// The scenario named by a literal (a handle that remembers nothing, as ``init(_:)``).
     public init(stringLiteral name: String) { self.init(name) }
+
+    /// The name of an interpolated literal (`"viewed \(section)"`), as ``init(_:)``.
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(String(stringInterpolation: stringInterpolation))
+    }
+
     public var description: String { name }
 
     public static func == (a: Scenario, b: Scenario) -> Bool { a.name == b.name }
@@ -37,15 +62,36 @@ public struct RuleGroup: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     public var description: String { name }
 }
 
-/// An event stream, by name: one named by `on`, a scenario's own, or an Ecno tag.
-public struct Event: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+/// An event stream, by name: one named by `on`, a scenario's own, or an Ecno tag. A literal or
+/// ``init(_:)`` makes a handle for a call, ``init(resolvingOnce:)`` one to keep, as ``Scenario``
+/// says.
+public struct Event: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The stream's name, as triggered.
     public let name: String
-    let cache = HandleCache()
+    let cache: HandleCache
 
-    /// The stream named `name`.
-    public init(_ name: String) { self.name = name }
+    /// The stream named `name`, in a handle for a call or a few: it looks the name up at each
+    /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
+    public init(_ name: String) {
+        self.name = name
+        cache = HandleCache(remembering: false)
+    }
+
+    /// The stream named `name`, in a handle to keep (`static let`): it looks the name up once per
+    /// engine and remembers its stream's slot, so later calls look nothing up. Making one allocates.
+    public init(resolvingOnce name: String) {
+        self.name = name
+        cache = HandleCache(remembering: true)
+    }
+
+    /// The stream named by a literal (a handle that remembers nothing, as ``init(_:)``).
     public init(stringLiteral name: String) { self.init(name) }
+
+    /// The name of an interpolated literal (`"viewed \(section)"`), as ``init(_:)``.
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(String(stringInterpolation: stringInterpolation))
+    }
+
     public var description: String { name }
 
     public static func == (a: Event, b: Event) -> Bool { a.name == b.name }
@@ -53,17 +99,32 @@ public struct Event: Hashable, Sendable, ExpressibleByStringLiteral, CustomStrin
 }
 
 /// A `param` of the rules, by name, typed by its Swift value: `Param<Bool>`, `Param<Int>`,
-/// `Param<String>`, or `Param<TimeInterval>` for a duration.
+/// `Param<String>`, or `Param<TimeInterval>` for a duration. A literal or ``init(_:)`` makes a
+/// handle for a call, ``init(resolvingOnce:)`` one to keep, as ``Scenario`` says.
 public struct Param<Value: ParamValueConvertible>: Hashable, Sendable, ExpressibleByStringLiteral,
     CustomStringConvertible
 {
     /// The param's name, as declared.
     public let name: String
-    let cache = HandleCache()
+    let cache: HandleCache
 
-    /// The param named `name`.
-    public init(_ name: String) { self.name = name }
+    /// The param named `name`, in a handle for a call or a few: it looks the name up at each
+    /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
+    public init(_ name: String) {
+        self.name = name
+        cache = HandleCache(remembering: false)
+    }
+
+    /// The param named `name`, in a handle to keep (`static let`): it looks the name up once per
+    /// engine and remembers its index, so later calls look nothing up. Making one allocates.
+    public init(resolvingOnce name: String) {
+        self.name = name
+        cache = HandleCache(remembering: true)
+    }
+
+    /// The param named by a literal (a handle that remembers nothing, as ``init(_:)``).
     public init(stringLiteral name: String) { self.init(name) }
+
     public var description: String { name }
 
     public static func == (a: Param, b: Param) -> Bool { a.name == b.name }
@@ -132,6 +193,11 @@ struct AtomicWordIfAvailable: Sendable {
     /// An ``AtomicWord``, or nil (typed loosely: the class exists only where atomics do).
     private let word: (any AnyObject & Sendable)?
 
+    /// A word that keeps nothing: loads give 0 and stores are dropped.
+    static var none: AtomicWordIfAvailable { AtomicWordIfAvailable(word: nil) }
+
+    private init(word: (any AnyObject & Sendable)?) { self.word = word }
+
     init() {
         #if canImport(Synchronization)
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
@@ -171,9 +237,13 @@ struct AtomicWordIfAvailable: Sendable {
 }
 
 /// Where a handle remembers its index in the engine that used it last: the engine's
-/// serial number and the index, published together in one atomic word.
-final class HandleCache: Sendable {
-    private let word = AtomicWordIfAvailable()
+/// serial number and the index, published together in one atomic word. A handle made from a
+/// literal at a call site remembers nothing (it lives for one call): it costs no allocation.
+struct HandleCache: Sendable {
+    private let word: AtomicWordIfAvailable
+
+    /// A cache that remembers (one allocation), or one that remembers nothing.
+    init(remembering: Bool) { word = remembering ? AtomicWordIfAvailable() : .none }
 
     /// The index remembered for engine `serial`, if any.
     @inline(__always)

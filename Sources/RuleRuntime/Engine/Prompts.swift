@@ -1,7 +1,7 @@
 import Foundation
 import RuleLang
 
-/// A prompt on screen: made by ``RuleEngine/present(_:)-(StringProtocol)``, ended by
+/// A prompt on screen: made by ``RuleEngine/present(_:)-(Scenario)``, ended by
 /// ``RuleEngine/finish(_:_:)`` with what the user did.
 public struct Presentation: Hashable, Sendable {
     /// The scenario presented, by the name the rules give it now.
@@ -23,52 +23,29 @@ public struct Presentation: Hashable, Sendable {
 
 /// Outcomes, presentations, crashes and problems (language 1.2): grammar.md, "Prompts and outcomes".
 extension RuleEngine {
-    /// Records what became of scenario `name`'s prompt: an event on its outcome stream, which
-    /// rules read as `count(NAME: OUTCOME)`, `since_last(NAME: OUTCOME)` and `after OUTCOME ...`.
-    /// A former name (`was`) records under the name the scenario has now.
-    /// Throws ``RuleEngineError/unknownScenario(_:)`` (recording nothing) for a name the rules lack.
-    public func recordOutcome(_ outcome: Outcome, of name: some StringProtocol) throws {
-        let name = name.ruleName
-        try recordOutcome(outcome, of: name) { $0.scenario(named: name) }
-    }
-
-    /// Shows scenario `name` if it may run now: evaluates it as ``tryToExecute(_:)-(StringProtocol)``
-    /// does and, when it passes, records one execution and holds its group (or, outside a group,
-    /// the scenario itself) until ``finish(_:_:)``: every scenario held answers no, with the
-    /// reason "NAME is showing", in every process sharing the state. A presentation never finished
-    /// (its process died) ends ``Options/presentationTimeout`` after it opened.
-    /// Returns nil, recording nothing, when the scenario may not run (or the name is unknown).
-    public func present(_ name: some StringProtocol) -> Presentation? {
-        let name = name.ruleName
-        return present { $0.scenario(named: name) }
-    }
-
-    /// ``recordOutcome(_:of:)-(_,StringProtocol)`` through a handle (`engine.recordOutcome(.declined, of: .rateApp)`).
+    /// Records what became of `scenario`'s prompt: an event on its outcome stream, which rules
+    /// read as `count(NAME: OUTCOME)`, `since_last(NAME: OUTCOME)` and `after OUTCOME ...`
+    /// (`engine.recordOutcome(.declined, of: .rateApp)`). A former name (`was`) records under
+    /// the name the scenario has now. Throws ``RuleEngineError/unknownScenario(_:)`` (recording
+    /// nothing) for a name the rules lack.
     public func recordOutcome(_ outcome: Outcome, of scenario: Scenario) throws {
-        try recordOutcome(outcome, of: scenario.name) { $0.scenario(scenario) }
-    }
-
-    /// ``present(_:)-(StringProtocol)`` through a handle (`engine.present(.rateApp)`).
-    public func present(_ scenario: Scenario) -> Presentation? {
-        present { $0.scenario(scenario) }
-    }
-
-    /// Both forms of ``recordOutcome(_:of:)-(_,StringProtocol)``: `resolve` finds the scenario.
-    private func recordOutcome(
-        _ outcome: Outcome, of name: String, resolve: (inout EngineCore) -> Int?
-    ) throws {
         try locked { core in
-            guard let index = resolve(&core) else { throw RuleEngineError.unknownScenario(name) }
+            guard let index = core.scenario(scenario) else { throw RuleEngineError.unknownScenario(scenario.name) }
             core.recordOutcome(outcome, of: index)
         }
     }
 
-    /// Both forms of ``present(_:)-(StringProtocol)``: `resolve` finds the scenario.
-    private func present(resolve: (inout EngineCore) -> Int?) -> Presentation? {
+    /// Shows `scenario` if it may run now: evaluates it as ``tryToExecute(_:)-(Scenario)`` does
+    /// and, when it passes, records one execution and holds its group (or, outside a group, the
+    /// scenario itself) until ``finish(_:_:)``: every scenario held answers no, with the reason
+    /// "NAME is showing", in every process sharing the state. A presentation never finished (its
+    /// process died) ends ``Options/presentationTimeout`` after it opened. Returns nil,
+    /// recording nothing, when the scenario may not run (or the name is unknown).
+    public func present(_ scenario: Scenario) -> Presentation? {
         let timeout = presentationTimeout
         var presented: Presentation?
         _ = decide(
-            .present, resolve: resolve,
+            .present, resolve: { $0.scenario(scenario) },
             answer: { core, index in
                 presented = core.present(index, timeout: timeout)
                 return presented != nil
@@ -77,7 +54,7 @@ extension RuleEngine {
     }
 
     /// Ends `presentation` with what the user did: records the outcome (as
-    /// ``recordOutcome(_:of:)-(_,StringProtocol)``) and lets go of the hold. A presentation that expired meanwhile
+    /// ``recordOutcome(_:of:)-(_,Scenario)``) and lets go of the hold. A presentation that expired meanwhile
     /// still records its outcome. Throws ``RuleEngineError/presentationNotOpen(scenario:)``,
     /// changing nothing, for one finished already, made by another engine, or among more than
     /// 64 left open by this one (the oldest are forgotten).
@@ -85,12 +62,11 @@ extension RuleEngine {
         try locked { core in try core.finish(presentation, outcome) }
     }
 
-    /// The presentation holding scenario `name` now (in this process or another sharing the
-    /// state), as its scenario and the time it opened; nil when none is open.
-    public func showing(_ name: some StringProtocol) -> (scenario: String, opened: Date)? {
-        let name = name.ruleName
-        return locked { core in
-            guard let index = core.scenario(named: name), let item = core.hold(of: index, now: core.now()) else {
+    /// The presentation holding `scenario` now (in this process or another sharing the state),
+    /// as its scenario and the time it opened; nil when none is open.
+    public func showing(_ scenario: Scenario) -> (scenario: String, opened: Date)? {
+        locked { core in
+            guard let index = core.scenario(scenario), let item = core.hold(of: index, now: core.now()) else {
                 return nil
             }
             return (item.info?["scenario"] ?? "", Date(timeIntervalSince1970: item.created))

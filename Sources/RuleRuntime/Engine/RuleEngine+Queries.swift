@@ -11,81 +11,80 @@ extension RuleEngine {
     /// server can compute the same buckets (grammar.md, "Stable buckets").
     public var installID: String? { locked { $0.installID } }
 
-    /// How many times scenario `name` would have shown this install, which is in the control
-    /// arm of its `holdout` (or its group's): each `tryToExecute`, `present` or `executeNext`
-    /// that found its clauses passing. 0 for an install shown the scenario, or an unknown name.
-    public func controlExposures(of name: some StringProtocol) -> Int {
-        let stream = EngineStream.control(of: name.ruleName)
+    /// How many times `scenario` would have shown this install, which is in the control arm
+    /// of its `holdout` (or its group's): each `tryToExecute`, `present` or `executeNext` that
+    /// found its clauses passing. 0 for an install shown the scenario, or an unknown name.
+    public func controlExposures(of scenario: Scenario) -> Int {
+        let stream = EngineStream.control(of: scenario.name)
         return locked { core in
             Int(clamping: core.count(core.streams.index[stream], .install, now: core.now()))
         }
     }
 
-    /// True when this install is in the control arm of scenario `name`'s holdout (or its
-    /// group's): the scenario is never shown to it.
-    public func isHeldOut(_ name: some StringProtocol) -> Bool {
-        let name = name.ruleName
-        return locked { core in core.scenario(named: name).map { core.controlArm($0) != nil } ?? false }
+    /// True when this install is in the control arm of `scenario`'s holdout (or its group's):
+    /// the scenario is never shown to it.
+    public func isHeldOut(_ scenario: Scenario) -> Bool {
+        locked { core in core.scenario(scenario).map { core.controlArm($0) != nil } ?? false }
     }
 
     // MARK: - Params
 
-    /// Stores a value for param `name`; it persists. Throws for an unknown name or a wrong type.
-    public func set(_ name: String, to value: ParamValue) throws {
-        try locked { try $0.set(name, to: value) }
+    /// Stores a value for `param`; it persists. Throws ``RuleEngineError/unknownParam(_:)`` for
+    /// a param the rules do not declare, ``RuleEngineError/typeMismatch(param:declared:given:)`` for one
+    /// they declare with another type: `try engine.set(.isSubscribed, to: true)`.
+    public func set<Value>(_ param: Param<Value>, to value: Value) throws {
+        try locked { try $0.set(param.name, to: value.paramValue) }
     }
 
-    /// Registers a live provider for param `name`, called at each evaluation; it
-    /// wins over a stored value. It runs under the engine's lock: it must not call the engine.
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> Bool) throws {
-        try locked { try $0.provide(name, .bool) { .bool(provider()) } }
+    /// Registers a live provider for `param`, called at each evaluation; it wins over a stored
+    /// value. It runs under the engine's lock: it must not call the engine.
+    public func provide<Value>(_ param: Param<Value>, _ provider: @escaping @Sendable () -> Value) throws {
+        try locked { try $0.provide(param.name, Value.valueType) { provider().paramValue } }
     }
 
-    /// An int param's live provider.
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> Int) throws {
-        try locked { try $0.provide(name, .int) { .int(Int64(provider())) } }
-    }
-
-    /// A string param's live provider.
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> String) throws {
-        try locked { try $0.provide(name, .string) { .string(provider()) } }
-    }
-
-    /// A duration param's provider, in seconds.
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> TimeInterval) throws {
-        try locked { try $0.provide(name, .duration) { .duration(provider()) } }
-    }
-
-    /// The value param `name` has now: provider, else stored value, else default, else its type's zero;
-    /// nil for an unknown name.
-    public func value(of name: String) -> ParamValue? {
-        locked { core in (core.rules.paramIndex[name] ?? core.rules.formerParams[name]).map { core.value($0) } }
+    /// `param`'s value now: provider, else stored value, else default; `Value.zero` when the
+    /// rules do not declare it with this type.
+    public func value<Value>(of param: Param<Value>) -> Value {
+        locked { core in
+            let index: Int
+            if let remembered = param.cache.index(for: core.serial) {
+                index = remembered
+            } else {
+                guard let found = core.rules.paramIndex[param.name], core.rules.params[found].type == Value.valueType
+                else { return nil }
+                param.cache.remember(found, for: core.serial)
+                index = found
+            }
+            return Value(paramValue: core.value(index))
+        } ?? .zero
     }
 
     // MARK: - Queries
+
+    /// The device's time zone for local days (`min_days`, `active_days`): a day runs from local
+    /// midnight to the next in the zone current when it is asked. Set it when the device's zone
+    /// changes (a trip): days already recorded keep their dates, and "today" is the new zone's.
+    public var timeZone: TimeZone {
+        get { locked { $0.zone() } }
+        set { locked { $0.hooks.timeZone = newValue } }
+    }
+
+    /// The app version of the current session, if a session was started.
+    public var currentVersion: String? { locked { $0.meta.version } }
 
     /// The app version of the first session this state saw (nil before any): what the
     /// built-in `upgraded` compares the current session's version with. State written before
     /// it was recorded takes the version it last saw; an Ecno import carries Ecno's over.
     public var firstVersion: String? { locked { $0.meta.firstVersion } }
 
-    /// Events recorded on stream `name` in `scope`.
-    public func count(_ name: String, scope: CountScope = .install) -> Int {
-        locked { Int(clamping: $0.count($0.streamSlot(named: name), scope, now: $0.now())) }
+    /// Events recorded on `event`'s stream in `scope`.
+    public func count(_ event: Event, scope: CountScope = .install) -> Int {
+        locked { Int(clamping: $0.count($0.streamSlot(named: event.name), scope, now: $0.now())) }
     }
 
-    /// How many times scenario `name` ran in `scope`: what `executions(NAME per SCOPE)` reads in
-    /// a rule (`.within(D)`: `executions(NAME within D)`). 0 for a name no scenario has, which
+    /// How many times `scenario` ran in `scope`: what `executions(NAME per SCOPE)` reads in a
+    /// rule (`.within(D)`: `executions(NAME within D)`). 0 for a name no scenario has, which
     /// ``unknownNames`` then lists.
-    public func executions(of name: some StringProtocol, scope: CountScope = .install) -> Int {
-        let name = name.ruleName
-        return locked { core in
-            guard let index = core.scenario(named: name) else { return 0 }
-            return Int(clamping: core.view(index).executions.count(scope, now: core.now(), in: core.meta.epoch))
-        }
-    }
-
-    /// ``executions(of:scope:)-(StringProtocol,_)`` through a handle.
     public func executions(of scenario: Scenario, scope: CountScope = .install) -> Int {
         locked { core in
             guard let index = core.scenario(scenario) else { return 0 }

@@ -283,130 +283,109 @@ public final class RuleEngine: @unchecked Sendable {
         }
     }
 
-    /// The device's time zone for local days (`min_days`, `active_days`): a day runs from local
-    /// midnight to the next in the zone current when it is asked. Set it when the device's zone
-    /// changes (a trip): days already recorded keep their dates, and "today" is the new zone's.
-    public var timeZone: TimeZone {
-        get { locked { $0.zone() } }
-        set { locked { $0.hooks.timeZone = newValue } }
-    }
-
-    /// The app version of the current session, if a session was started.
-    public var currentVersion: String? { locked { $0.meta.version } }
-
     // MARK: - Events
 
-    /// Records one event on stream `name` (a scenario's own stream, or one named by `on`).
-    @inlinable
-    public func trigger(_ name: some StringProtocol) { trigger(named: name.ruleName) }
-
-    @usableFromInline
-    func trigger(named name: String) {
-        locked { $0.trigger(name) }
+    /// Records one event on `event`'s stream (a scenario's own stream, or one named by `on`):
+    /// `engine.trigger(.launch)`, or `engine.trigger("launch")`.
+    public func trigger(_ event: Event) {
+        locked { core in
+            let slot = core.slot(event, serial: core.serial)
+            core.recordEvent(slot, at: core.now())
+            core.commit()
+        }
     }
 
-    /// Records one occurrence of event `name` with its properties (language 1.2's
-    /// `event purchase(amount: int, plan: string)`): it counts as
-    /// ``trigger(_:)-(StringProtocol)`` counts it, and each filter of the rules over it
-    /// (`count(purchase where amount >= 10 within 30d)`) counts it too when the properties pass. A property the filter reads that is missing, or of
-    /// another type than declared, fails that filter; properties the rules do not declare are
-    /// ignored. Nothing stores the properties themselves: each filter keeps a count of its own.
+    /// Records one occurrence of `event` with its properties (language 1.2's
+    /// `event purchase(amount: int, plan: string)`): it counts as ``trigger(_:)-(Event)``
+    /// counts it, and each filter of the rules over it (`count(purchase where amount >= 10
+    /// within 30d)`) counts it too when the properties pass. A property the filter reads that is
+    /// missing, or of another type than declared, fails that filter; properties the rules do not
+    /// declare are ignored. Nothing stores the properties themselves: each filter keeps a count
+    /// of its own. `rulec gen swift` writes a typed form, `engine.trigger(.purchase(amount: 12,
+    /// plan: "pro"))`, whose missing property is a compile error.
     ///
     /// ```swift
     /// engine.trigger("purchase", properties: ["amount": 12, "plan": "pro"])
     /// ```
-    public func trigger(_ name: some StringProtocol, properties: [String: PropertyValue]) {
-        let name = name.ruleName
-        locked { $0.trigger(name, properties: properties) }
+    public func trigger(_ event: Event, properties: [String: PropertyValue]) {
+        locked { core in core.trigger(core.slot(event, serial: core.serial), properties: properties) }
     }
 
     // MARK: - Executing
 
-    /// Evaluates scenario `name` (with its group's clauses); if it passes, records
-    /// one execution and returns true, else changes nothing and returns false.
-    /// An unknown name returns false (``explain(_:)-(Scenario)`` says why).
+    /// Evaluates `scenario` (with its group's clauses); if it passes, records one execution and
+    /// returns true, else changes nothing and returns false. An unknown name returns false
+    /// (``explain(_:)-(Scenario)`` says why).
     ///
     /// It spends an execution when it answers true, so its result must be used: when the app may
-    /// fail to show the scenario after all, use ``canExecute(_:)-(StringProtocol)`` and
-    /// ``recordExecution(_:)-(StringProtocol)`` instead (check, try to show, count only if shown).
-    @inlinable
-    public func tryToExecute(_ name: some StringProtocol) -> Bool { tryToExecute(named: name.ruleName) }
-
-    @usableFromInline
-    func tryToExecute(named name: String) -> Bool {
-        decide(.tryToExecute, resolve: { $0.scenario(named: name) }, answer: { $0.tryToExecute($1) })
+    /// fail to show the scenario after all, use ``canExecute(_:)-(Scenario)`` and
+    /// ``recordExecution(_:)-(Scenario)`` instead (check, try to show, count only if shown).
+    public func tryToExecute(_ scenario: Scenario) -> Bool {
+        decide(.tryToExecute, resolve: { $0.scenario(scenario) }, answer: { $0.tryToExecute($1) })
     }
 
-    /// True when scenario `name` would run now; records nothing. The first half of the
-    /// two-phase form: `if engine.canExecute(s), show() { engine.recordExecution(s) }`.
-    @inlinable
-    public func canExecute(_ name: some StringProtocol) -> Bool { canExecute(named: name.ruleName) }
-
-    @usableFromInline
-    func canExecute(named name: String) -> Bool {
-        decide(.canExecute, resolve: { $0.scenario(named: name) }, answer: { $0.wouldShow($1, now: $0.now()) })
+    /// True when `scenario` would run now; records nothing. The first half of the two-phase
+    /// form: `if engine.canExecute(s), show() { engine.recordExecution(s) }`.
+    public func canExecute(_ scenario: Scenario) -> Bool {
+        decide(.canExecute, resolve: { $0.scenario(scenario) }, answer: { $0.wouldShow($1, now: $0.now()) })
     }
 
-    /// Records one execution of scenario `name` now, whatever its clauses say: the second half
-    /// of the two-phase form, called once the app has shown the scenario. Counts toward its
-    /// `max_exec`, `between` and its group's budget exactly as an execution by ``tryToExecute(_:)-(StringProtocol)``.
-    /// Returns false (and records nothing) for an unknown name.
-    @discardableResult @inlinable
-    public func recordExecution(_ name: some StringProtocol) -> Bool { recordExecution(named: name.ruleName) }
-
-    @usableFromInline
-    func recordExecution(named name: String) -> Bool {
+    /// Records one execution of `scenario` now, whatever its clauses say: the second half of
+    /// the two-phase form, called once the app has shown the scenario. Counts toward its
+    /// `max_exec`, `between` and its group's budget exactly as an execution by
+    /// ``tryToExecute(_:)-(Scenario)``. Returns false (and records nothing) for an unknown name.
+    @discardableResult
+    public func recordExecution(_ scenario: Scenario) -> Bool {
         locked { core in
-            guard let index = core.scenario(named: name) else { return false }
+            guard let index = core.scenario(scenario) else { return false }
             core.recordExecution(index)
             return true
         }
     }
 
-    /// Among `names` (default: every scenario; unknown names are ignored), executes and
-    /// returns the eligible scenario with the highest `priority` (ties: declaration order);
-    /// nil if none is eligible.
+    /// Among `scenarios` (default: every scenario; unknown names are ignored), executes and
+    /// returns the eligible scenario with the highest `priority` (ties: declaration order); nil
+    /// if none is eligible. A scenario given by a former name (`was`) is returned as given.
     @discardableResult
-    public func executeNext(among names: [String]? = nil) -> String? {
-        let chosen = next { core in
-            names.map { names in names.compactMap { core.scenario(named: $0) } } ?? Array(core.rules.scenarios.indices)
-        }
-        guard let chosen, let names, !names.contains(chosen) else { return chosen }
-        // Given by a former name (`was`): the name the app passed.
+    public func executeNext(among scenarios: [Scenario]? = nil) -> Scenario? {
+        guard let scenarios else { return next { core in Array(core.rules.scenarios.indices) }.map { Scenario($0) } }
+        guard let chosen = next(among: { core in scenarios.compactMap { core.scenario($0) } }) else { return nil }
+        if let handle = scenarios.first(where: { $0.name == chosen }) { return handle }
+        // Given by a former name (`was`): the handle the app passed.
         return locked { core in
-            names.first { core.rules.formerScenarios[$0].map { core.rules.scenarios[$0].name } == chosen }
-        } ?? chosen
-    }
-
-    /// Forgets scenario `name`'s executions and makes it count only events recorded
-    /// from now on. Shared streams are kept, so other scenarios and `count()` still
-    /// see them. A group's name resets the group's shared budget. Returns false for an unknown name.
-    @discardableResult @inlinable
-    public func reset(_ name: some StringProtocol) -> Bool { reset(named: name.ruleName) }
-
-    @usableFromInline
-    func reset(named name: String) -> Bool {
-        locked { core in
-            if core.reset(name) { return true }
-            core.noteUnknownScenario(name)
-            return false
+            scenarios.first { core.rules.formerScenarios[$0.name].map { core.rules.scenarios[$0].name } == chosen }
         }
     }
 
-    /// Says, clause by clause, why scenario `name` would or would not run now.
-    @inlinable
-    public func explain(_ name: some StringProtocol) -> Explanation { explain(named: name.ruleName) }
+    /// Forgets `scenario`'s executions and makes it count only events recorded from now on.
+    /// Shared streams are kept, so other scenarios and `count()` still see them. A group's name
+    /// resets the group's shared budget (as ``reset(group:)``). Returns false for an unknown name.
+    @discardableResult
+    public func reset(_ scenario: Scenario) -> Bool {
+        reset(named: scenario.name)
+    }
 
-    @usableFromInline
-    func explain(named name: String) -> Explanation {
+    /// Resets `group`'s shared budget; false for an unknown group.
+    @discardableResult
+    public func reset(group: RuleGroup) -> Bool {
         locked { core in
-            guard let index = core.scenario(named: name) else {
-                return Explanation(scenario: name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+            (core.rules.groupIndex[group.name] ?? core.rules.formerGroups[group.name]) != nil
+                && core.reset(group.name)
+        }
+    }
+
+    /// Says, clause by clause, why `scenario` would or would not run now. Asked by a former
+    /// name (`was`), it answers under that name and gives the current one in
+    /// ``Explanation/currentName``.
+    public func explain(_ scenario: Scenario) -> Explanation {
+        locked { core in
+            guard let index = core.scenario(scenario) else {
+                return Explanation(scenario: scenario.name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
             }
             var explanation = core.explain(index)
-            if core.rules.scenarioIndex[name] == nil {
+            if explanation.scenario != scenario.name {
                 explanation.currentName = explanation.scenario
-                explanation.scenario = name
+                explanation.scenario = scenario.name
             }
             return explanation
         }

@@ -70,9 +70,6 @@ extension RuleEngine {
         locked { core in _ = core.hooks.observers.removeValue(forKey: id) }
     }
 
-    /// The string form of ``updates(for:)-(Scenario)``.
-    public func updates(for name: String) -> AsyncStream<Bool> { updates(for: Scenario(name)) }
-
     /// Under the lock, after a call: yields every observed scenario whose eligibility changed;
     /// returns the time to wake the engine at (the earliest at which one that is false may become
     /// true) when it is not asked of the clock already. ``locked(_:)`` asks it after unlocking.

@@ -6,6 +6,6 @@ extension RuleEngine {
     /// WaitForIt's form: calls `completion` once, synchronously on the caller's thread,
     /// after the lock is released, with the answer of ``tryToExecute(_:)-(Scenario)``.
     public func tryToExecute(_ name: some StringProtocol, completion: (Bool) -> Void) {
-        completion(tryToExecute(named: name.ruleName))
+        completion(tryToExecute(Scenario(name.ruleName)))
     }
 }

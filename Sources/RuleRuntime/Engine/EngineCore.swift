@@ -388,9 +388,9 @@ struct EngineCore {
     /// The slot of `event`'s stream (made if new), remembered by the handle.
     @inline(__always)
     mutating func slot(_ event: Event, serial: UInt32) -> Int {
-        if let slot = event.cache.index(for: serial) { return slot }
+        if let slot = event.cache?.index(for: serial) { return slot }
         let slot = slot(event.name)
-        event.cache.remember(slot, for: serial)
+        event.cache?.remember(slot, for: serial)
         return slot
     }
 

@@ -20,20 +20,20 @@ import RuleLang
 public struct Scenario: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The name as written in the rules.
     public let name: String
-    let cache: HandleCache
+    let cache: HandleCache?
 
     /// The scenario named `name`, in a handle for a call or a few: it looks the name up at each
     /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
     public init(_ name: String) {
         self.name = name
-        cache = HandleCache(remembering: false)
+        cache = nil
     }
 
     /// The scenario named `name`, in a handle to keep (`static let`): it looks the name up once per
     /// engine and remembers its index, so later calls look nothing up. Making one allocates.
     public init(resolvingOnce name: String) {
         self.name = name
-        cache = HandleCache(remembering: true)
+        cache = HandleCache()
     }
 
     /// The scenario named by a literal (a handle that remembers nothing, as ``init(_:)``).
@@ -68,20 +68,20 @@ public struct RuleGroup: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
 public struct Event: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The stream's name, as triggered.
     public let name: String
-    let cache: HandleCache
+    let cache: HandleCache?
 
     /// The stream named `name`, in a handle for a call or a few: it looks the name up at each
     /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
     public init(_ name: String) {
         self.name = name
-        cache = HandleCache(remembering: false)
+        cache = nil
     }
 
     /// The stream named `name`, in a handle to keep (`static let`): it looks the name up once per
     /// engine and remembers its stream's slot, so later calls look nothing up. Making one allocates.
     public init(resolvingOnce name: String) {
         self.name = name
-        cache = HandleCache(remembering: true)
+        cache = HandleCache()
     }
 
     /// The stream named by a literal (a handle that remembers nothing, as ``init(_:)``).
@@ -106,20 +106,20 @@ public struct Param<Value: ParamValueConvertible>: Hashable, Sendable, Expressib
 {
     /// The param's name, as declared.
     public let name: String
-    let cache: HandleCache
+    let cache: HandleCache?
 
     /// The param named `name`, in a handle for a call or a few: it looks the name up at each
     /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
     public init(_ name: String) {
         self.name = name
-        cache = HandleCache(remembering: false)
+        cache = nil
     }
 
     /// The param named `name`, in a handle to keep (`static let`): it looks the name up once per
     /// engine and remembers its index, so later calls look nothing up. Making one allocates.
     public init(resolvingOnce name: String) {
         self.name = name
-        cache = HandleCache(remembering: true)
+        cache = HandleCache()
     }
 
     /// The param named by a literal (a handle that remembers nothing, as ``init(_:)``).
@@ -193,11 +193,6 @@ struct AtomicWordIfAvailable: Sendable {
     /// An ``AtomicWord``, or nil (typed loosely: the class exists only where atomics do).
     private let word: (any AnyObject & Sendable)?
 
-    /// A word that keeps nothing: loads give 0 and stores are dropped.
-    static var none: AtomicWordIfAvailable { AtomicWordIfAvailable(word: nil) }
-
-    private init(word: (any AnyObject & Sendable)?) { self.word = word }
-
     init() {
         #if canImport(Synchronization)
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
@@ -237,13 +232,13 @@ struct AtomicWordIfAvailable: Sendable {
 }
 
 /// Where a handle remembers its index in the engine that used it last: the engine's
-/// serial number and the index, published together in one atomic word. A handle made from a
-/// literal at a call site remembers nothing (it lives for one call): it costs no allocation.
-struct HandleCache: Sendable {
-    private let word: AtomicWordIfAvailable
-
-    /// A cache that remembers (one allocation), or one that remembers nothing.
-    init(remembering: Bool) { word = remembering ? AtomicWordIfAvailable() : .none }
+/// serial number and the index, published together in one atomic word. Only a handle made to
+/// be kept has one (``Scenario/init(resolvingOnce:)``): a class, so that reading it through the
+/// handle retains nothing (held in a struct, the word's reference was retained and released on
+/// every call: `try_handle_vs_limit` read 1.01-1.04x against 0.69-0.88x, three interleaved pairs
+/// of `rulebench calls`).
+final class HandleCache: Sendable {
+    private let word = AtomicWordIfAvailable()
 
     /// The index remembered for engine `serial`, if any.
     @inline(__always)

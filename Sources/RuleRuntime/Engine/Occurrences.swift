@@ -29,7 +29,7 @@ public final class PropertyLayout: Sendable {
     /// The properties' types, in the same order.
     let types: [ValueType]
     /// Remembers the engine's match of this layout with its rules (as a handle remembers its slot).
-    let cache = HandleCache(remembering: true)
+    let cache = HandleCache()
 
     /// `event`'s layout: each property's name and Swift type (`Int`, `String` or `Bool`), in order:
     /// `PropertyLayout(.purchase, [("amount", Int.self), ("plan", String.self)])`.

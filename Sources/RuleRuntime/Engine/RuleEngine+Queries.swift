@@ -47,12 +47,12 @@ extension RuleEngine {
     public func value<Value>(of param: Param<Value>) -> Value {
         locked { core in
             let index: Int
-            if let remembered = param.cache.index(for: core.serial) {
+            if let remembered = param.cache?.index(for: core.serial) {
                 index = remembered
             } else {
                 guard let found = core.rules.paramIndex[param.name], core.rules.params[found].type == Value.valueType
                 else { return nil }
-                param.cache.remember(found, for: core.serial)
+                param.cache?.remember(found, for: core.serial)
                 index = found
             }
             return Value(paramValue: core.value(index))

@@ -147,9 +147,9 @@ extension EngineCore {
     /// Scenario `handle`'s index: remembered by the handle after its first use with these rules.
     @inline(__always)
     mutating func scenario(_ handle: Scenario) -> Int? {
-        if let index = handle.cache.index(for: serial) { return index }
+        if let index = handle.cache?.index(for: serial) { return index }
         guard let index = scenario(named: handle.name) else { return nil }
-        handle.cache.remember(index, for: serial)
+        handle.cache?.remember(index, for: serial)
         return index
     }
 

@@ -61,8 +61,10 @@ indirect enum CompiledExpr: Sendable {
     case upgraded
 }
 
-/// What a trigger needs of a scenario counting its stream.
-struct TriggerInfo {
+/// What a trigger needs of a scenario counting its stream. `@unchecked Sendable` for `key`, a
+/// pointer into bytes its ``CompiledScenario`` owns and never changes (what they buy is measured
+/// at ``CompiledScenario/keyBytes``).
+struct TriggerInfo: @unchecked Sendable {
     /// Recent times its view of events keeps.
     var eventKeep: Int
     /// It counts this one stream only (its view may then be stored as the stream's).
@@ -72,9 +74,9 @@ struct TriggerInfo {
 }
 
 /// A class: the engine reads a scenario's fields on every call, and reading them through a
-/// reference copies nothing. Built by ``CompiledRules/init(program:recentLimit:)``, then never changed.
+/// reference copies nothing. Built by ``CompiledRules/Builder``, then never changed.
 /// `@unchecked Sendable`: `keyBytes` is an unsafe buffer (what it buys is measured below) and
-/// its `var`s are written only while the rules are built (see ``CompiledRules``).
+/// its `var`s are written only while the rules are built (by ``CompiledRules/Builder``).
 final class CompiledScenario: @unchecked Sendable {
     // Written only while ``CompiledRules`` is built (checked accesses: see ``CompiledRules``).
     let name: String

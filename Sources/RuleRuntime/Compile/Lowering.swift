@@ -1,10 +1,20 @@
 import RuleLang
 
+/// The indexes of a program's names, by which an expression is lowered: the rules' and, while
+/// they are made, their builder's.
+protocol NameIndexes {
+    var paramIndex: NameTable { get }
+    var scenarioIndex: NameTable { get }
+    var groupIndex: NameTable { get }
+}
+
+extension CompiledRules: NameIndexes {}
+
 /// A checked expression lowered to a ``CompiledExpr``: names to indexes and slots.
 extension CompiledRules {
     /// Lowers an expression checked against `rules.program`; `slot` gives each stream's slot.
     /// A name the checker would have refused (only possible for an unchecked expression) is `false`.
-    static func lower(_ expr: Expr, _ rules: CompiledRules, slot: (String) -> Int) -> CompiledExpr {
+    static func lower(_ expr: Expr, _ rules: some NameIndexes, slot: (String) -> Int) -> CompiledExpr {
         func lower(_ expr: Expr) -> CompiledExpr {
             switch expr.kind {
             case .integer(let value): return .constant(.int(value))

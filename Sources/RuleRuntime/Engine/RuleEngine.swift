@@ -73,22 +73,23 @@ public final class RuleEngine: @unchecked Sendable {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         // With a large state read early, the fingerprints of long `on` lists are computed on
         // another thread while the state is decoded, and stored before anything reads them.
-        let rules = CompiledRules(
+        var built = CompiledRules.Builder(
             program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil,
             listed: listed)
-        let fingerprinted = rules.fingerprintInBackground()
+        let fingerprints = built.fingerprintInBackground()
         let state: EngineState
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
-            state = try EngineState(stored, streams: rules.streams, staged: staged)
-            fingerprinted()
+            state = try EngineState(stored, streams: built.streams, staged: staged)
+            built.storeFingerprints(fingerprints())
             try store.didLoad()
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)
         } catch {
             throw RuleEngineError.store(.other(error))
         }
+        let rules = CompiledRules(built)
         self.clock = clock
         shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
         // History under former names (`was`) moves in one record, before anything else is written;

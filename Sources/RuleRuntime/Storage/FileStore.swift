@@ -42,9 +42,13 @@ import Foundation
 /// ``recoveryReport``. Nothing is rewritten before the engine has decoded every entry.
 ///
 /// `@unchecked Sendable`: its 30 changing fields (the descriptor, lengths, counters, the shared
-/// region) are read and written only under `lock` (and, shared, the file's lock), which the
-/// compiler cannot see. It buys no speed: the checked form, those fields in one `Protected`
-/// value as ``InMemoryStore`` keeps its state, is a change of every method, not made yet.
+/// region) are read and written under `lock` (and, shared, the file's lock), which the compiler
+/// cannot see, with one exception that pays: `endCall()` reads whether the call appended or
+/// took the file's lock without taking `lock`, since only the call's own thread sets them and
+/// the engine's lock orders the calls. Taking `lock` there too (what a `Protected` value would
+/// make every read do) read `try_shared_vs_limit` 1.31/1.22/1.63x against 1.15/1.15/1.05x,
+/// three interleaved pairs of `rulebench shared`, 2026-11-28. The file's lock is also held from
+/// a call's append to its `endCall()`, across methods, which a scoped `withLock` cannot express.
 public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The format version this library writes.
     public static let formatVersion: UInt32 = RecordFormat.version

@@ -123,7 +123,7 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 8: for scope in [CountScope.install, .session, .version, .since(3600)] { _ = engine.count("x", scope: scope) }
         case 9: _ = engine.beenDone("x", scope: .since(60), times: .moreThan(1))
         case 10: _ = engine.needToDo("x"); _ = engine.lastDone("x"); _ = engine.info(forToDo: "x")
-        case 11: try? engine.set("p", to: .int(n.int()))
+        case 11: try? engine.setParam(named: "p", to: .int(n.int()))
         case 12: _ = try? engine.check("count(x per session) >= 1 or executions(G within 1d) < 2")
         case 13: clock.advance(by: Double(n.int() % 1_000_000))
         case 14: engine.markDone("x"); _ = engine.toDo("x", scope: .until(3600))
@@ -132,7 +132,7 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 17: try? engine.recordOutcome(Outcome.allCases[step % 5], of: ["T", "U", "Z"][step % 3])
         case 18: engine.prepareForSuspension(); engine.enteredForeground()
         case 19: engine.recordProblem(); _ = engine.showing("U")
-        default: _ = engine.value(of: "d")
+        default: _ = engine.paramValue(named: "d")
         }
     }
     return 0

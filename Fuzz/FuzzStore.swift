@@ -19,7 +19,7 @@ public func fuzzStore(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         engine.trigger("x")
         _ = engine.tryToExecute("S")
         _ = engine.explain("S").description
-        _ = engine.value(of: "p")
+        _ = engine.paramValue(named: "p")
         _ = engine.needToDo("t")
         if engine.count("x") < 1 { fatalError("a trigger was not counted") }
     }

@@ -128,6 +128,8 @@ final class HandleTests: XCTestCase {
         XCTAssertEqual(engine.count(stream), 3, "every form records on one stream")
         XCTAssertNotNil(stream.cache?.index(for: serial))
         XCTAssertEqual(Event("launch"), "launch", "the cache is not part of a handle's identity")
+        let layout = PropertyLayout("purchase", [("amount", Int.self)])
+        XCTAssertNotNil(layout.event.cache, "a layout is kept: its event remembers, even from a literal")
     }
 
     /// Deprecated, not removed: each call that took a `String` answers as its handle form, for a

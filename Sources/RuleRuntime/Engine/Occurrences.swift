@@ -34,7 +34,9 @@ public final class PropertyLayout: Sendable {
     /// `event`'s layout: each property's name and Swift type (`Int`, `String` or `Bool`), in order:
     /// `PropertyLayout(.purchase, [("amount", Int.self), ("plan", String.self)])`.
     public init(_ event: Event, _ properties: [(name: String, type: any ParamValueConvertible.Type)]) {
-        self.event = event
+        // A layout is made once and kept, so its event remembers its slot even when given
+        // by a literal (which makes a handle that remembers nothing).
+        self.event = event.cache == nil ? Event(resolvingOnce: event.name) : event
         names = properties.map(\.name)
         types = properties.map { $0.type.valueType }
     }

@@ -168,8 +168,10 @@ final class HandleTests: XCTestCase {
         try byHandle.set(.articlesRead, to: 9)
         XCTAssertEqual(byName.value(of: param), .int(9))
         XCTAssertEqual(byHandle.value(of: .articlesRead), 9)
-        try byName.provide("is_subscribed") { true }
-        XCTAssertEqual(byName.value(of: "is_subscribed" as String), .bool(true))
+        let flag = "is_subscribed"
+        try byName.provide(flag) { true }
+        XCTAssertEqual(byName.value(of: flag), .bool(true))
+        XCTAssertEqual(byName.executeNext() as String?, byHandle.executeNext()?.name, "chosen by its result's type")
         XCTAssertThrowsError(try byName.set("nope", to: .int(1)))
     }
 

@@ -5,6 +5,29 @@ import RuleLang
     import Synchronization
 #endif
 
+/// A name of the rules as the engine's calls take it: ``Scenario``, ``Event``, ``RuleGroup`` and
+/// ``Param``. A string literal or an interpolated one (`"viewed \(section)"`) makes one, as
+/// ``init(_:)`` does; handles are equal, and hash, by name alone.
+public protocol NameHandle: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    /// The name as written in the rules.
+    var name: String { get }
+    /// The handle named `name`, which remembers nothing: it looks the name up at each call, as
+    /// fast as a string, and allocates nothing.
+    init(_ name: String)
+}
+
+extension NameHandle {
+    /// The handle named by a literal, as ``init(_:)``.
+    public init(stringLiteral name: String) { self.init(name) }
+    /// The handle named by an interpolated literal, as ``init(_:)``.
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(String(stringInterpolation: stringInterpolation))
+    }
+    public var description: String { name }
+    public static func == (a: Self, b: Self) -> Bool { a.name == b.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
 /// A scenario (or group, for ``RuleEngine/reset(_:)-(Scenario)``) of the rules, by name: what
 /// every call about a scenario takes.
 ///
@@ -17,7 +40,7 @@ import RuleLang
 /// `static let askToSubscribe = Scenario(resolvingOnce: "AskToSubscribe")`, for
 /// `engine.tryToExecute(.askToSubscribe)`. (`Scenario("AskToSubscribe")` with a literal is the
 /// literal, by Swift's rule for literal arguments.)
-public struct Scenario: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+public struct Scenario: NameHandle {
     /// The name as written in the rules.
     public let name: String
     let cache: HandleCache?
@@ -35,43 +58,28 @@ public struct Scenario: Hashable, Sendable, ExpressibleByStringInterpolation, Cu
         self.name = name
         cache = HandleCache()
     }
-
-    /// The scenario named by a literal (a handle that remembers nothing, as ``init(_:)``).
-    public init(stringLiteral name: String) { self.init(name) }
-
-    /// The name of an interpolated literal (`"viewed \(section)"`), as ``init(_:)``.
-    public init(stringInterpolation: DefaultStringInterpolation) {
-        self.init(String(stringInterpolation: stringInterpolation))
-    }
-
-    public var description: String { name }
-
-    public static func == (a: Scenario, b: Scenario) -> Bool { a.name == b.name }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// A `group` of the rules, by name: ``RuleEngine/reset(group:)`` resets its shared budget.
 /// (Named so it does not clash with SwiftUI's `Group`.)
-public struct RuleGroup: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct RuleGroup: NameHandle {
     /// The group's name, as written in the rules.
     public let name: String
 
-    /// The group named `name`.
+    /// The group named `name` (a group's handle has nothing to remember).
     public init(_ name: String) { self.name = name }
-    public init(stringLiteral name: String) { self.init(name) }
-    public var description: String { name }
 }
 
 /// An event stream, by name: one named by `on`, a scenario's own, or an Ecno tag. A literal or
 /// ``init(_:)`` makes a handle for a call, ``init(resolvingOnce:)`` one to keep, as ``Scenario``
 /// says.
-public struct Event: Hashable, Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
-    /// The stream's name, as triggered.
+public struct Event: NameHandle {
+    /// The name as written in the rules.
     public let name: String
     let cache: HandleCache?
 
     /// The stream named `name`, in a handle for a call or a few: it looks the name up at each
-    /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
+    /// call, as fast as a string, and allocates nothing. `Event(name)` and a literal make one.
     public init(_ name: String) {
         self.name = name
         cache = nil
@@ -83,33 +91,18 @@ public struct Event: Hashable, Sendable, ExpressibleByStringInterpolation, Custo
         self.name = name
         cache = HandleCache()
     }
-
-    /// The stream named by a literal (a handle that remembers nothing, as ``init(_:)``).
-    public init(stringLiteral name: String) { self.init(name) }
-
-    /// The name of an interpolated literal (`"viewed \(section)"`), as ``init(_:)``.
-    public init(stringInterpolation: DefaultStringInterpolation) {
-        self.init(String(stringInterpolation: stringInterpolation))
-    }
-
-    public var description: String { name }
-
-    public static func == (a: Event, b: Event) -> Bool { a.name == b.name }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// A `param` of the rules, by name, typed by its Swift value: `Param<Bool>`, `Param<Int>`,
 /// `Param<String>`, or `Param<TimeInterval>` for a duration. A literal or ``init(_:)`` makes a
 /// handle for a call, ``init(resolvingOnce:)`` one to keep, as ``Scenario`` says.
-public struct Param<Value: ParamValueConvertible>: Hashable, Sendable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
-    /// The param's name, as declared.
+public struct Param<Value: ParamValueConvertible>: NameHandle {
+    /// The name as written in the rules.
     public let name: String
     let cache: HandleCache?
 
     /// The param named `name`, in a handle for a call or a few: it looks the name up at each
-    /// call, as fast as a string, and allocates nothing. `Scenario(name)` and a literal make one.
+    /// call, as fast as a string, and allocates nothing. `Param<Int>(name)` and a literal make one.
     public init(_ name: String) {
         self.name = name
         cache = nil
@@ -121,14 +114,6 @@ public struct Param<Value: ParamValueConvertible>: Hashable, Sendable, Expressib
         self.name = name
         cache = HandleCache()
     }
-
-    /// The param named by a literal (a handle that remembers nothing, as ``init(_:)``).
-    public init(stringLiteral name: String) { self.init(name) }
-
-    public var description: String { name }
-
-    public static func == (a: Param, b: Param) -> Bool { a.name == b.name }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// A Swift type that holds a param's value.

@@ -289,11 +289,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// Records one event on `event`'s stream (a scenario's own stream, or one named by `on`):
     /// `engine.trigger(.launch)`, or `engine.trigger("launch")`.
     public func trigger(_ event: Event) {
-        locked { core in
-            let slot = core.slot(event, serial: core.serial)
-            core.recordEvent(slot, at: core.now())
-            core.commit()
-        }
+        locked { core in core.trigger(core.slot(event, serial: core.serial)) }
     }
 
     /// Records one occurrence of `event` with its properties (language 1.2's
@@ -363,7 +359,11 @@ public final class RuleEngine: @unchecked Sendable {
     /// resets the group's shared budget (as ``reset(group:)``). Returns false for an unknown name.
     @discardableResult
     public func reset(_ scenario: Scenario) -> Bool {
-        reset(named: scenario.name)
+        locked { core in
+            if core.reset(scenario.name) { return true }
+            core.noteUnknownScenario(scenario.name)
+            return false
+        }
     }
 
     /// Resets `group`'s shared budget; false for an unknown group.

@@ -36,7 +36,7 @@ extension RuleEngine {
     public func recordExecution(_ name: some StringProtocol) -> Bool { recordExecution(Scenario(name.ruleName)) }
 
     /// `executeNext(among:)` with a `String` name (deprecated): each call takes a handle.
-    @available(*, deprecated, message: "pass Scenarios: executeNext(among: names.map(Scenario.init))?.name")
+    @available(*, deprecated, message: "pass Scenarios: executeNext(among: names.map { Scenario($0) })?.name")
     @_disfavoredOverload @discardableResult
     public func executeNext(among names: [String]? = nil) -> String? {
         executeNext(among: names?.map { Scenario($0) })?.name
@@ -45,7 +45,7 @@ extension RuleEngine {
     /// `reset(_:)` with a `String` name (deprecated): each call takes a handle.
     @available(*, deprecated, message: "pass a Scenario: reset(Scenario(name))")
     @_disfavoredOverload @discardableResult
-    public func reset(_ name: some StringProtocol) -> Bool { reset(named: name.ruleName) }
+    public func reset(_ name: some StringProtocol) -> Bool { reset(Scenario(name.ruleName)) }
 
     /// `explain(_:)` with a `String` name (deprecated): each call takes a handle.
     @available(*, deprecated, message: "pass a Scenario: explain(Scenario(name))")
@@ -105,32 +105,14 @@ extension RuleEngine {
     @_disfavoredOverload
     public func set(_ name: String, to value: ParamValue) throws { try setParam(named: name, to: value) }
 
-    /// `provide(_:_:)` with a `String` name (deprecated): each call takes a handle.
-    @available(*, deprecated, message: "pass a Param<Bool>: provide(Param<Bool>(name)) { ... }")
+    /// `provide(_:_:)` with a `String` name (deprecated): each call takes a handle. One generic
+    /// form answers for the four typed ones it replaced (`Bool`, `Int`, `String`, `TimeInterval`).
+    @available(*, deprecated, message: "pass a typed Param: provide(Param<Int>(name)) { ... }")
     @_disfavoredOverload
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> Bool) throws {
-        try provide(Param<Bool>(name), provider)
-    }
-
-    /// `provide(_:_:)` with a `String` name (deprecated): each call takes a handle.
-    @available(*, deprecated, message: "pass a Param<Int>: provide(Param<Int>(name)) { ... }")
-    @_disfavoredOverload
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> Int) throws {
-        try provide(Param<Int>(name), provider)
-    }
-
-    /// `provide(_:_:)` with a `String` name (deprecated): each call takes a handle.
-    @available(*, deprecated, message: "pass a Param<String>: provide(Param<String>(name)) { ... }")
-    @_disfavoredOverload
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> String) throws {
-        try provide(Param<String>(name), provider)
-    }
-
-    /// `provide(_:_:)` with a `String` name (deprecated): each call takes a handle.
-    @available(*, deprecated, message: "pass a Param<TimeInterval>: provide(Param<TimeInterval>(name)) { ... }")
-    @_disfavoredOverload
-    public func provide(_ name: String, _ provider: @escaping @Sendable () -> TimeInterval) throws {
-        try provide(Param<TimeInterval>(name), provider)
+    public func provide<Value: ParamValueConvertible>(_ name: String, _ provider: @escaping @Sendable () -> Value)
+        throws
+    {
+        try provide(Param<Value>(name), provider)
     }
 
     /// `value(of:)` with a `String` name (deprecated): each call takes a handle.
@@ -153,14 +135,5 @@ extension RuleEngine {
     @_spi(Tools)
     public func paramValue(named name: String) -> ParamValue? {
         locked { core in (core.rules.paramIndex[name] ?? core.rules.formerParams[name]).map { core.value($0) } }
-    }
-
-    /// Resets scenario or group `name`, noting an unknown name in ``unknownNames``.
-    func reset(named name: String) -> Bool {
-        locked { core in
-            if core.reset(name) { return true }
-            core.noteUnknownScenario(name)
-            return false
-        }
     }
 }

@@ -316,7 +316,7 @@ final class SwapDifferentialTests: XCTestCase {
                     case "replace":
                         // An older copy put in place (the engine writes its state again).
                         try? FileManager.default.removeItem(at: url)
-                        FileManager.default.createFile(atPath: url.path, contents: Data())
+                        _ = FileManager.default.createFile(atPath: url.path, contents: Data())
                     default: break
                     }
                     for k in 0..<3_000 { engine.markDone("tag\(k % 50)") }

@@ -16,34 +16,40 @@ extension EngineCore {
         var entries = DirectEntries()
         let tables = DirectEntries.Tables(
             streams: streams.index, scenarios: rules.scenarioIndex, groups: rules.groupIndex)
-        for change in changes {
-            guard let value = change.value, let kind = StoreKey.kind(of: bytes, change.key) else { return false }
-            let name = change.key.lowerBound + 2..<change.key.upperBound
-            for k in name where bytes[k] >= 0x80 { return false }
-            var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
-            guard (try? entries.decode(kind, bytes, name, &reader, in: tables)) == true else { return false }
-        }
-        // A view's events given by reference are its stream's tally, written in the same record.
-        for k in entries.views.indices where entries.views[k].reference >= 0 {
-            guard let last = entries.streams.lastIndex(where: { $0.slot == entries.views[k].reference }) else {
-                return false
+        // Loops over indices, not over the arrays of tuples: a debug build iterates those
+        // through an unspecialized iterator, a tenth of this method there.
+        let decoded = bytes.withUnsafeBytes { raw in
+            for c in 0..<changes.count {
+                let change = changes[c]
+                guard let value = change.value, let kind = StoreKey.kind(of: bytes, change.key) else { return false }
+                let name = UnsafeRawBufferPointer(rebasing: raw[change.key.lowerBound + 2..<change.key.upperBound])
+                var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
+                guard (try? entries.decode(kind, name, raw, &reader, in: tables)) == true else { return false }
             }
+            return true
+        }
+        guard decoded else { return false }
+        // A view's events given by reference are its stream's tally, written in the same record.
+        for k in 0..<entries.views.count where entries.views[k].reference >= 0 {
+            var last = entries.streams.count - 1
+            while last >= 0 && entries.streams[last].slot != entries.views[k].reference { last -= 1 }
+            guard last >= 0 else { return false }
             entries.views[k].state.events = entries.streams[last].tally
         }
         while tallies.count < streams.count { tallies.append() }
         var streamSlots: [Int] = []
         var viewIndexes: [Int] = []
-        for entry in entries.streams { streamSlots.append(entry.slot) }
-        for entry in entries.views { viewIndexes.append(entry.index) }
+        for k in 0..<entries.streams.count { streamSlots.append(entries.streams[k].slot) }
+        for k in 0..<entries.views.count { viewIndexes.append(entries.views[k].index) }
         let following = viewsFollowing(streamSlots, except: viewIndexes)
-        for (slot, tally) in entries.streams { tallies[slot] = tally }
-        for (index, slot) in following { views[index].events = tallies[slot] }
-        for (index, state, _) in entries.views {
-            views[index] = state
-            built[index] = true
+        for k in 0..<entries.streams.count { tallies[entries.streams[k].slot] = entries.streams[k].tally }
+        for k in 0..<following.count { views[following[k].index].events = tallies[following[k].slot] }
+        for k in 0..<entries.views.count {
+            views[entries.views[k].index] = entries.views[k].state
+            built[entries.views[k].index] = true
         }
-        for (index, tally) in entries.budgets { budgets[index] = tally }
-        for (slot, bits) in entries.days { days[slot] = bits }
+        for k in 0..<entries.budgets.count { budgets[entries.budgets[k].index] = entries.budgets[k].tally }
+        for k in 0..<entries.days.count { days[entries.days[k].slot] = entries.days[k].bits }
         if let meta = entries.meta { self.meta = meta }
         // No to-do and no param is among the entries: `nextExpiry` and the stored params stand.
         forgetViewsStoredAsStreams()
@@ -70,15 +76,18 @@ private struct DirectEntries {
         let groups: NameTable
     }
 
-    /// Decodes the entry of `kind` named `bytes[name]`, its value in `reader`; false when it is
-    /// not one the direct path takes (a name these rules do not know, a format it does not read).
+    /// Decodes the entry of `kind` named `name` (bytes inside `raw`, which `reader` reads too),
+    /// its value in `reader`; false when it is not one the direct path takes (a name these rules
+    /// do not know or not in ASCII, a format it does not read).
     mutating func decode(
-        _ kind: StoreKey.Kind, _ bytes: [UInt8], _ name: Range<Int>, _ reader: inout ByteReader, in tables: Tables
+        _ kind: StoreKey.Kind, _ name: UnsafeRawBufferPointer, _ raw: UnsafeRawBufferPointer,
+        _ reader: inout ByteReader, in tables: Tables
     ) throws -> Bool {
         let format = try reader.u8()
         guard format >= 1 && format <= EngineState.newestFormat(of: kind) else { return false }
-        func position(in table: NameTable, of name: Range<Int>) -> Int? {
-            bytes.withUnsafeBytes { table.position(of: UnsafeRawBufferPointer(rebasing: $0[name])) }
+        func position(in table: NameTable, of name: UnsafeRawBufferPointer) -> Int? {
+            let (hash, ascii) = NameTable.hashAndASCII(name)
+            return ascii ? table.position(of: name, hash: hash, ascii: true) : nil
         }
         switch kind {
         case .stream:
@@ -89,7 +98,8 @@ private struct DirectEntries {
             let (state, reference) = try EngineState.decodeView(&reader, format: format)
             var slot = -1
             if let reference {
-                guard let found = position(in: tables.streams, of: reference) else { return false }
+                let bytes = UnsafeRawBufferPointer(rebasing: raw[reference])
+                guard let found = position(in: tables.streams, of: bytes) else { return false }
                 slot = found
             }
             views.append((index, state, slot))

@@ -61,7 +61,7 @@ struct NameTable: Sendable {
 
     /// As ``position(of:)``, given what ``hashAndASCII(_:seed:)`` says of `bytes`.
     @inline(__always)
-    private func position(of bytes: UnsafeRawBufferPointer, hash: UInt64, ascii: Bool) -> Int? {
+    func position(of bytes: UnsafeRawBufferPointer, hash: UInt64, ascii: Bool) -> Int? {
         // Not ASCII: looked up in its canonical spelling, the one stored.
         guard ascii else { return self[String(decoding: bytes, as: UTF8.self)] }
         return probe(hash, bytes).entry

@@ -48,6 +48,26 @@ final class ColdStartPathTests: XCTestCase {
         }
     }
 
+    /// `holds(_:at:)`, the check the direct catch-up makes of where a name was last time, is
+    /// true exactly where a plain array of the stored names has that name's bytes: every
+    /// position asked for every name (a prefix, a longer name, positions out of range).
+    func testHoldsIsTrueExactlyAtTheNamesPosition() {
+        var random = SeededGenerator(seed: 0x401D_5001)
+        var table = NameTable()
+        var stored: [[UInt8]] = []
+        for name in names(60, "s", random: &random) + ["s1", "s", "", "é"] where !stored.contains(Array(name.utf8)) {
+            XCTAssertEqual(table.insert(name), stored.count)
+            stored.append(Array(name.utf8))
+        }
+        let asked = stored + [Array("s1x".utf8), Array("absent".utf8), Array("e\u{301}".utf8)]
+        for key in asked {
+            for n in -2...stored.count + 1 {
+                let held = key.withUnsafeBytes { table.holds($0, at: n) }
+                XCTAssertEqual(held, stored.indices.contains(n) && stored[n] == key, "\(key) at \(n)")
+            }
+        }
+    }
+
     /// The hash reads a name's last bytes in at most two loads: it equals the same hash taken a
     /// byte at a time (written out here), for every length and random bytes, ASCII or not.
     func testTheHashOfANameIsTheOneTakenAByteAtATime() {

@@ -16,6 +16,10 @@ extension EngineCore {
         var entries = DirectEntries()
         let tables = DirectEntries.Tables(
             streams: streams.index, scenarios: rules.scenarioIndex, groups: rules.groupIndex)
+        // Taken out while in use, so that changing it does not copy it.
+        var positions = directPositions
+        directPositions = []
+        if positions.count < 2 * changes.count { positions = Array(repeating: -1, count: 2 * changes.count) }
         // Loops over indices, not over the arrays of tuples: a debug build iterates those
         // through an unspecialized iterator, a tenth of this method there.
         let decoded = bytes.withUnsafeBytes { raw in
@@ -24,10 +28,14 @@ extension EngineCore {
                 guard let value = change.value, let kind = StoreKey.kind(of: bytes, change.key) else { return false }
                 let name = UnsafeRawBufferPointer(rebasing: raw[change.key.lowerBound + 2..<change.key.upperBound])
                 var reader = ByteReader(bytes, from: value.lowerBound, to: value.upperBound)
-                guard (try? entries.decode(kind, name, raw, &reader, in: tables)) == true else { return false }
+                var guess = (positions[2 * c], positions[2 * c + 1])
+                let taken = try? entries.decode(kind, name, raw, &reader, in: tables, positions: &guess.0, &guess.1)
+                guard taken == true else { return false }
+                (positions[2 * c], positions[2 * c + 1]) = guess
             }
             return true
         }
+        directPositions = positions
         guard decoded else { return false }
         // A view's events given by reference are its stream's tally, written in the same record.
         for k in 0..<entries.views.count where entries.views[k].reference >= 0 {
@@ -78,36 +86,42 @@ private struct DirectEntries {
 
     /// Decodes the entry of `kind` named `name` (bytes inside `raw`, which `reader` reads too),
     /// its value in `reader`; false when it is not one the direct path takes (a name these rules
-    /// do not know or not in ASCII, a format it does not read).
+    /// do not know or not in ASCII, a format it does not read). `guess` and `referenceGuess`:
+    /// where its name and the stream its view refers to were in the last record (checked, and
+    /// set to where they are).
     mutating func decode(
         _ kind: StoreKey.Kind, _ name: UnsafeRawBufferPointer, _ raw: UnsafeRawBufferPointer,
-        _ reader: inout ByteReader, in tables: Tables
+        _ reader: inout ByteReader, in tables: Tables, positions guess: inout Int, _ referenceGuess: inout Int
     ) throws -> Bool {
         let format = try reader.u8()
         guard format >= 1 && format <= EngineState.newestFormat(of: kind) else { return false }
-        func position(in table: NameTable, of name: UnsafeRawBufferPointer) -> Int? {
+        func position(in table: NameTable, of name: UnsafeRawBufferPointer, _ guess: inout Int) -> Int? {
+            // The name found there last time is ASCII, as this one then is.
+            if table.holds(name, at: guess) { return guess }
             let (hash, ascii) = NameTable.hashAndASCII(name)
-            return ascii ? table.position(of: name, hash: hash, ascii: true) : nil
+            guard ascii, let found = table.position(of: name, hash: hash, ascii: true) else { return nil }
+            guess = found
+            return found
         }
         switch kind {
         case .stream:
-            guard let slot = position(in: tables.streams, of: name) else { return false }
+            guard let slot = position(in: tables.streams, of: name, &guess) else { return false }
             streams.append((slot, try Tally.decode(&reader)))
         case .scenario:
-            guard let index = position(in: tables.scenarios, of: name) else { return false }
+            guard let index = position(in: tables.scenarios, of: name, &guess) else { return false }
             let (state, reference) = try EngineState.decodeView(&reader, format: format)
             var slot = -1
             if let reference {
                 let bytes = UnsafeRawBufferPointer(rebasing: raw[reference])
-                guard let found = position(in: tables.streams, of: bytes) else { return false }
+                guard let found = position(in: tables.streams, of: bytes, &referenceGuess) else { return false }
                 slot = found
             }
             views.append((index, state, slot))
         case .group:
-            guard let index = position(in: tables.groups, of: name) else { return false }
+            guard let index = position(in: tables.groups, of: name, &guess) else { return false }
             budgets.append((index, try Tally.decode(&reader)))
         case .days:
-            guard let slot = position(in: tables.streams, of: name) else { return false }
+            guard let slot = position(in: tables.streams, of: name, &guess) else { return false }
             days.append((slot, try DayBits.decode(&reader)))
         case .meta:
             guard name.isEmpty else { return false }

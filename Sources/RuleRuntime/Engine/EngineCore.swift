@@ -103,6 +103,10 @@ struct EngineCore {
     /// (``applyDirectly(written:_:)``); and how many were taken in entry by entry.
     var catchesUpWhole = false
     var directCatchUps = 0
+    /// By change of the last record taken in entry by entry (two per change: its key's name,
+    /// and the stream a view refers to): the position its name had in its table, or -1. The
+    /// next record, nearly always of the same keys, is checked against these first.
+    var directPositions: [Int] = []
     /// By generated occurrence type (``EventOccurrence``) seen with these rules, where in
     /// ``occurrenceFilters`` its event's filters are, as it tests them
     /// (``occurrenceTests(_:slot:)``).

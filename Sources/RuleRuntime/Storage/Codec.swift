@@ -101,6 +101,9 @@ struct DecodeError: Error, CustomStringConvertible {
     var description: String
 }
 
+/// Reads stored bytes in order. Its small reads are `@_transparent`: inlined even in a debug
+/// build (the build apps' own tests run), where each call also zeroes its frame and retains
+/// and releases the array. Within this file only: a debug build compiles each file apart.
 struct ByteReader {
     let bytes: [UInt8]
     var position: Int
@@ -114,6 +117,7 @@ struct ByteReader {
 
     var isAtEnd: Bool { position >= end }
 
+    @_transparent
     mutating func u8() throws -> UInt8 {
         guard position < end else { throw DecodeError(description: "unexpected end of data") }
         // Not through `defer`: a debug build calls a function of its own for it.
@@ -121,11 +125,16 @@ struct ByteReader {
         return bytes[position - 1]
     }
 
+    @_transparent
     mutating func varint() throws -> UInt64 {
-        // Most are one byte (counts, ids, lengths).
-        if position < end, bytes[position] < 0x80 {
-            position += 1
-            return UInt64(bytes[position - 1])
+        // Most are one byte (counts, ids, lengths). The byte read once: a debug build calls,
+        // retains and releases for each read.
+        if position < end {
+            let first = bytes[position]
+            if first < 0x80 {
+                position += 1
+                return UInt64(first)
+            }
         }
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -138,13 +147,16 @@ struct ByteReader {
         }
     }
 
+    @_transparent
     mutating func int() throws -> Int64 {
         let raw = try varint()
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
     }
 
+    @_transparent
     mutating func double() throws -> Double { Double(bitPattern: try u64()) }
 
+    @_transparent
     mutating func u64() throws -> UInt64 {
         guard end - position >= 8 else { throw DecodeError(description: "unexpected end of data") }
         let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: UInt64.self) }
@@ -153,6 +165,7 @@ struct ByteReader {
     }
 
     /// A stored time (seconds since 1970): any number but NaN.
+    @_transparent
     mutating func time() throws -> Double {
         let value = try double()
         guard !value.isNaN else { throw DecodeError(description: "a stored time is not a number") }
@@ -181,6 +194,7 @@ struct ByteReader {
         position += 8 * count
     }
 
+    @_transparent
     mutating func optionalTime() throws -> Double? {
         switch try u8() {
         case 0: return nil
@@ -197,6 +211,7 @@ struct ByteReader {
         }
     }
 
+    @_transparent
     mutating func count(max: Int) throws -> Int {
         let value = try varint()
         guard value <= UInt64(max), value <= UInt64(end - position) else {

@@ -48,6 +48,17 @@ struct NameTable: Sendable {
     /// Every name, in the order stored.
     var names: [String] { (0..<count).map(name(at:)) }
 
+    /// Whether the name stored `n`th is `key`, byte for byte (false for an `n` out of range):
+    /// one comparison, where a lookup hashes and probes. (Names are unique, so then `n` is
+    /// the position of `key`.)
+    func holds(_ key: UnsafeRawBufferPointer, at n: Int) -> Bool {
+        guard n >= 0 && n < ends.count else { return false }
+        let range = range(n)
+        // Not `range.count`: a debug build reads that through the generic `Collection`.
+        guard range.upperBound - range.lowerBound == key.count else { return false }
+        return bytes.withUnsafeBytes { Self.same(UnsafeRawBufferPointer(rebasing: $0[range]), key) }
+    }
+
     /// The position of `name` (or of one Swift considers equal), or nil.
     subscript(name: String) -> Int? {
         Self.withCanonicalBytes(of: name) { probe($1, $0).entry }

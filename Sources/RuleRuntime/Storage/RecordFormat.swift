@@ -45,7 +45,10 @@ enum RecordFormat {
     static func frame(_ bytes: UnsafeMutableRawBufferPointer, version: UInt32 = version) {
         let length = UInt32(bytes.count - recordHeaderSize)
         bytes.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
-        let payload = checksum(UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize...]), version: version)
+        // Ranges with both bounds here and below: a debug build reads `x[a...]` through the
+        // generic `RangeExpression` subscript, more than the rest of checking a small record.
+        let payload = checksum(
+            UnsafeRawBufferPointer(rebasing: bytes[recordHeaderSize..<bytes.count]), version: version)
         bytes.storeBytes(of: payload.littleEndian, toByteOffset: 4, as: UInt32.self)
         let header = checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<8]), version: version)
         bytes.storeBytes(of: header.littleEndian, toByteOffset: 8, as: UInt32.self)
@@ -92,7 +95,7 @@ enum RecordFormat {
         }
         while offset < raw.count {
             let remaining = raw.count - offset
-            if isZero(UnsafeRawBufferPointer(rebasing: raw[offset...])) {
+            if isZero(UnsafeRawBufferPointer(rebasing: raw[offset..<raw.count])) {
                 return damage("the file ends in \(remaining) zero bytes", torn: true, at: offset)
             }
             if remaining < frame { return damage("a record header is cut short", torn: true, at: offset) }

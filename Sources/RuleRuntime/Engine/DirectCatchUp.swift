@@ -38,26 +38,22 @@ extension EngineCore {
         directPositions = positions
         guard decoded else { return false }
         // A view's events given by reference are its stream's tally, written in the same record.
-        for k in 0..<entries.views.count where entries.views[k].reference >= 0 {
-            var last = entries.streams.count - 1
-            while last >= 0 && entries.streams[last].slot != entries.views[k].reference { last -= 1 }
+        for k in 0..<entries.views.count where entries.viewReferences[k] >= 0 {
+            var last = entries.streamSlots.count - 1
+            while last >= 0 && entries.streamSlots[last] != entries.viewReferences[k] { last -= 1 }
             guard last >= 0 else { return false }
-            entries.views[k].state.events = entries.streams[last].tally
+            entries.views[k].events = entries.streamTallies[last]
         }
         while tallies.count < streams.count { tallies.append() }
-        var streamSlots: [Int] = []
-        var viewIndexes: [Int] = []
-        for k in 0..<entries.streams.count { streamSlots.append(entries.streams[k].slot) }
-        for k in 0..<entries.views.count { viewIndexes.append(entries.views[k].index) }
-        let following = viewsFollowing(streamSlots, except: viewIndexes)
-        for k in 0..<entries.streams.count { tallies[entries.streams[k].slot] = entries.streams[k].tally }
+        let following = viewsFollowing(entries.streamSlots, except: entries.viewIndexes)
+        for k in 0..<entries.streamSlots.count { tallies[entries.streamSlots[k]] = entries.streamTallies[k] }
         for k in 0..<following.count { views[following[k].index].events = tallies[following[k].slot] }
         for k in 0..<entries.views.count {
-            views[entries.views[k].index] = entries.views[k].state
-            built[entries.views[k].index] = true
+            views[entries.viewIndexes[k]] = entries.views[k]
+            built[entries.viewIndexes[k]] = true
         }
-        for k in 0..<entries.budgets.count { budgets[entries.budgets[k].index] = entries.budgets[k].tally }
-        for k in 0..<entries.days.count { days[entries.days[k].slot] = entries.days[k].bits }
+        for k in 0..<entries.budgets.count { budgets[entries.budgetIndexes[k]] = entries.budgets[k] }
+        for k in 0..<entries.days.count { days[entries.daySlots[k]] = entries.days[k] }
         if let meta = entries.meta { self.meta = meta }
         // No to-do and no param is among the entries: `nextExpiry` and the stored params stand.
         forgetViewsStoredAsStreams()
@@ -69,12 +65,20 @@ extension EngineCore {
 
 /// The entries of one record, decoded for ``EngineCore/applyDirectly(written:_:)``,
 /// in the record's order (a key written twice: the later wins).
+///
+/// Arrays side by side, not arrays of tuples: a debug build reads and appends to an array of
+/// tuples through unspecialized generic code, and has copies of `[Int]`'s made in advance.
 private struct DirectEntries {
-    var streams: [(slot: Int, tally: Tally)] = []
-    /// `reference`: the slot of the stream whose tally its events are (format 3), else -1.
-    var views: [(index: Int, state: ScenarioState, reference: Int)] = []
-    var budgets: [(index: Int, tally: Tally)] = []
-    var days: [(slot: Int, bits: DayBits)] = []
+    var streamSlots: [Int] = []
+    var streamTallies: [Tally] = []
+    var viewIndexes: [Int] = []
+    var views: [ScenarioState] = []
+    /// By view: the slot of the stream whose tally its events are (format 3), else -1.
+    var viewReferences: [Int] = []
+    var budgetIndexes: [Int] = []
+    var budgets: [Tally] = []
+    var daySlots: [Int] = []
+    var days: [DayBits] = []
     var meta: SessionMeta?
 
     /// The names the entries' keys are looked up in.
@@ -106,7 +110,8 @@ private struct DirectEntries {
         switch kind {
         case .stream:
             guard let slot = position(in: tables.streams, of: name, &guess) else { return false }
-            streams.append((slot, try Tally.decode(&reader)))
+            streamTallies.append(try Tally.decode(&reader))
+            streamSlots.append(slot)
         case .scenario:
             guard let index = position(in: tables.scenarios, of: name, &guess) else { return false }
             let (state, reference) = try EngineState.decodeView(&reader, format: format)
@@ -116,13 +121,17 @@ private struct DirectEntries {
                 guard let found = position(in: tables.streams, of: bytes, &referenceGuess) else { return false }
                 slot = found
             }
-            views.append((index, state, slot))
+            viewIndexes.append(index)
+            views.append(state)
+            viewReferences.append(slot)
         case .group:
             guard let index = position(in: tables.groups, of: name, &guess) else { return false }
-            budgets.append((index, try Tally.decode(&reader)))
+            budgets.append(try Tally.decode(&reader))
+            budgetIndexes.append(index)
         case .days:
             guard let slot = position(in: tables.streams, of: name, &guess) else { return false }
-            days.append((slot, try DayBits.decode(&reader)))
+            days.append(try DayBits.decode(&reader))
+            daySlots.append(slot)
         case .meta:
             guard name.isEmpty else { return false }
             meta = try SessionMeta.decode(&reader)

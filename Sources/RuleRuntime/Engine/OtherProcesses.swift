@@ -149,12 +149,20 @@ extension EngineCore {
     /// Declared `mutating`, though it changes nothing, so that a debug build passes the core in
     /// place: called from a mutating method, a non-mutating one was handed a copy of the whole
     /// core (a tenth of taking in a record, built for debugging).
+    ///
+    /// Loops over ranges of indices, and no `contains`: a debug build iterates an array and runs
+    /// `contains` generically, unspecialized, a third of this method there.
     mutating func viewsFollowing(_ slots: [Int], except written: [Int] = []) -> [(index: Int, slot: Int)] {
         var following: [(index: Int, slot: Int)] = []
-        for slot in slots where slot < tallies.count && slot + 1 < listenerStart.count {
+        for s in 0..<slots.count {
+            let slot = slots[s]
+            guard slot < tallies.count && slot + 1 < listenerStart.count else { continue }
             for k in Int(listenerStart[slot])..<Int(listenerStart[slot + 1]) {
                 let index = Int(listenerList[k])
-                guard triggerInfo[index].countsOneStream, built[index], !written.contains(index) else { continue }
+                guard triggerInfo[index].countsOneStream, built[index] else { continue }
+                var isWritten = false
+                for w in 0..<written.count where written[w] == index { isWritten = true }
+                if isWritten { continue }
                 let events = views[index].events
                 if events.recent.withUnsafeBufferPointer({ tallies.equals(slot, events.counts, $0) }) {
                     following.append((index, slot))

@@ -87,6 +87,26 @@ enum RecordFormat {
         _ raw: UnsafeRawBufferPointer, from start: Int, version: UInt32,
         _ apply: (UnsafeRawBufferPointer, Range<Int>, Int) -> Void
     ) -> (end: Int, damage: Damage?) {
+        var none: [(key: Range<Int>, value: Range<Int>?)] = []
+        return replay(raw, from: start, version: version, collecting: false, &none, apply)
+    }
+
+    /// As ``replay(_:from:version:_:)``, adding the changes of each whole record to `changes`
+    /// (their key and value ranges in `bytes`; a record that cannot be decoded adds none), read
+    /// once: what another process appended, taken in by every call of a shared file's engine.
+    static func replayChanges(
+        _ bytes: [UInt8], from start: Int, version: UInt32, into changes: inout [(key: Range<Int>, value: Range<Int>?)]
+    ) -> (end: Int, damage: Damage?) {
+        bytes.withUnsafeBytes { replay($0, from: start, version: version, collecting: true, &changes) { _, _, _ in } }
+    }
+
+    /// The replay: when `collecting`, each record's changes are added to `changes` as the
+    /// record is checked, instead of being read again by `apply`.
+    private static func replay(
+        _ raw: UnsafeRawBufferPointer, from start: Int, version: UInt32,
+        collecting: Bool, _ changes: inout [(key: Range<Int>, value: Range<Int>?)],
+        _ apply: (UnsafeRawBufferPointer, Range<Int>, Int) -> Void
+    ) -> (end: Int, damage: Damage?) {
         var offset = start
         let frame = version == 1 ? 8 : recordHeaderSize
         // Not a nested function reading `offset`: that would box it, and check every access.
@@ -116,9 +136,15 @@ enum RecordFormat {
             }
             // Checked whole before any change is applied: a record applies all or nothing.
             let count: Int
+            let before = changes.count
             do {
-                count = try forEachChange(in: raw, from: payload, to: end) { _, _ in }
+                if collecting {
+                    count = try forEachChange(in: raw, from: payload, to: end) { changes.append(($0, $1)) }
+                } else {
+                    count = try forEachChange(in: raw, from: payload, to: end) { _, _ in }
+                }
             } catch {
+                changes.removeSubrange(before..<changes.count)
                 return damage("a record cannot be decoded (\(error))", torn: false, at: offset)
             }
             apply(raw, payload..<end, count)

@@ -302,11 +302,7 @@ extension FileStore {
         guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
         let tail = try read(from: fileLength, count: max(0, Int(info.st_size) - fileLength))
         var changes: [(key: Range<Int>, value: Range<Int>?)] = []
-        let (end, damage) = RecordFormat.replay(tail, from: 0, version: loadedVersion) { raw, payload, _ in
-            _ = try? RecordFormat.forEachChange(in: raw, from: payload.lowerBound, to: payload.upperBound) {
-                changes.append(($0, $1))
-            }
-        }
+        let (end, damage) = RecordFormat.replayChanges(tail, from: 0, version: loadedVersion, into: &changes)
         if let damage {
             guard damage.torn else {
                 throw RuleStoreError.corrupt(

@@ -15,16 +15,27 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <string.h>
 
-// The CRC of each byte value, for the bytes after the last whole block; filled by
-// `rules_crc32_fold_available`, which callers run before the first fold.
-static uint32_t byte_table[256];
+// The CRC of each byte value (`byte_table[0]`), and of it followed by k zero bytes
+// (`byte_table[k]`), for the bytes after the last whole block and for short buffers: eight
+// bytes at a time from eight independent lookups, where a byte at a time waits for each
+// lookup before the next (a record's 8-byte header and its last 0-15 bytes: about 30 ns of
+// a file trigger's 1 us here). Filled by `rules_crc32_fold_available`, which callers run
+// before the first fold.
+static uint32_t byte_table[8][256];
 
 int rules_crc32_fold_available(void) {
     for (uint32_t byte = 0; byte < 256; byte++) {
         uint32_t crc = byte;
         for (int k = 0; k < 8; k++) crc = crc & 1 ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
-        byte_table[byte] = crc;
+        byte_table[0][byte] = crc;
+    }
+    for (int k = 1; k < 8; k++) {
+        for (uint32_t byte = 0; byte < 256; byte++) {
+            uint32_t before = byte_table[k - 1][byte];
+            byte_table[k][byte] = (before >> 8) ^ byte_table[0][before & 0xFF];
+        }
     }
     unsigned int a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
@@ -32,10 +43,19 @@ int rules_crc32_fold_available(void) {
     return (c & (1u << 1)) && (c & (1u << 19)) ? 1 : 0;
 }
 
-// The bytes after the blocks, one at a time (at most 15, or a short buffer's 8-byte header).
+// The bytes after the blocks (at most 15, or a short buffer): eight at a time, then one at a
+// time. x86-64 is little-endian: the first byte is the word's lowest.
 static uint32_t crc32_bytes(uint32_t crc, const unsigned char *p, size_t count) {
     uint32_t state = ~crc;
-    for (size_t k = 0; k < count; k++) state = byte_table[(state ^ p[k]) & 0xFF] ^ (state >> 8);
+    for (; count >= 8; p += 8, count -= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        word ^= state;
+        state = byte_table[7][word & 0xFF] ^ byte_table[6][(word >> 8) & 0xFF] ^ byte_table[5][(word >> 16) & 0xFF]
+                ^ byte_table[4][(word >> 24) & 0xFF] ^ byte_table[3][(word >> 32) & 0xFF]
+                ^ byte_table[2][(word >> 40) & 0xFF] ^ byte_table[1][(word >> 48) & 0xFF] ^ byte_table[0][word >> 56];
+    }
+    for (size_t k = 0; k < count; k++) state = byte_table[0][(state ^ p[k]) & 0xFF] ^ (state >> 8);
     return ~state;
 }
 

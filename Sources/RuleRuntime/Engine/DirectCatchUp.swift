@@ -100,7 +100,8 @@ private struct DirectEntries {
         let format = try reader.u8()
         guard format >= 1 && format <= EngineState.newestFormat(of: kind) else { return false }
         func position(in table: NameTable, of name: UnsafeRawBufferPointer, _ guess: inout Int) -> Int? {
-            // The name found there last time is ASCII, as this one then is.
+            // Bytes equal to the name stored there are that name in the spelling the table
+            // keeps (its canonical one): no other spelling to merge, as for an ASCII name.
             if table.holds(name, at: guess) { return guess }
             let (hash, ascii) = NameTable.hashAndASCII(name)
             guard ascii, let found = table.position(of: name, hash: hash, ascii: true) else { return nil }

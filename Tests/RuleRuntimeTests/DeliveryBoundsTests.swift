@@ -5,6 +5,10 @@ import XCTest
 
 @testable import RuleRuntime
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -49,6 +53,45 @@ final class DeliveryBoundsTests: XCTestCase {
             }
             XCTAssertLessThan(server.bodyBytesSent, size / 4, "the body was read to its end")
         }
+    }
+
+    /// A body refused as too large ends the fetch then, not when the transfer has stopped (a CI
+    /// run saw a cancelled 16 GiB transfer read to its end first). The server here answers only
+    /// when let go: the refusal, of data over the limit handed to the fetch's delegate, must end
+    /// the fetch while the request still waits. The server is let go after 20 s at the latest,
+    /// so that the test ends either way.
+    func testARefusalEndsTheFetchBeforeTheTransferEnds() async throws {
+        let arrived = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let answered = Protected(false)
+        let server = try LoopbackServer { _ in
+            arrived.signal()
+            _ = gate.wait(timeout: .now() + 20)
+            answered.withLock { $0 = true }
+            return .init(status: 204)
+        }
+        defer {
+            gate.signal()
+            server.stop()
+        }
+        let receiver = BoundedReceiver(limit: 10, host: "127.0.0.1", redirectsToOtherHosts: false)
+        let session = URLSession(configuration: .ephemeral, delegate: receiver, delegateQueue: nil)
+        defer { session.invalidateAndCancel() }
+        async let fetched = receiver.run(URLRequest(url: server.url), in: session)
+        // The request is at the server: the fetch waits for its answer.
+        await Task.detached { arrived.wait() }.value
+        // Handed as if on the fetch's task; a task of a session of its own, never started, whose
+        // cancel reaches no delegate of the fetch.
+        let spare = URLSession(configuration: .ephemeral)
+        defer { spare.invalidateAndCancel() }
+        receiver.urlSession(session, dataTask: spare.dataTask(with: server.url), didReceive: Data(count: 11))
+        do {
+            _ = try await fetched
+            XCTFail("data over the limit was taken")
+        } catch {
+            XCTAssertTrue("\(error)".contains("over the limit of 10"), "\(error)")
+        }
+        XCTAssertFalse(answered.withLock { $0 }, "the fetch ended only when the server answered")
     }
 
     func testA304WithNothingStagedIsAnError() async throws {

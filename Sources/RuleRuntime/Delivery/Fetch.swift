@@ -102,7 +102,7 @@ final class BoundedReceiver: NSObject, URLSessionDataDelegate, Sendable {
     ) {
         let expected = response.expectedContentLength
         if expected > Int64(limit) {
-            received.withLock { $0.tooLarge = Int(clamping: expected) }
+            refuse(size: Int(clamping: expected))
             completionHandler(.cancel)
             return
         }
@@ -111,16 +111,30 @@ final class BoundedReceiver: NSObject, URLSessionDataDelegate, Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let limit = self.limit
-        let over: Bool = received.withLock {
-            if $0.tooLarge != nil { return true }
-            if $0.body.count + data.count > limit {
-                $0.tooLarge = $0.body.count + data.count
-                return true
-            }
+        let (over, size): (Bool, Int) = received.withLock {
+            if let tooLarge = $0.tooLarge { return (true, tooLarge) }
+            if $0.body.count + data.count > limit { return (true, $0.body.count + data.count) }
             $0.body.append(data)
-            return false
+            return (false, 0)
         }
-        if over { dataTask.cancel() }
+        if over {
+            refuse(size: size)
+            dataTask.cancel()
+        }
+    }
+
+    /// Refuses the body as too large: the fetch returns now, not when the transfer has stopped.
+    /// (On Linux a cancelled transfer was once read to its end, a minute for 16 GiB over
+    /// loopback, before the task completed.) Later data is dropped.
+    private func refuse(size: Int) {
+        let continuation: CheckedContinuation<(Data, HTTPURLResponse), Error>? = received.withLock {
+            if $0.tooLarge == nil { $0.tooLarge = size }
+            $0.body = Data()
+            let taken = $0.continuation
+            $0.continuation = nil
+            return taken
+        }
+        continuation?.resume(throwing: RuleDelivery.Refusal.tooLarge(size: size, limit: limit))
     }
 
     func urlSession(

@@ -32,8 +32,8 @@ final class NonRegularFileTests: XCTestCase {
         process.arguments = arguments
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("rulec-out-\(UUID())")
         let err = FileManager.default.temporaryDirectory.appendingPathComponent("rulec-err-\(UUID())")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)

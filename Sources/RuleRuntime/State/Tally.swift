@@ -168,13 +168,6 @@ struct Tally: Equatable, Sendable {
         get { counts.total }
         set { counts.total = newValue }
     }
-    /// `count` in 32 bits, saturating at 0 and 4,294,967,295. (`UInt32(clamping:)` is generic:
-    /// a debug build calls it unspecialized, a quarter of decoding a tally's counts.)
-    @inline(__always)
-    static func clamped(_ count: Int64) -> UInt32 {
-        count <= 0 ? 0 : count >= Int64(UInt32.max) ? .max : UInt32(truncatingIfNeeded: count)
-    }
-
     /// The earliest time recorded (seconds since 1970).
     var first: Double? {
         get { counts.first }

@@ -8,10 +8,10 @@ internal import CZlib
 /// 16") for the short buffers every record has, and zlib's `crc32` for longer ones.
 ///
 /// A 186-byte record: zlib 200-274 ns here, the tables 83-121 ns, folded 23-46 ns
-/// (`rulebench file`, "checksum", same runs); folded with its last bytes a byte at a time,
-/// 48 ns in three runs against 36-37 ns eight at a time, interleaved. The tables' CRC was about a tenth of a file
-/// trigger and a fifth of a shared one (its records, and the replay of a shared compaction
-/// on the caller's path).
+/// (`rulebench file`, "checksum", same runs). Folded with its last bytes a byte at a time it
+/// took 48 ns in three runs, against 36-37 ns eight at a time, interleaved. The tables' CRC
+/// was about a tenth of a file trigger and a fifth of a shared one (its records, and the
+/// replay of a shared compaction on the caller's path).
 enum CRC32 {
     /// Below this many bytes the tables are faster than zlib here (about 0.3 ns a byte; zlib
     /// 193 ns for 512 bytes, 683 ns for 4 KiB); above, zlib's wider steps.

@@ -95,50 +95,95 @@ func threadUsage() -> rusage {
 /// core away (waiting on a lock or for I/O is a voluntary switch, not counted here).
 func preemptions() -> Int { Int(threadUsage().ru_nivcsw) }
 
-/// Times each of `count` calls and keeps apart those during which the scheduler preempted
-/// the thread (a pause that is not the call's): the longest of the others, how many were
-/// preempted, and what made the others over 0.5 ms slow, as the thread's counters say.
-func longestUnpreempted(_ count: Int, _ body: () -> Void) -> (max: Double, preempted: Int, slow: SlowCalls) {
-    var longest = 0.0
-    var preempted = 0
-    var slow = SlowCalls()
+/// The calling thread's CPU time so far, in nanoseconds: the time the kernel ran it. On a
+/// virtual machine whose kernel accounts the host's pauses (steal time), these are left out.
+func threadCPUNanoseconds() -> Double {
+    var time = timespec()
+    _ = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) * 1e9 + Double(time.tv_nsec)
+}
+
+/// Times each of `count` calls and keeps apart the pauses that are not the call's: the
+/// calls during which the scheduler preempted the thread are left out, and a call whose
+/// thread never slept counts the CPU time it ran, not the wall clock, so that the host of a
+/// virtual machine taking the CPU away is left out too (inside such a call the thread can
+/// only have run or been paused). A call that slept counts its wall clock: a lock or a
+/// write that made it wait is the call's. The longest such call, the longest by the wall
+/// clock alone, how many were preempted, and what made the calls over 0.5 ms slow.
+func longestUnpaused(_ count: Int, _ body: () -> Void) -> Unpaused {
+    var result = Unpaused()
     for _ in 0..<count {
         let before = threadUsage()
+        let cpuStart = threadCPUNanoseconds()
         let start = nanoseconds()
         body()
         let elapsed = Double(nanoseconds() - start)
+        let ran = threadCPUNanoseconds() - cpuStart
         let after = threadUsage()
         if after.ru_nivcsw != before.ru_nivcsw {
-            preempted += 1
+            result.preempted += 1
             continue
         }
-        longest = max(longest, elapsed)
-        guard elapsed > 500_000 else { continue }
-        if after.ru_nvcsw == before.ru_nvcsw {
-            slow.running += 1
+        let slept = after.ru_nvcsw != before.ru_nvcsw
+        let counted = slept ? elapsed : min(elapsed, ran)
+        result.wallMax = max(result.wallMax, elapsed)
+        result.max = max(result.max, counted)
+        if !slept && elapsed - ran > 500_000 { result.hostPaused += 1 }
+        guard counted > 500_000 else { continue }
+        if !slept {
+            result.slow.running += 1
         } else if after.ru_oublock != before.ru_oublock {
-            slow.writingOut += 1
+            result.slow.dirtying += 1
         } else {
-            slow.waiting += 1
+            result.slow.waiting += 1
         }
     }
-    return (longest, preempted, slow)
+    return result
 }
 
-/// Calls over 0.5 ms that the scheduler did not preempt, by what their thread's counters say.
+/// What `longestUnpaused` found.
+struct Unpaused {
+    /// The longest call counted: the wall clock if it slept, the CPU time it ran if not.
+    var max = 0.0
+    /// The longest call not preempted, by the wall clock alone.
+    var wallMax = 0.0
+    var preempted = 0
+    /// Calls that never slept but ran over 0.5 ms less than the wall clock: the host's pauses.
+    var hostPaused = 0
+    var slow = SlowCalls()
+
+    /// Takes in the figures of more calls.
+    mutating func add(_ other: Unpaused) {
+        max = Swift.max(max, other.max)
+        wallMax = Swift.max(wallMax, other.wallMax)
+        preempted += other.preempted
+        hostPaused += other.hostPaused
+        slow.dirtying += other.slow.dirtying
+        slow.waiting += other.slow.waiting
+        slow.running += other.slow.running
+    }
+
+    var summary: String {
+        "max \(format(max)) (wall clock \(format(wallMax))); \(preempted) preempted; "
+            + "\(hostPaused) paused by the host"
+    }
+}
+
+/// Calls counted over 0.5 ms, by what their thread's counters say.
 struct SlowCalls: CustomStringConvertible {
-    /// Slept while the kernel wrote blocks out for it (a file system making a write wait, as
-    /// a journal's commit does).
-    var writingOut = 0
+    /// Slept in a call that dirtied a clean page of a file (Linux counts `ru_oublock` when a
+    /// page turns dirty, not when it is written out): the file system made the write wait, as
+    /// ext4 does while its journal commits.
+    var dirtying = 0
     /// Slept otherwise: a lock, or I/O that wrote nothing.
     var waiting = 0
-    /// Never slept: the call's own work, a page fault, or the machine pausing the thread
-    /// (a virtual machine's host taking its CPU, which the guest's counters do not see).
+    /// Never slept and ran over 0.5 ms: the call's own work, a page fault, or interrupts the
+    /// kernel handled on the thread's time.
     var running = 0
 
     var description: String {
-        "\(writingOut + waiting + running): \(writingOut) while the kernel wrote blocks out, "
-            + "\(waiting) waiting otherwise, \(running) without sleeping"
+        "\(dirtying + waiting + running): \(dirtying) slept dirtying a page, "
+            + "\(waiting) waiting otherwise, \(running) running"
     }
 }
 

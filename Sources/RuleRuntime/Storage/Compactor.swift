@@ -112,8 +112,10 @@ extension FileStore {
         let sourceIsOurs = source >= 0 && FileIdentity(descriptor: source) == identity
         let label = path
         compactionQueue.async { [weak self] in
+            defer { if source >= 0 { close(source) } }
+            // The new file's writing and syncing, below the app's threads.
+            let prepared = Protected<ReadyCompaction?>(nil)
             FileStore.belowTheApp { [weak self] in
-                defer { if source >= 0 { close(source) } }
                 var failure: RuleStoreError? =
                     source < 0
                     ? .io(path: label, operation: "open", errno: errno)
@@ -156,35 +158,44 @@ extension FileStore {
                         failure = error as? RuleStoreError ?? .other(error)
                     }
                 }
-                if shared {
-                    // The switch needs the region's lock, which this process's next append holds.
-                    let ready = ReadyCompaction(
-                        out: out, temporary: temporary, copied: copied, startedIn: startedIn, liveSize: liveSize,
-                        failure: failure)
-                    if let self { self.lock.withLock { self.readyCompaction = ready } } else { ready.discard() }
+                let ready = ReadyCompaction(
+                    out: out, temporary: temporary, copied: copied, startedIn: startedIn, liveSize: liveSize,
+                    failure: failure)
+                prepared.withLock { $0 = ready }
+            }
+            // The switch holds the store's lock, so it runs here, on the queue's thread at the
+            // priority it had: a trigger waiting for the lock must not wait for a thread at
+            // nice 19, which a busy thread at nice 0 on its core leaves about 1/70 of the core
+            // (weights 15 and 1024).
+            guard let ready = prepared.withLock({ $0 }) else { return }
+            if shared {
+                // The switch needs the region's lock, which this process's next append holds.
+                if let self { self.lock.withLock { self.readyCompaction = ready } } else { ready.discard() }
+                return
+            }
+            // Holds the store only while switching files: a store released meanwhile is gone
+            // (its lock with it), and its new file is removed if it is still ours. Asked once:
+            // the store may be released just after the switch (which gave `out` to the store,
+            // or closed it), and `out` must then not be closed here again (its number may be
+            // another file's by then).
+            let finished: String?
+            do {
+                guard let store = self else {
+                    if ready.out >= 0 {
+                        if FileIdentity(descriptor: ready.out) == FileIdentity(path: ready.temporary) {
+                            unlink(ready.temporary)
+                        }
+                        _ = system.close(ready.out)
+                    }
                     return
                 }
-                // Holds the store only while switching files: a store released meanwhile is gone
-                // (its lock with it), and its new file is removed if it is still ours. Asked once:
-                // the store may be released just after the switch (which gave `out` to the store,
-                // or closed it), and `out` must then not be closed here again (its number may be
-                // another file's by then).
-                let finished: String?
-                do {
-                    guard let store = self else {
-                        if out >= 0 {
-                            if FileIdentity(descriptor: out) == FileIdentity(path: temporary) { unlink(temporary) }
-                            _ = system.close(out)
-                        }
-                        return
-                    }
-                    finished = store.finishCompaction(
-                        out, temporary, from: copied, startedIn: startedIn, liveSize: liveSize, failure: failure)
-                }
-                guard let directory = finished else { return }
-                // Without syncEveryWrite the rename need only survive the process, which it does at once.
-                _ = system.syncDirectory(directory)
+                finished = store.finishCompaction(
+                    ready.out, ready.temporary, from: ready.copied, startedIn: startedIn, liveSize: ready.liveSize,
+                    failure: ready.failure)
             }
+            guard let directory = finished else { return }
+            // Without syncEveryWrite the rename need only survive the process, which it does at once.
+            _ = system.syncDirectory(directory)
         }
     }
 

@@ -200,8 +200,8 @@ extension FileStore {
     }
 
     /// Runs `work` below the app's threads, and returns when it is done. On Apple platforms the
-    /// compaction queue's `utility` QoS does that. On Linux, libdispatch gives QoS no priority,
-    /// so a compaction competed with the app's threads as an equal: on 2 cores, a thread that
+    /// compaction queue's `utility` QoS does that. On Linux, libdispatch gives QoS little priority
+    /// (a `utility` queue's threads run at nice 2), so a compaction competed with the app's threads as an equal: on 2 cores, a thread that
     /// triggered while the engine swapped rules (a third busy thread) lost the CPU for a 4 ms
     /// tick, and `trigger_during_swap_100k_p99_ms` read 2.5-2.6 ms though the engine's lock was
     /// held 0.01-0.06 ms. There, `work` runs on a thread of its own at nice 19 (a pool thread's

@@ -158,9 +158,7 @@ struct Unpaused {
         wallMax = Swift.max(wallMax, other.wallMax)
         preempted += other.preempted
         hostPaused += other.hostPaused
-        slow.dirtying += other.slow.dirtying
-        slow.waiting += other.slow.waiting
-        slow.running += other.slow.running
+        slow.add(other.slow)
     }
 
     var summary: String {
@@ -180,6 +178,12 @@ struct SlowCalls: CustomStringConvertible {
     /// Never slept and ran over 0.5 ms: the call's own work, a page fault, or interrupts the
     /// kernel handled on the thread's time.
     var running = 0
+
+    mutating func add(_ other: SlowCalls) {
+        dirtying += other.dirtying
+        waiting += other.waiting
+        running += other.running
+    }
 
     var description: String {
         "\(dirtying + waiting + running): \(dirtying) slept dirtying a page, "

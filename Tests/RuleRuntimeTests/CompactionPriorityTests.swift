@@ -9,9 +9,10 @@ import XCTest
 #endif
 
 /// A background compaction runs below the app's threads: on Linux, where libdispatch gives the
-/// compaction queue's QoS no priority, on a thread of its own at nice 19; the threads it leaves
-/// (the caller's, the queue's) keep theirs. The switch to the new file holds the store's lock,
-/// so it runs on the queue's thread, at its priority: a trigger waiting for the lock never
+/// compaction queue's QoS little priority (nice 2), it writes and syncs the new file on a thread
+/// of its own at nice 19; the threads it leaves (the caller's, the queue's) keep theirs. What
+/// takes the store's lock (the copy of the records appended meanwhile, the switch to the new
+/// file) runs on the queue's thread, at its priority: a trigger waiting for the lock never
 /// waits for a thread at nice 19.
 final class CompactionPriorityTests: XCTestCase {
     #if os(Linux)
@@ -19,23 +20,51 @@ final class CompactionPriorityTests: XCTestCase {
             let url = temporaryURL("priority.state")
             defer { removeFolder(of: url) }
             let seen = Locked<[Int32]>([])
+            // Descriptors of new files once synced, and the nice values of the writes to them
+            // after that (the copy of the records appended meanwhile, made in the background).
+            let synced = Locked<Set<Int32>>([])
+            let copiedAt = Locked<[Int32]>([])
+            // The first compaction's fsync waits until this thread has appended more than a
+            // round of copying (16 KiB) behind it.
+            let appended = DispatchSemaphore(value: 0)
+            let firstSync = Locked(true)
             var calls = FileSystemCalls.live
             let live = FileSystemCalls.live
+            @Sendable func nice() -> Int32 {
+                errno = 0
+                let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+                return errno == 0 ? value : -100
+            }
             // The compaction's fsync of its new file: asked the nice value of the thread it runs on.
             calls.fsync = { fd in
                 if !Thread.isMainThread {
-                    errno = 0
-                    let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-                    seen.withValue { $0.append(errno == 0 ? nice : -100) }
+                    seen.withValue { $0.append(nice()) }
+                    let first = firstSync.withValue { first in
+                        defer { first = false }
+                        return first
+                    }
+                    if first {
+                        _ = appended.wait(timeout: .now() + 20)
+                    }
                 }
-                return live.fsync(fd)
+                let result = live.fsync(fd)
+                if !Thread.isMainThread { synced.withValue { _ = $0.insert(fd) } }
+                return result
+            }
+            calls.write = { fd, bytes, count in
+                if !Thread.isMainThread, synced.withValue({ $0.contains(fd) }) {
+                    copiedAt.withValue { $0.append(nice()) }
+                }
+                return live.write(fd, bytes, count)
+            }
+            calls.close = { fd in
+                synced.withValue { _ = $0.remove(fd) }
+                return live.close(fd)
             }
             // The rename of the new file over the old one, which the switch makes under the lock.
             let renamedAt = Locked<[Int32]>([])
             calls.rename = { from, to in
-                errno = 0
-                let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-                renamedAt.withValue { $0.append(errno == 0 ? nice : -100) }
+                renamedAt.withValue { $0.append(nice()) }
                 return live.rename(from, to)
             }
             let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
@@ -47,9 +76,7 @@ final class CompactionPriorityTests: XCTestCase {
                 let asked = Locked<Int32>(-100)
                 let done = DispatchSemaphore(value: 0)
                 store.compactionQueue.async {
-                    errno = 0
-                    let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-                    asked.withValue { $0 = errno == 0 ? nice : -100 }
+                    asked.withValue { $0 = nice() }
                     done.signal()
                 }
                 done.wait()
@@ -58,7 +85,19 @@ final class CompactionPriorityTests: XCTestCase {
             let queueBefore = queueNice()
             XCTAssertLessThan(queueBefore, 19)
             let engine = try RuleEngine(source: "scenario S < on x; min_events 1 >", store: store, clock: ManualClock())
-            for _ in 0..<60 { engine.trigger("x") }
+            // Past the threshold, so that the first compaction starts and waits to sync; then
+            // 30 KB more, which it copies once it has synced.
+            func length() throws -> Int {
+                try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+            }
+            var triggers = 60
+            for _ in 0..<triggers { engine.trigger("x") }
+            let waiting = try length()
+            while try length() < waiting + 30_000 {
+                engine.trigger("x")
+                triggers += 1
+            }
+            appended.signal()
             store.waitForCompaction()
             let nices = seen.withValue { $0 }
             XCTAssertFalse(nices.isEmpty, "a compaction ran")
@@ -69,7 +108,10 @@ final class CompactionPriorityTests: XCTestCase {
             XCTAssertEqual(Set(renames), [queueBefore], "the switch, under the store's lock, at the queue's priority")
             // A thread of the compaction queue, once it is done, runs at the priority it had.
             XCTAssertEqual(queueNice(), queueBefore, "the queue's thread")
-            XCTAssertEqual(engine.count("x"), 60)
+            let copies = copiedAt.withValue { $0 }
+            XCTAssertFalse(copies.isEmpty, "the records appended meanwhile were copied")
+            XCTAssertEqual(Set(copies), [queueBefore], "the copy, which reads the length under the lock")
+            XCTAssertEqual(engine.count("x"), triggers)
         }
     #endif
 }

@@ -113,9 +113,8 @@ extension FileStore {
         let label = path
         compactionQueue.async { [weak self] in
             defer { if source >= 0 { close(source) } }
-            // The new file's writing and syncing, below the app's threads.
-            let prepared = Protected<ReadyCompaction?>(nil)
-            FileStore.belowTheApp { [weak self] in
+            // The new file's writing and syncing, below the app's threads, without the store's lock.
+            let written: (out: Int32, liveSize: Int, failure: RuleStoreError?) = FileStore.belowTheApp {
                 var failure: RuleStoreError? =
                     source < 0
                     ? .io(path: label, operation: "open", errno: errno)
@@ -147,79 +146,72 @@ extension FileStore {
                         failure = error as? RuleStoreError ?? .other(error)
                     }
                 }
-                // Copy what was appended meanwhile in rounds without the lock, until little is left
-                // for the switch to copy under it.
-                var copied = offset
-                while failure == nil, let end = self?.appendedLength(since: startedIn), end - copied > 16_384 {
-                    do {
-                        try FileStore.copy(source, copied..<end, path: label, to: out, at: temporary, system: system)
-                        copied = end
-                    } catch {
-                        failure = error as? RuleStoreError ?? .other(error)
-                    }
+                return (out, liveSize, failure)
+            }
+            // From here on the work takes the store's lock (to read the file's length, then to
+            // switch), so it runs on the queue's thread at the priority it had: a trigger waiting
+            // for the lock must not wait for a thread at nice 19, which a busy thread at nice 0
+            // on its core leaves about 1/70 of the core (weights 15 and 1024).
+            var failure = written.failure
+            // Copy what was appended meanwhile in rounds without the lock, until little is left
+            // for the switch to copy under it.
+            var copied = offset
+            while failure == nil, let end = self?.appendedLength(since: startedIn), end - copied > 16_384 {
+                do {
+                    try FileStore.copy(
+                        source, copied..<end, path: label, to: written.out, at: temporary, system: system)
+                    copied = end
+                } catch {
+                    failure = error as? RuleStoreError ?? .other(error)
                 }
-                let ready = ReadyCompaction(
-                    out: out, temporary: temporary, copied: copied, startedIn: startedIn, liveSize: liveSize,
-                    failure: failure)
-                prepared.withLock { $0 = ready }
             }
-            // The switch holds the store's lock, so it runs here, on the queue's thread at the
-            // priority it had: a trigger waiting for the lock must not wait for a thread at
-            // nice 19, which a busy thread at nice 0 on its core leaves about 1/70 of the core
-            // (weights 15 and 1024).
-            guard let ready = prepared.withLock({ $0 }) else { return }
-            if shared {
-                // The switch needs the region's lock, which this process's next append holds.
-                if let self { self.lock.withLock { self.readyCompaction = ready } } else { ready.discard() }
-                return
-            }
+            let ready = ReadyCompaction(
+                out: written.out, temporary: temporary, copied: copied, startedIn: startedIn,
+                liveSize: written.liveSize, failure: failure)
             // Holds the store only while switching files: a store released meanwhile is gone
             // (its lock with it), and its new file is removed if it is still ours. Asked once:
             // the store may be released just after the switch (which gave `out` to the store,
             // or closed it), and `out` must then not be closed here again (its number may be
             // another file's by then).
-            let finished: String?
-            do {
-                guard let store = self else {
-                    if ready.out >= 0 {
-                        if FileIdentity(descriptor: ready.out) == FileIdentity(path: ready.temporary) {
-                            unlink(ready.temporary)
-                        }
-                        _ = system.close(ready.out)
-                    }
-                    return
-                }
-                finished = store.finishCompaction(
-                    ready.out, ready.temporary, from: ready.copied, startedIn: startedIn, liveSize: ready.liveSize,
-                    failure: ready.failure)
+            guard let store = self else { return ready.discard(system) }
+            if shared {
+                // The switch needs the region's lock, which this process's next append holds.
+                return store.lock.withLock { store.readyCompaction = ready }
             }
+            let finished = store.finishCompaction(
+                ready.out, temporary, from: copied, startedIn: startedIn, liveSize: ready.liveSize, failure: failure)
             guard let directory = finished else { return }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)
         }
     }
 
-    /// Runs `work` below the app's threads, and returns when it is done. On Apple platforms the
-    /// compaction queue's `utility` QoS does that. On Linux, libdispatch gives QoS little priority
-    /// (a `utility` queue's threads run at nice 2), so a compaction competed with the app's threads as an equal: on 2 cores, a thread that
-    /// triggered while the engine swapped rules (a third busy thread) lost the CPU for a 4 ms
-    /// tick, and `trigger_during_swap_100k_p99_ms` read 2.5-2.6 ms though the engine's lock was
-    /// held 0.01-0.06 ms. There, `work` runs on a thread of its own at nice 19 (a pool thread's
+    /// Runs `work` below the app's threads, and returns its result when it is done. On Apple
+    /// platforms the compaction queue's `utility` QoS does that. On Linux, libdispatch gives QoS
+    /// little priority (a `utility` queue's threads run at nice 2), so a compaction competed
+    /// with the app's threads almost as an equal: on 2 cores, a thread that triggered while the
+    /// engine swapped rules (a third busy thread) lost the CPU for a 4 ms tick, and
+    /// `trigger_during_swap_100k_p99_ms` read 2.5-2.6 ms though the engine's lock was held
+    /// 0.01-0.06 ms. There, `work` runs on a thread of its own at nice 19 (a pool thread's
     /// priority, once lowered, cannot be raised again without privileges), while the queue's
-    /// thread waits, so that ``waitForCompaction()`` still waits for it.
-    static func belowTheApp(_ work: @escaping @Sendable () -> Void) {
+    /// thread waits, so that ``waitForCompaction()`` still waits for it. `work` must not take
+    /// the store's lock, which a trigger would then wait for at nice 19.
+    static func belowTheApp<Result: Sendable>(_ work: @escaping @Sendable () -> Result) -> Result {
         #if os(Linux)
+            let result = Protected<Result?>(nil)
             let done = DispatchSemaphore(value: 0)
             let thread = Thread {
                 // `who` 0: the calling thread (Linux keeps a nice value per thread).
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-                work()
+                let value = work()
+                result.withLock { $0 = value }
                 done.signal()
             }
             thread.start()
             done.wait()
+            return result.withLock { $0! }
         #else
-            work()
+            return work()
         #endif
     }
 
@@ -391,7 +383,7 @@ extension FileStore {
         readyCompaction = nil
         compacting = false
         func drop(_ error: RuleStoreError?) {
-            ready.discard()
+            ready.discard(self.system)
             noteDropped(error)
         }
         guard ready.failure == nil, ready.startedIn == generation, fd >= 0, !contentsUnknown else {
@@ -439,7 +431,8 @@ extension FileStore {
     }
 }
 
-/// A shared file's compaction, written in the background and waiting for the switch.
+/// A compaction written in the background and ready for the switch (a shared file's waits
+/// for this process's next append).
 struct ReadyCompaction {
     let out: Int32
     let temporary: String
@@ -449,10 +442,11 @@ struct ReadyCompaction {
     let liveSize: Int
     let failure: RuleStoreError?
 
-    /// Closes and removes the new file (its name is this store's alone).
-    func discard() {
+    /// Closes (through the store's system calls) and removes the new file, while the name is
+    /// still this file's.
+    func discard(_ system: FileSystemCalls) {
         guard out >= 0 else { return }
         if FileIdentity(descriptor: out) == FileIdentity(path: temporary) { unlink(temporary) }
-        close(out)
+        _ = system.close(out)
     }
 }

@@ -254,7 +254,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             region.unlock()
         }
         if fd >= 0 { _ = system.close(fd) }
-        readyCompaction?.discard()
+        readyCompaction?.discard(system)
     }
 
     // MARK: - Loading

@@ -23,7 +23,10 @@ let package = Package(
         .target(name: "CRegionGuard"),
         // CRC-32 folded by carry-less multiplication where the CPU has it (x86-64).
         .target(name: "CRuleChecksum"),
-        .target(name: "RuleRuntime", dependencies: ["RuleLang", "CZlib", "CRegionGuard", "CRuleChecksum"]),
+        // File system calls the system modules leave out (swapping two paths' files).
+        .target(name: "CFileCalls"),
+        .target(
+            name: "RuleRuntime", dependencies: ["RuleLang", "CZlib", "CRegionGuard", "CRuleChecksum", "CFileCalls"]),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.

@@ -61,11 +61,16 @@ final class CompactionPriorityTests: XCTestCase {
                 synced.withValue { _ = $0.remove(fd) }
                 return live.close(fd)
             }
-            // The rename of the new file over the old one, which the switch makes under the lock.
+            // The swap of the new file with the old one (or the rename over it), which the switch
+            // makes under the lock.
             let renamedAt = Locked<[Int32]>([])
             calls.rename = { from, to in
                 renamedAt.withValue { $0.append(nice()) }
                 return live.rename(from, to)
+            }
+            calls.exchange = { a, b in
+                renamedAt.withValue { $0.append(nice()) }
+                return live.exchange(a, b)
             }
             let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
             let store = FileStore(url: url, options: .init(compactionThreshold: 256), system: calls)
@@ -104,7 +109,7 @@ final class CompactionPriorityTests: XCTestCase {
             XCTAssertEqual(Set(nices), [19])
             XCTAssertEqual(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), before, "this thread's")
             let renames = renamedAt.withValue { $0 }
-            XCTAssertEqual(renames.count, store.compactions, "each switch renamed once")
+            XCTAssertEqual(renames.count, store.compactions, "each switch swapped once")
             XCTAssertEqual(Set(renames), [queueBefore], "the switch, under the store's lock, at the queue's priority")
             // A thread of the compaction queue, once it is done, runs at the priority it had.
             XCTAssertEqual(queueNice(), queueBefore, "the queue's thread")

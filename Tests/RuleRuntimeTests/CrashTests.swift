@@ -57,7 +57,7 @@ final class CrashTests: XCTestCase {
 
     // MARK: - Fault injection
 
-    enum Call: String, CaseIterable { case write, fsync, rename, truncate, syncDirectory }
+    enum Call: String, CaseIterable { case write, fsync, rename, exchange, truncate, syncDirectory }
 
     /// System calls that succeed until the `failAt`-th one of `kind`; then that call fails
     /// (`stop == false`), or it and every later call of any kind fail as if the process had
@@ -109,6 +109,13 @@ final class CrashTests: XCTestCase {
                             errno = EIO
                             return -1
                         }() : live.rename(a, b)
+                },
+                exchange: { a, b in
+                    self.fails(.exchange)
+                        ? {
+                            errno = EIO
+                            return -1
+                        }() : live.exchange(a, b)
                 },
                 truncate: { fd, n in
                     self.fails(.truncate)

@@ -65,7 +65,7 @@ extension FileStore {
         guard system.fsync(out) == 0 else { throw fail("fsync", errno) }
         guard let newIdentity = FileIdentity(descriptor: out) else { throw fail("stat", errno) }
         let behind = region.map { $0.sequence != seenSequence || $0.generation != seenGeneration } ?? false
-        guard renameCompacted(temporary, newIdentity, size: size) else { throw fail("rename", errno) }
+        guard renameCompacted(temporary, newIdentity, size: size) != .failed else { throw fail("rename", errno) }
         // The old file's last close frees its blocks (0.3 ms for 1 MiB here, a fifth of a
         // shared compaction): done on the compaction queue, off the caller's path and the lock.
         let replaced = file.replace(with: out, identity: newIdentity, length: size)
@@ -254,13 +254,15 @@ extension FileStore {
             return drop(.io(path: temporary, operation: "stat", errno: errno))
         }
         let size = Int(lseek(out, 0, SEEK_END))
-        guard size >= copied, renameCompacted(temporary, newIdentity, size: size) else {
-            return drop(.io(path: temporary, operation: "rename", errno: errno))
-        }
-        // The old file is closed after the lock is released: its last close frees its blocks,
-        // which a trigger waiting on the lock need not wait for.
+        let switched = size >= copied ? renameCompacted(temporary, newIdentity, size: size, swapping: true) : .failed
+        if switched == .failed { return drop(.io(path: temporary, operation: "rename", errno: errno)) }
+        // The old file is removed (when swapped) and closed after the lock is released: its
+        // last close frees its blocks, which a trigger waiting on the lock need not wait for.
         let replaced = file.replace(with: out, identity: newIdentity, length: size)
-        defer { _ = system.close(replaced) }
+        defer {
+            if switched == .swapped { unlink(temporary) }
+            _ = system.close(replaced)
+        }
         compactionCount += 1
         liveBytes = liveSize
         let directory = (realPath as NSString).deletingLastPathComponent
@@ -314,9 +316,16 @@ extension FileStore {
     /// counters move before the rename, so that a process killed in between has moved them and
     /// the others look at the file (a needless look when the rename failed); the new file is
     /// recorded before the rename too, and put back when it fails: a process killed in between
-    /// leaves the path naming the old file, which the others keep using. False (with `errno`)
-    /// when the rename failed.
-    private func renameCompacted(_ temporary: String, _ newIdentity: FileIdentity, size: Int) -> Bool {
+    /// leaves the path naming the old file, which the others keep using. `.failed` (with
+    /// `errno`) when the rename failed.
+    ///
+    /// `swapping`: the two names' files are swapped where the system can
+    /// (``FileSystemCalls/exchangePaths(_:_:)``), so that the old file is left at `temporary`
+    /// for the caller to remove once the store's lock is let go; a rename where it cannot (a
+    /// file system without the call, or no file at the path any more).
+    private func renameCompacted(
+        _ temporary: String, _ newIdentity: FileIdentity, size: Int, swapping: Bool = false
+    ) -> NamesSwitched {
         let recorded = region?.recordedFile
         if let region {
             region.advance(replaced: true)
@@ -324,14 +333,25 @@ extension FileStore {
             region.durableLength = size
             region.faultNotice = (0, 0)
         }
+        if swapping && system.exchange(temporary, realPath) == 0 { return .swapped }
         guard system.rename(temporary, realPath) == 0 else {
             let code = errno
             region?.recordedFile = recorded
             region?.durableLength = fileLength
             errno = code
-            return false
+            return .failed
         }
-        return true
+        return .renamed
+    }
+
+    /// How ``renameCompacted(_:_:size:swapping:)`` put a compacted file in place.
+    enum NamesSwitched {
+        /// Nothing moved (`errno` says why).
+        case failed
+        /// Renamed over the old file.
+        case renamed
+        /// Swapped with the old file, which now lies at the new file's former name.
+        case swapped
     }
 
     /// A background compaction dropped: a file cut short under it is left to the next append's
@@ -395,13 +415,16 @@ extension FileStore {
         guard let newIdentity = FileIdentity(descriptor: out), FileIdentity(path: ready.temporary) == newIdentity
         else { return drop(nil) }
         let size = Int(lseek(out, 0, SEEK_END))
-        guard renameCompacted(ready.temporary, newIdentity, size: size) else {
-            return drop(.io(path: ready.temporary, operation: "rename", errno: errno))
-        }
+        let switched = renameCompacted(ready.temporary, newIdentity, size: size, swapping: true)
+        if switched == .failed { return drop(.io(path: ready.temporary, operation: "rename", errno: errno)) }
         let replaced = file.replace(with: out, identity: newIdentity, length: size)
         let directory = (realPath as NSString).deletingLastPathComponent
         let system = self.system
+        // The old file, at the new one's former name when swapped (a name of this process's
+        // own), is removed and closed off the caller's path.
+        let oldName = switched == .swapped ? ready.temporary : nil
         compactionQueue.async {
+            if let oldName { unlink(oldName) }
             close(replaced)
             _ = system.syncDirectory(directory.isEmpty ? "." : directory)
         }

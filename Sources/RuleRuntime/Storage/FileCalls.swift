@@ -1,3 +1,4 @@
+internal import CFileCalls
 import Foundation
 
 /// The system calls a file store makes, and their helpers.
@@ -128,6 +129,9 @@ struct FileSystemCalls: Sendable {
     var write: @Sendable (Int32, UnsafeRawPointer, Int) -> Int
     var fsync: @Sendable (Int32) -> Int32
     var rename: @Sendable (String, String) -> Int32
+    /// Swaps the files at two paths in one step (``exchangePaths(_:_:)``): -1 with `errno`
+    /// where the system or the file system cannot, and nothing has moved.
+    var exchange: @Sendable (String, String) -> Int32 = FileSystemCalls.exchangePaths
     var truncate: @Sendable (Int32, off_t) -> Int32
     /// `fsync` of a directory, so a rename in it is durable.
     var syncDirectory: @Sendable (String) -> Int32
@@ -136,6 +140,17 @@ struct FileSystemCalls: Sendable {
     /// Closes a descriptor: the store's own file and a compaction's, so that a test can see
     /// that each is closed once.
     var close: @Sendable (Int32) -> Int32 = FileSystemCalls.closeDescriptor
+
+    /// Swaps the files at `a` and `b`: each name then holds the other's file. A background
+    /// compaction's switch puts the new file in place this way, and removes the old one after
+    /// the store's lock is let go. A rename over the old file costs more under the lock: on
+    /// ext4 (`auto_da_alloc`, on by default) a rename that replaces a file first starts writing
+    /// out the renamed file's unwritten pages, the records copied after its `fsync`. A C loop
+    /// renaming a 3 MiB file, synced and then 4-64 KiB longer, over a 6 MiB one, 30 times each:
+    /// 72-83 µs on average against 20-28 µs with nothing left to write (2026-11-29).
+    @Sendable static func exchangePaths(_ a: String, _ b: String) -> Int32 {
+        rules_exchange_paths(a, b)
+    }
 
     @Sendable static func closeDescriptor(_ descriptor: Int32) -> Int32 {
         #if canImport(Glibc)

@@ -1,0 +1,139 @@
+import Foundation
+import XCTest
+
+@testable import RuleRuntime
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A background compaction's switch puts the new file in place by swapping the two names'
+/// files (one step, cheaper under the store's lock than a rename over the old file), then
+/// removes the old file, now at the new file's former name, once the lock is let go. Where the
+/// files cannot be swapped, it renames, as before. Either way nothing is left beside the file.
+final class CompactionSwitchTests: XCTestCase {
+    let rules = "scenario S < on x; min_events 1 >"
+
+    /// The calls a switch makes, recorded; `exchange` fails with `EINVAL` when `swaps` is false.
+    final class SwitchCalls: @unchecked Sendable {
+        let lock = NSLock()
+        var exchanged: [(String, String)] = []
+        var renamed: [(String, String)] = []
+        let swaps: Bool
+
+        init(swaps: Bool) { self.swaps = swaps }
+
+        var calls: FileSystemCalls {
+            var calls = FileSystemCalls.live
+            let live = FileSystemCalls.live
+            calls.exchange = { a, b in
+                self.lock.lock()
+                defer { self.lock.unlock() }
+                self.exchanged.append((a, b))
+                guard self.swaps else {
+                    errno = EINVAL
+                    return -1
+                }
+                return live.exchange(a, b)
+            }
+            calls.rename = { a, b in
+                self.lock.lock()
+                defer { self.lock.unlock() }
+                self.renamed.append((a, b))
+                return live.rename(a, b)
+            }
+            return calls
+        }
+    }
+
+    /// Triggers until `store` has switched files twice; returns the triggers made.
+    private func compactTwice(_ store: FileStore, _ engine: RuleEngine) -> Int {
+        var triggers = 0
+        while store.compactions < 2 && triggers < 20_000 {
+            engine.trigger("x")
+            triggers += 1
+            if triggers % 50 == 0 { store.waitForCompaction() }
+        }
+        store.waitForCompaction()
+        return triggers
+    }
+
+    private func check(shared: Bool, swaps: Bool) throws {
+        let url = temporaryURL("switch.state")
+        defer { removeFolder(of: url) }
+        let recorded = SwitchCalls(swaps: swaps)
+        let label = "shared \(shared), swaps \(swaps)"
+        // The first file, held open here: once switched away from, no name may hold it.
+        var first: Int32 = -1
+        defer { if first >= 0 { close(first) } }
+        var triggers = 0
+        var compactions = 0
+        let path: String
+        do {
+            // 16 KiB: a shared file four times over compacts in place, which this is not about.
+            let store = FileStore(
+                url: url, options: .init(compactionThreshold: 16 << 10, shared: shared), system: recorded.calls)
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            engine.trigger("x")
+            first = open(url.path, O_RDONLY | O_CLOEXEC)
+            XCTAssertGreaterThanOrEqual(first, 0)
+            triggers = 1 + compactTwice(store, engine)
+            compactions = store.compactions
+            path = store.realPath
+            XCTAssertEqual(engine.count("x"), triggers, label)
+        }
+        XCTAssertGreaterThanOrEqual(compactions, 2, label)
+        recorded.lock.lock()
+        let (exchanged, renamed) = (recorded.exchanged, recorded.renamed)
+        recorded.lock.unlock()
+        // Each switch asked to swap its new file with the file; a rename only where it could not.
+        XCTAssertEqual(exchanged.count, compactions, label)
+        XCTAssertTrue(exchanged.allSatisfy { $0.1 == path && $0.0.hasPrefix(path + ".compacting") }, label)
+        XCTAssertEqual(renamed.count, swaps ? 0 : compactions, label)
+        XCTAssertTrue(renamed.allSatisfy { $0.1 == path && $0.0.hasPrefix(path + ".compacting") }, label)
+        var info = stat()
+        XCTAssertEqual(fstat(first, &info), 0)
+        XCTAssertEqual(info.st_nlink, 0, "the first file is removed: \(label)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+        XCTAssertEqual(left.filter { $0.contains(".compacting") }, [], "\(label): \(left)")
+        let reopened = try RuleEngine(
+            source: rules, store: FileStore(url: url, options: .init(shared: shared)), clock: ManualClock())
+        XCTAssertEqual(reopened.count("x"), triggers, label)
+    }
+
+    func testAnExclusiveSwitchSwapsTheFilesAndRemovesTheOldOne() throws {
+        try check(shared: false, swaps: true)
+    }
+
+    func testASharedSwitchSwapsTheFilesAndRemovesTheOldOne() throws {
+        try check(shared: true, swaps: true)
+    }
+
+    /// A file system that cannot swap (`EINVAL`), or a system without the call: a rename.
+    func testASwitchWhereTheFilesCannotBeSwappedRenamesAsBefore() throws {
+        try check(shared: false, swaps: false)
+        try check(shared: true, swaps: false)
+    }
+
+    /// The call itself, on this machine's file system: each name holds the other's file.
+    func testExchangePathsSwapsTwoFiles() throws {
+        let url = temporaryURL("swap-a")
+        defer { removeFolder(of: url) }
+        let other = url.deletingLastPathComponent().appendingPathComponent("swap-b")
+        try Data("a".utf8).write(to: url)
+        try Data("b".utf8).write(to: other)
+        let result = FileSystemCalls.exchangePaths(url.path, other.path)
+        #if os(Linux) || canImport(Darwin)
+            XCTAssertEqual(result, 0, "errno \(errno)")
+            XCTAssertEqual(try String(contentsOf: url, encoding: .utf8), "b")
+            XCTAssertEqual(try String(contentsOf: other, encoding: .utf8), "a")
+        #endif
+        // A missing file: nothing moves.
+        let missing = url.deletingLastPathComponent().appendingPathComponent("missing")
+        XCTAssertEqual(FileSystemCalls.exchangePaths(url.path, missing.path), -1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing.path))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: url.path))
+    }
+}

@@ -325,8 +325,10 @@ let zlibModule = URL(fileURLWithPath: #filePath).deletingLastPathComponent().del
     .deletingLastPathComponent().appendingPathComponent("Sources/CZlib")
 
 /// The `-I` flags of the module maps RuleRuntime's C modules need, for a bare `swiftc` as
-/// `zlibModule`: zlib's, the shared region's SIGBUS guard's and the folded CRC-32's (C targets).
+/// `zlibModule`: zlib's, the shared region's SIGBUS guard's, the folded CRC-32's and the file
+/// calls' (C targets).
 let cModuleFlags = [
     zlibModule, zlibModule.deletingLastPathComponent().appendingPathComponent("CRegionGuard/include"),
     zlibModule.deletingLastPathComponent().appendingPathComponent("CRuleChecksum/include"),
+    zlibModule.deletingLastPathComponent().appendingPathComponent("CFileCalls/include"),
 ].flatMap { ["-I", $0.path] }

@@ -13,16 +13,19 @@ targets=("$@")
 root=.build/fuzz
 # The harnesses keep a program in a global, which LeakSanitizer reports at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-# RuleRuntime imports the system zlib through the CZlib module map, and two C targets of its
-# own, compiled here with the toolchain's clang and linked in: the shared region's SIGBUS guard
-# and the folded CRC-32.
+# RuleRuntime imports the system zlib through the CZlib module map, and three C targets of its
+# own, compiled here with the toolchain's clang and linked in: the shared region's SIGBUS guard,
+# the folded CRC-32 and the file calls (swapping two paths' files).
 mkdir -p "$root"
 clang -c -O -fsanitize=address Sources/CRegionGuard/region_guard.c -I Sources/CRegionGuard/include \
   -o "$root/region_guard.o"
 clang -c -O -fsanitize=address Sources/CRuleChecksum/crc32_fold.c -I Sources/CRuleChecksum/include \
   -o "$root/crc32_fold.o"
+clang -c -O -fsanitize=address Sources/CFileCalls/file_calls.c -I Sources/CFileCalls/include \
+  -o "$root/file_calls.o"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -module-name Fuzzed -package-name Rules -I Sources/CZlib
-  -I Sources/CRegionGuard/include -I Sources/CRuleChecksum/include "$root/region_guard.o" "$root/crc32_fold.o")
+  -I Sources/CRegionGuard/include -I Sources/CRuleChecksum/include -I Sources/CFileCalls/include
+  "$root/region_guard.o" "$root/crc32_fold.o" "$root/file_calls.o")
 
 sources() {  # copies of the given sources without imports of the package's modules
   local out="$root/$1/src"

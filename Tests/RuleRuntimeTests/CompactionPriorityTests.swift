@@ -90,18 +90,7 @@ final class CompactionPriorityTests: XCTestCase {
             let queueBefore = queueNice()
             XCTAssertLessThan(queueBefore, 19)
             let engine = try RuleEngine(source: "scenario S < on x; min_events 1 >", store: store, clock: ManualClock())
-            // Past the threshold, so that the first compaction starts and waits to sync; then
-            // 30 KB more, which it copies once it has synced.
-            func length() throws -> Int {
-                try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
-            }
-            var triggers = 60
-            for _ in 0..<triggers { engine.trigger("x") }
-            let waiting = try length()
-            while try length() < waiting + 30_000 {
-                engine.trigger("x")
-                triggers += 1
-            }
+            let triggers = try appendPastTheFirstSync(engine, url)
             appended.signal()
             store.waitForCompaction()
             let nices = seen.withValue { $0 }
@@ -117,6 +106,68 @@ final class CompactionPriorityTests: XCTestCase {
             XCTAssertFalse(copies.isEmpty, "the records appended meanwhile were copied")
             XCTAssertEqual(Set(copies), [queueBefore], "the copy, which reads the length under the lock")
             XCTAssertEqual(engine.count("x"), triggers)
+        }
+
+        /// The copy rounds read how far the file has grown without the store's lock: a trigger
+        /// never waits for the queue's thread there, only at the switch. Here the test holds the
+        /// lock (as a long trigger would) while the first compaction copies what was appended
+        /// after its snapshot; the copy goes on, and the switch waits for the lock.
+        func testTheCopyRoundsRunWhileTheStoresLockIsHeld() throws {
+            let url = temporaryURL("copy-rounds.state")
+            defer { removeFolder(of: url) }
+            let synced = Locked<Set<Int32>>([])
+            let copied = DispatchSemaphore(value: 0)
+            let appended = DispatchSemaphore(value: 0)
+            let firstSync = Locked(true)
+            var calls = FileSystemCalls.live
+            let live = FileSystemCalls.live
+            calls.fsync = { fd in
+                if !Thread.isMainThread {
+                    let first = firstSync.withValue { first in
+                        defer { first = false }
+                        return first
+                    }
+                    if first { _ = appended.wait(timeout: .now() + 20) }
+                }
+                let result = live.fsync(fd)
+                if !Thread.isMainThread { synced.withValue { _ = $0.insert(fd) } }
+                return result
+            }
+            calls.write = { fd, bytes, count in
+                if !Thread.isMainThread, synced.withValue({ $0.contains(fd) }) { copied.signal() }
+                return live.write(fd, bytes, count)
+            }
+            calls.close = { fd in
+                synced.withValue { _ = $0.remove(fd) }
+                return live.close(fd)
+            }
+            let store = FileStore(url: url, options: .init(compactionThreshold: 256), system: calls)
+            let engine = try RuleEngine(source: "scenario S < on x; min_events 1 >", store: store, clock: ManualClock())
+            let triggers = try appendPastTheFirstSync(engine, url)
+            store.lock.lock()
+            appended.signal()
+            let copiedWhileHeld = copied.wait(timeout: .now() + 20) == .success
+            store.lock.unlock()
+            XCTAssertTrue(copiedWhileHeld, "the records appended meanwhile were copied while the lock was held")
+            store.waitForCompaction()
+            XCTAssertGreaterThanOrEqual(store.compactions, 1)
+            XCTAssertEqual(engine.count("x"), triggers)
+        }
+
+        /// Triggers past the threshold, so that the first compaction starts and waits to sync;
+        /// then 30 KB more, which it copies once it has synced. Returns the triggers made.
+        private func appendPastTheFirstSync(_ engine: RuleEngine, _ url: URL) throws -> Int {
+            func length() throws -> Int {
+                try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0
+            }
+            var triggers = 60
+            for _ in 0..<triggers { engine.trigger("x") }
+            let waiting = try length()
+            while try length() < waiting + 30_000 {
+                engine.trigger("x")
+                triggers += 1
+            }
+            return triggers
         }
     #endif
 }

@@ -1,10 +1,6 @@
 import Foundation
 import RuleLang
 
-#if canImport(Synchronization)
-    import Synchronization
-#endif
-
 /// A name of the rules as the engine's calls take it: ``Scenario``, ``Event``, ``RuleGroup`` and
 /// ``Param``. A string literal or an interpolated one (`"viewed \(section)"`) makes one, as
 /// ``init(_:)`` does; handles are equal, and hash, by name alone.
@@ -172,50 +168,6 @@ extension Double: ParamValueConvertible {
 
 // MARK: - Resolution
 
-/// One 64-bit word, atomic where the system has atomics (Linux, macOS 15 / iOS 18 and later);
-/// elsewhere nothing is kept: loads give 0 and stores are dropped.
-struct AtomicWordIfAvailable: Sendable {
-    /// An ``AtomicWord``, or nil (typed loosely: the class exists only where atomics do).
-    private let word: (any AnyObject & Sendable)?
-
-    init() {
-        #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
-                word = AtomicWord()
-                return
-            }
-        #endif
-        word = nil
-    }
-
-    /// The word (acquiring: what the store that published it wrote before is visible).
-    @inline(__always)
-    func load(acquiring: Bool) -> UInt64 {
-        #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
-                let box = unsafeDowncast(word, to: AtomicWord.self)
-                return acquiring ? box.value.load(ordering: .acquiring) : box.value.load(ordering: .relaxed)
-            }
-        #endif
-        return 0
-    }
-
-    /// Sets the word (releasing: what was written before is visible to an acquiring load).
-    @inline(__always)
-    func store(_ value: UInt64, releasing: Bool) {
-        #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), let word {
-                let box = unsafeDowncast(word, to: AtomicWord.self)
-                if releasing {
-                    box.value.store(value, ordering: .releasing)
-                } else {
-                    box.value.store(value, ordering: .relaxed)
-                }
-            }
-        #endif
-    }
-}
-
 /// Where a handle remembers its index in the engine that used it last: the engine's
 /// serial number and the index, published together in one atomic word. Only a handle made to
 /// be kept has one (``Scenario/init(resolvingOnce:)``): a class, so that reading it through the
@@ -240,13 +192,6 @@ final class HandleCache: Sendable {
         word.store(UInt64(serial) << 32 | UInt64(index + 1), releasing: true)
     }
 }
-
-#if canImport(Synchronization)
-    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
-    final class AtomicWord: Sendable {
-        let value = Atomic<UInt64>(0)
-    }
-#endif
 
 /// The thread holding an engine's lock, in one atomic word (before macOS 15 / iOS 18 nothing is
 /// kept, and a callback calling its engine is not detected).

@@ -9,6 +9,10 @@ struct OpenStateFile {
     private(set) var length = 0
     private(set) var identity = FileIdentity(device: 0, inode: 0)
     private(set) var generation = 0
+    /// The length and the generation's low 16 bits in one word, published at every change, so
+    /// that a background compaction reads how far the file it copies from has grown without
+    /// the store's lock (``publishedLength(inGeneration:)``).
+    let published = AtomicWordIfAvailable()
 
     /// `descriptor` is the open file, not read yet (opening, or reopening before it is read).
     mutating func use(_ descriptor: Int32) {
@@ -23,6 +27,7 @@ struct OpenStateFile {
     /// The open file is another than before (a reopen, once read): work on the old one is void.
     mutating func changed() {
         generation += 1
+        publish()
     }
 
     /// What `fstat` says the open file is.
@@ -33,12 +38,14 @@ struct OpenStateFile {
     /// Its acknowledged bytes end at `length`: read at open, a torn tail left out, a header written.
     mutating func acknowledge(upTo length: Int) {
         self.length = length
+        publish()
     }
 
     /// `count` more bytes acknowledged: an append that succeeded, or records other processes
     /// appended, read.
     mutating func acknowledge(appended count: Int) {
         length += count
+        publish()
     }
 
     /// Another file in its place (a compaction or a restore renamed it there): its descriptor,
@@ -49,6 +56,26 @@ struct OpenStateFile {
         self.identity = identity
         self.length = length
         generation += 1
+        publish()
         return old
+    }
+
+    private func publish() {
+        OpenStateFile.publish(length: length, generation: generation, to: published)
+    }
+
+    static func publish(length: Int, generation: Int, to word: AtomicWordIfAvailable) {
+        word.store(UInt64(generation & 0xFFFF) << 48 | UInt64(length & 0xFFFF_FFFF_FFFF), releasing: true)
+    }
+
+    /// What `word` says of the file in `generation`: its length, or nil once the open file is
+    /// another (`.some(nil)`); nil where the system has no atomics (read under the lock then).
+    /// Sixteen bits of the generation: a file would have to change 65,536 times during one
+    /// compaction to be taken for another, and the switch checks the whole generation again.
+    static func publishedLength(in word: AtomicWordIfAvailable, generation: Int) -> Int?? {
+        guard word.isAvailable else { return nil }
+        let packed = word.load(acquiring: true)
+        guard packed >> 48 == UInt64(generation & 0xFFFF) else { return .some(nil) }
+        return .some(Int(packed & 0xFFFF_FFFF_FFFF))
     }
 }

@@ -75,6 +75,12 @@ final class CrashTests: XCTestCase {
             (self.kind, self.failAt, self.stop) = (kind, index, stop)
         }
 
+        /// What a failed call returns: -1, with `errno` EIO.
+        static func ioError() -> Int32 {
+            errno = EIO
+            return -1
+        }
+
         /// True when call `call` must fail now.
         func fails(_ call: Call) -> Bool {
             lock.lock()
@@ -93,43 +99,22 @@ final class CrashTests: XCTestCase {
                 write: { fd, bytes, count in
                     guard self.fails(.write) else { return live.write(fd, bytes, count) }
                     if self.stop && count > 1 { _ = live.write(fd, bytes, count / 2) }
-                    errno = EIO
-                    return -1
+                    return Int(Faults.ioError())
                 },
                 fsync: { fd in
-                    self.fails(.fsync)
-                        ? {
-                            errno = EIO
-                            return -1
-                        }() : live.fsync(fd)
+                    self.fails(.fsync) ? Faults.ioError() : live.fsync(fd)
                 },
                 rename: { a, b in
-                    self.fails(.rename)
-                        ? {
-                            errno = EIO
-                            return -1
-                        }() : live.rename(a, b)
+                    self.fails(.rename) ? Faults.ioError() : live.rename(a, b)
                 },
                 exchange: { a, b in
-                    self.fails(.exchange)
-                        ? {
-                            errno = EIO
-                            return -1
-                        }() : live.exchange(a, b)
+                    self.fails(.exchange) ? Faults.ioError() : live.exchange(a, b)
                 },
                 truncate: { fd, n in
-                    self.fails(.truncate)
-                        ? {
-                            errno = EIO
-                            return -1
-                        }() : live.truncate(fd, n)
+                    self.fails(.truncate) ? Faults.ioError() : live.truncate(fd, n)
                 },
                 syncDirectory: { d in
-                    self.fails(.syncDirectory)
-                        ? {
-                            errno = EIO
-                            return -1
-                        }() : live.syncDirectory(d)
+                    self.fails(.syncDirectory) ? Faults.ioError() : live.syncDirectory(d)
                 },
                 writeAside: live.writeAside)
         }

@@ -222,7 +222,7 @@ extension FileStore {
     /// again; right after the new file's `fsync`, the sync's completion keeps its CPU busy, and
     /// such triggers slept 340-564 µs (an off-CPU profile, 2026-11-29).
     private func appendedLength(since startedIn: Int, _ published: AtomicWordIfAvailable) -> Int? {
-        if let length = OpenStateFile.publishedLength(in: published, generation: startedIn) { return length }
+        if published.isAvailable { return OpenStateFile.publishedLength(in: published, generation: startedIn) }
         lock.lock()
         defer { lock.unlock() }
         return startedIn == generation ? fileLength : nil

@@ -11,7 +11,7 @@ struct OpenStateFile {
     private(set) var generation = 0
     /// The length and the generation's low 16 bits in one word, published at every change, so
     /// that a background compaction reads how far the file it copies from has grown without
-    /// the store's lock (``publishedLength(inGeneration:)``).
+    /// the store's lock (``publishedLength(in:generation:)``).
     let published = AtomicWordIfAvailable()
 
     /// `descriptor` is the open file, not read yet (opening, or reopening before it is read).
@@ -60,22 +60,18 @@ struct OpenStateFile {
         return old
     }
 
+    /// Stores the length and the generation's low 16 bits in ``published``.
     private func publish() {
-        OpenStateFile.publish(length: length, generation: generation, to: published)
+        published.store(UInt64(generation & 0xFFFF) << 48 | UInt64(length & 0xFFFF_FFFF_FFFF), releasing: true)
     }
 
-    static func publish(length: Int, generation: Int, to word: AtomicWordIfAvailable) {
-        word.store(UInt64(generation & 0xFFFF) << 48 | UInt64(length & 0xFFFF_FFFF_FFFF), releasing: true)
-    }
-
-    /// What `word` says of the file in `generation`: its length, or nil once the open file is
-    /// another (`.some(nil)`); nil where the system has no atomics (read under the lock then).
-    /// Sixteen bits of the generation: a file would have to change 65,536 times during one
-    /// compaction to be taken for another, and the switch checks the whole generation again.
-    static func publishedLength(in word: AtomicWordIfAvailable, generation: Int) -> Int?? {
-        guard word.isAvailable else { return nil }
+    /// What `word` (an open file's ``published``) says of the file in `generation`: its length,
+    /// or nil once the open file is another. Only where `word.isAvailable`. Sixteen bits of the
+    /// generation: a file would have to change 65,536 times during one compaction to be taken
+    /// for another, and the switch checks the whole generation again under the lock.
+    static func publishedLength(in word: AtomicWordIfAvailable, generation: Int) -> Int? {
         let packed = word.load(acquiring: true)
-        guard packed >> 48 == UInt64(generation & 0xFFFF) else { return .some(nil) }
-        return .some(Int(packed & 0xFFFF_FFFF_FFFF))
+        guard packed >> 48 == UInt64(generation & 0xFFFF) else { return nil }
+        return Int(packed & 0xFFFF_FFFF_FFFF)
     }
 }

@@ -382,3 +382,80 @@ final class LockFileFaultTests: XCTestCase {
             check: { $0.prepareForSuspension() })
     }
 }
+
+/// The look an append takes at most once a millisecond: the open file's `fstat` alone finds it
+/// deleted, replaced by a rename over its name, or cut short; a look at the path, at most every
+/// 50 ms (``FileStore/pathCheckInterval``), finds it renamed away too. Each test makes the next
+/// append look (the coarse clock is not the test's to move), with or without the path.
+final class AppendLookTests: XCTestCase {
+    let rules = "scenario S < min_events 1 >"
+
+    /// An exclusive engine's 5 triggers, `fault` done to its file, then one trigger whose look
+    /// reaches the path only when `path` is true. Returns the fault that trigger reported and
+    /// what a fresh engine at the path counts (0 when nothing is there).
+    private func afterFault(path: Bool, _ fault: (String) throws -> Void) throws -> (RuleStoreError?, Int) {
+        let url = temporaryURL("look.state")
+        defer { removeFolder(of: url) }
+        var reported: RuleStoreError?
+        do {
+            let store = FileStore(url: url)
+            let engine = try RuleEngine(source: rules, store: store)
+            for _ in 0..<5 { engine.trigger("x") }
+            try fault(url.path)
+            store.lock.withLock {
+                store.lastIdentityCheck = 0
+                store.lastPathCheck = path ? 0 : FileStore.checkClock()
+            }
+            engine.trigger("x")
+            // The path the fault names left out: the cases are compared.
+            switch engine.lastStoreError {
+            case .replaced?: reported = .replaced(path: "")
+            case .truncated?: reported = .truncated(path: "")
+            case let other: reported = other
+            }
+            XCTAssertEqual(engine.count("x"), 6)
+        }
+        guard FileManager.default.fileExists(atPath: url.path) else { return (reported, 0) }
+        return (reported, try RuleEngine(source: rules, store: FileStore(url: url)).count("x"))
+    }
+
+    func testTheOpenFileAloneShowsItDeleted() throws {
+        for path in [false, true] {
+            let (reported, count) = try afterFault(path: path) { XCTAssertEqual(unlink($0), 0) }
+            XCTAssertEqual(reported, .replaced(path: ""), "path: \(path)")
+            XCTAssertEqual(count, 6, "path: \(path)")
+        }
+    }
+
+    func testTheOpenFileAloneShowsItReplacedByARenameOverIt() throws {
+        for path in [false, true] {
+            let (reported, count) = try afterFault(path: path) { target in
+                let other = target + ".new"
+                XCTAssertTrue(FileManager.default.createFile(atPath: other, contents: Data("junk".utf8)))
+                XCTAssertEqual(rename(other, target), 0)
+            }
+            XCTAssertEqual(reported, .replaced(path: ""), "path: \(path)")
+            XCTAssertEqual(count, 6, "path: \(path)")
+        }
+    }
+
+    func testTheOpenFileAloneShowsItCutShort() throws {
+        for path in [false, true] {
+            let (reported, count) = try afterFault(path: path) { XCTAssertEqual(truncate($0, 3), 0) }
+            XCTAssertEqual(reported, .truncated(path: ""), "path: \(path)")
+            XCTAssertEqual(count, 6, "path: \(path)")
+        }
+    }
+
+    /// Renamed away, the file keeps its link: only the path shows it gone. Without a look at the
+    /// path the trigger goes to the renamed file, which holds every record, and the store's
+    /// release looks at the path and writes the file there again; with one, the trigger does.
+    func testALookAtThePathShowsItRenamedAway() throws {
+        let (unseen, unseenCount) = try afterFault(path: false) { XCTAssertEqual(rename($0, $0 + ".aside"), 0) }
+        XCTAssertNil(unseen)
+        XCTAssertEqual(unseenCount, 6)
+        let (seen, seenCount) = try afterFault(path: true) { XCTAssertEqual(rename($0, $0 + ".aside"), 0) }
+        XCTAssertEqual(seen, .replaced(path: ""))
+        XCTAssertEqual(seenCount, 6)
+    }
+}

@@ -276,7 +276,10 @@ final class SharedFileTests: XCTestCase {
                 engine.trigger("x")
                 triggers += 1
                 // A look at the path at the next append, whatever the coarse clock reads.
-                store.lock.withLock { store.lastIdentityCheck = 0 }
+                store.lock.withLock {
+                    store.lastIdentityCheck = 0
+                    store.lastPathCheck = 0
+                }
             }
             store.waitForCompaction()
             let fresh = try RuleEngine(source: rules, store: shared(url), clock: clock)

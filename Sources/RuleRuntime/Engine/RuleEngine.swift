@@ -271,8 +271,9 @@ public final class RuleEngine: @unchecked Sendable {
     /// was deleted or replaced (reported through ``lastStoreError``). Call it when the app is
     /// about to be suspended (SwiftUI: `scenePhase` becoming `.background`): a file deleted
     /// under a running engine then loses nothing, even when the app is killed in the background.
-    /// The store also checks at most once a millisecond while appending, at `startSession`, and when
-    /// it is released.
+    /// The store also checks at most once a millisecond while appending (the path itself at most
+    /// every 50 ms, the open file's link count and size in between), at `startSession`, and
+    /// when it is released.
     ///
     /// It also ends the run's watch for a crash (language 1.2's `crash` stream): a process
     /// killed while suspended, or quit from the app switcher, did not crash. Call it too when a

@@ -366,6 +366,7 @@ extension FileStore {
     private func noteDropped(_ error: RuleStoreError?) {
         if case .corrupt = error {
             lastIdentityCheck = 0
+            lastPathCheck = 0
         } else if let error {
             backgroundError = error
         }

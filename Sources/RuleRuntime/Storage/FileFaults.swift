@@ -50,19 +50,27 @@ extension FileStore {
         case deleted, replaced, truncated
     }
 
-    /// Under the lock(s): an `fstat` and a `stat`, so called at most once a millisecond on the
-    /// append path (rulebench `trigger_file_vs_write`: the pair costs about a `write(2)`), and whenever
-    /// a shared store reads what other processes wrote.
-    func checkFile() -> FileCheck {
-        lastIdentityCheck = FileStore.checkClock()
+    /// Under the lock(s): an `fstat` and a `stat` of the path, whenever a shared store reads what
+    /// other processes wrote, and on the append path at most once a millisecond (``FileStore/checkInterval``).
+    /// There, the `stat` of the path is made only when ``FileStore/pathCheckInterval`` has passed
+    /// or the `fstat` finds the file without a name (`lookingAtPath` false): a deletion and a
+    /// replacement by a rename over the path both leave the open file with no link.
+    func checkFile(lookingAtPath: Bool = true) -> FileCheck {
+        let now = FileStore.checkClock()
+        lastIdentityCheck = now
         if let region, region.isDetached { regionDetached = true }
+        if !lookingAtPath {
+            var info = stat()
+            if fstat(fd, &info) == 0 && info.st_nlink > 0 {
+                return Int(info.st_size) < expectedLength ? .truncated : .sound
+            }
+        }
+        lastPathCheck = now
         let atPath = FileIdentity(path: realPath)
         if atPath == identity {
             var info = stat()
             guard fstat(fd, &info) == 0 else { return .sound }
-            var expected = fileLength
-            if let region, region.recordedFile == identity { expected = max(expected, region.durableLength) }
-            return Int(info.st_size) < expected ? .truncated : .sound
+            return Int(info.st_size) < expectedLength ? .truncated : .sound
         }
         if let region, let atPath {
             // A region of an earlier release records no file: a new generation is a compaction.
@@ -73,6 +81,13 @@ extension FileStore {
             }
         }
         return atPath == nil ? .deleted : .replaced
+    }
+
+    /// How long the open file is at least: its acknowledged records, and, shared, those other
+    /// processes acknowledged in it.
+    private var expectedLength: Int {
+        guard let region, region.recordedFile == identity else { return fileLength }
+        return max(fileLength, region.durableLength)
     }
 
     /// Under the lock(s), after ``checkFile()`` found the open file deleted or replaced by
@@ -205,8 +220,8 @@ extension FileStore {
     /// When the path no longer names the open file (deleted or replaced by someone else),
     /// writes the state to a new file there and returns the report. Shared: a file replaced
     /// by another process's compaction is not this (the engine reads it at its next call).
-    func recreateIfReplaced() throws -> RuleStoreError? {
-        let check = checkFile()
+    func recreateIfReplaced(lookingAtPath: Bool = true) throws -> RuleStoreError? {
+        let check = checkFile(lookingAtPath: lookingAtPath)
         switch check {
         case .sound, .movedOn: return nil
         case .deleted, .replaced: return try restoreFromOpenFile()

@@ -170,6 +170,7 @@ extension FileStore {
             return String(cString: resolved)
         }
         lastIdentityCheck = FileStore.checkClock()
+        lastPathCheck = lastIdentityCheck
         // We hold the lock: temporary files left by a killed compaction are ours to remove.
         removeLeftoverCompactions()
         var size = Int(info.st_size)

@@ -137,3 +137,62 @@ final class CompactionSwitchTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: url.path))
     }
 }
+
+/// An app lets go of an exclusive store while a background compaction switches its files: the
+/// compaction's thread holds the store until the switch is done, so the file stays locked a
+/// moment longer. An engine opened at once on the same file waits for that, and opens.
+final class ReleaseDuringSwitchTests: XCTestCase {
+    let rules = "scenario S < on x; min_events 1 >"
+
+    func testAnOpenRightAfterTheReleaseWaitsForTheSwitchAndOpens() throws {
+        let url = temporaryURL("release.state")
+        defer { removeFolder(of: url) }
+        let entered = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        var calls = FileSystemCalls.live
+        let live = FileSystemCalls.live
+        // The first switch stops at the old file's close, after the store's lock is let go and
+        // before the compaction lets go of the store, until the test says.
+        let stage = Protected(0)
+        calls.exchange = { a, b in
+            stage.withLock { $0 = max($0, 1) }
+            return live.exchange(a, b)
+        }
+        calls.close = { descriptor in
+            let first = stage.withLock { stage in
+                defer { if stage == 1 { stage = 2 } }
+                return stage == 1
+            }
+            if first {
+                entered.signal()
+                proceed.wait()
+            }
+            return live.close(descriptor)
+        }
+        var triggers = 0
+        do {
+            let store = FileStore(url: url, options: .init(compactionThreshold: 4 << 10), system: calls)
+            let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+            while !store.lock.withLock({ store.compacting }) && triggers < 10_000 {
+                engine.trigger("x")
+                triggers += 1
+            }
+            XCTAssertEqual(entered.wait(timeout: .now() + 30), .success, "the compaction reached its switch")
+        }
+        // The app holds neither the engine nor the store now; the switch holds the store.
+        let waitsBefore = ProcessHolds.waits.withLock { $0 }
+        let released = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            // The switch goes on once the open below waits for it (or after 10 s, so that a
+            // build without the wait fails rather than hangs).
+            let deadline = DispatchTime.now() + 10
+            while ProcessHolds.waits.withLock({ $0 }) == waitsBefore && DispatchTime.now() < deadline { usleep(100) }
+            proceed.signal()
+            released.signal()
+        }
+        let reopened = Result { try RuleEngine(source: rules, store: FileStore(url: url), clock: ManualClock()) }
+        released.wait()
+        XCTAssertEqual(try reopened.get().count("x"), triggers)
+        XCTAssertGreaterThan(ProcessHolds.waits.withLock { $0 }, waitsBefore)
+    }
+}

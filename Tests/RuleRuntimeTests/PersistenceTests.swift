@@ -382,11 +382,13 @@ final class PersistenceTests: XCTestCase {
         }
     }
 
+    /// A store of this process that the app still holds never lets go: the second open fails
+    /// after waiting for it (``ProcessHolds``), and names this process's store.
     func testSecondOpenOfTheSameFileIsRefused() throws {
         let url = temporaryURL("state")
         let first = try reopen(url, ManualClock())
         XCTAssertThrowsError(try reopen(url, ManualClock())) { error in
-            XCTAssertTrue("\(error)".contains("another process"), "\(error)")
+            XCTAssertTrue("\(error)".contains("another store of this process holds it open"), "\(error)")
         }
         _ = first
     }

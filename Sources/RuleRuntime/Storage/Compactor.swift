@@ -174,13 +174,25 @@ extension FileStore {
             // the store may be released just after the switch (which gave `out` to the store,
             // or closed it), and `out` must then not be closed here again (its number may be
             // another file's by then).
-            guard let store = self else { return ready.discard(system) }
-            if shared {
-                // The switch needs the region's lock, which this process's next append holds.
-                return store.lock.withLock { store.readyCompaction = ready }
-            }
-            let finished = store.finishCompaction(
-                ready.out, temporary, from: copied, startedIn: startedIn, liveSize: ready.liveSize, failure: failure)
+            //
+            // The store is held for the switch only, not for the directory's sync after it: a
+            // store whose app let go of it meanwhile is released here, and until then its file
+            // stays locked (an open of the same file by this process waits for that,
+            // ``ProcessHolds``).
+            let finished: String? = {
+                guard let store = self else {
+                    ready.discard(system)
+                    return nil
+                }
+                if shared {
+                    // The switch needs the region's lock, which this process's next append holds.
+                    store.lock.withLock { store.readyCompaction = ready }
+                    return nil
+                }
+                return store.finishCompaction(
+                    ready.out, temporary, from: copied, startedIn: startedIn, liveSize: ready.liveSize,
+                    failure: failure)
+            }()
             guard let directory = finished else { return }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)

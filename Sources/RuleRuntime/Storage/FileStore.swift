@@ -140,6 +140,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     var fd: Int32 { file.descriptor }
     /// The path with symbolic links resolved at open: compaction writes beside the real file.
     var realPath = ""
+    /// Exclusive: the resolved path this store holds locked, listed in ``ProcessHolds`` until
+    /// the store is released.
+    var heldPath: String?
     var identity: FileIdentity { file.identity }
     /// The entries `load` read, kept only until the engine has decoded them (``didLoad()``) or
     /// the first write: the engine holds the state, so the store keeps no second copy.
@@ -254,8 +257,9 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
 
     deinit {
         if fd >= 0 {
-            // The file deleted or replaced since the last check (appends check at most once a
-            // second): written again from memory, so nothing acknowledged is lost at release.
+            // The file deleted or replaced since the last check (appends look at most once a
+            // millisecond, at the path every 50 ms): written again, so nothing acknowledged is
+            // lost at release.
             lock.lock()
             _ = try? withFileLock { try recreateIfReplaced() }
             lock.unlock()
@@ -265,6 +269,7 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             region.unlock()
         }
         if fd >= 0 { _ = system.close(fd) }
+        if let heldPath { ProcessHolds.letGo(heldPath) }
         readyCompaction?.discard(system)
     }
 

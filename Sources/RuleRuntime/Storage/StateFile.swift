@@ -49,7 +49,7 @@ extension FileStore {
             // An exclusive store holds the file's lock for as long as it is open; a shared one
             // takes it only here, to find one (and is listed in the region for the exclusive
             // opener to find: whichever opens second fails).
-            if flock(descriptor, LOCK_SH | LOCK_NB) != 0 {
+            if ProcessHolds.lock(descriptor, LOCK_SH, path: path) != 0 {
                 throw RuleStoreError.unusable(path: path, reason: FileStore.heldExclusively)
             }
             flock(descriptor, LOCK_UN)
@@ -105,10 +105,15 @@ extension FileStore {
         for _ in 0..<16 {
             descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
-            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-                let code = errno
+            let code = ProcessHolds.lock(descriptor, LOCK_EX, path: path)
+            if code != 0 {
                 close(descriptor)
-                throw RuleStoreError.io(path: path, operation: "lock (is another process using it?)", errno: code)
+                let inProcess = ProcessHolds.resolved(path).map(ProcessHolds.holds) ?? false
+                throw RuleStoreError.io(
+                    path: path,
+                    operation: inProcess
+                        ? "lock (another store of this process holds it open)" : "lock (is another process using it?)",
+                    errno: code)
             }
             if let opened = FileIdentity(descriptor: descriptor), opened == FileIdentity(path: path) { break }
             close(descriptor)
@@ -127,6 +132,9 @@ extension FileStore {
             loaded = nil
             throw error
         }
+        if let heldPath { ProcessHolds.letGo(heldPath) }
+        ProcessHolds.take(realPath)
+        heldPath = realPath
     }
 
     /// Shared, under the region's lock: the file at the path replaced the open one (another

@@ -145,6 +145,15 @@ final class ReleaseDuringSwitchTests: XCTestCase {
     let rules = "scenario S < on x; min_events 1 >"
 
     func testAnOpenRightAfterTheReleaseWaitsForTheSwitchAndOpens() throws {
+        try reopenDuringSwitch(shared: false)
+    }
+
+    /// The same, the file opened again shared (as `rulec trigger` or an app extension would).
+    func testASharedOpenRightAfterTheReleaseWaitsForTheSwitchAndOpens() throws {
+        try reopenDuringSwitch(shared: true)
+    }
+
+    private func reopenDuringSwitch(shared: Bool) throws {
         let url = temporaryURL("release.state")
         defer { removeFolder(of: url) }
         let entered = DispatchSemaphore(value: 0)
@@ -190,7 +199,10 @@ final class ReleaseDuringSwitchTests: XCTestCase {
             proceed.signal()
             released.signal()
         }
-        let reopened = Result { try RuleEngine(source: rules, store: FileStore(url: url), clock: ManualClock()) }
+        let reopened = Result {
+            try RuleEngine(
+                source: rules, store: FileStore(url: url, options: .init(shared: shared)), clock: ManualClock())
+        }
         released.wait()
         XCTAssertEqual(try reopened.get().count("x"), triggers)
         XCTAssertGreaterThan(ProcessHolds.waits.withLock { $0 }, waitsBefore)

@@ -44,17 +44,19 @@ enum ProcessHolds {
 
     /// `flock(descriptor, operation | LOCK_NB)` on the file at `path`; when a store of this
     /// process holds it, tried again once that store has let go (or ``wait`` has passed).
-    /// Returns 0, or the `errno` of the last try.
-    static func lock(_ descriptor: Int32, _ operation: Int32, path: String) -> Int32 {
-        if flock(descriptor, operation | LOCK_NB) == 0 { return 0 }
+    /// Nil once locked; else the `errno` of the last try, and whether a store of this process
+    /// still holds the file.
+    static func lock(_ descriptor: Int32, _ operation: Int32, path: String) -> (errno: Int32, heldHere: Bool)? {
+        if flock(descriptor, operation | LOCK_NB) == 0 { return nil }
         let code = errno
-        guard code == EWOULDBLOCK, let resolved = resolved(path), holds(resolved) else { return code }
+        guard code == EWOULDBLOCK, let resolved = resolved(path), holds(resolved) else { return (code, false) }
         waits.withLock { $0 += 1 }
         let deadline = DispatchTime.now().uptimeNanoseconds + wait
         while holds(resolved) && DispatchTime.now().uptimeNanoseconds < deadline {
             usleep(200)
         }
-        return flock(descriptor, operation | LOCK_NB) == 0 ? 0 : errno
+        if flock(descriptor, operation | LOCK_NB) == 0 { return nil }
+        return (errno, holds(resolved))
     }
 
     /// `path` with its links and dots resolved, as a store records it, or nil.

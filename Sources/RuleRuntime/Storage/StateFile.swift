@@ -49,7 +49,7 @@ extension FileStore {
             // An exclusive store holds the file's lock for as long as it is open; a shared one
             // takes it only here, to find one (and is listed in the region for the exclusive
             // opener to find: whichever opens second fails).
-            if ProcessHolds.lock(descriptor, LOCK_SH, path: path) != 0 {
+            if ProcessHolds.lock(descriptor, LOCK_SH, path: path) != nil {
                 throw RuleStoreError.unusable(path: path, reason: FileStore.heldExclusively)
             }
             flock(descriptor, LOCK_UN)
@@ -105,15 +105,13 @@ extension FileStore {
         for _ in 0..<16 {
             descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw RuleStoreError.io(path: path, operation: "open", errno: errno) }
-            let code = ProcessHolds.lock(descriptor, LOCK_EX, path: path)
-            if code != 0 {
+            if let refused = ProcessHolds.lock(descriptor, LOCK_EX, path: path) {
                 close(descriptor)
-                let inProcess = ProcessHolds.resolved(path).map(ProcessHolds.holds) ?? false
                 throw RuleStoreError.io(
                     path: path,
-                    operation: inProcess
+                    operation: refused.heldHere
                         ? "lock (another store of this process holds it open)" : "lock (is another process using it?)",
-                    errno: code)
+                    errno: refused.errno)
             }
             if let opened = FileIdentity(descriptor: descriptor), opened == FileIdentity(path: path) { break }
             close(descriptor)
@@ -132,7 +130,6 @@ extension FileStore {
             loaded = nil
             throw error
         }
-        if let heldPath { ProcessHolds.letGo(heldPath) }
         ProcessHolds.take(realPath)
         heldPath = realPath
     }
@@ -172,11 +169,7 @@ extension FileStore {
             throw RuleStoreError.unusable(path: path, reason: "it is not a regular file")
         }
         file.identify(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
-        realPath = path.withCString { raw in
-            guard let resolved = realpath(raw, nil) else { return path }
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
+        realPath = ProcessHolds.resolved(path) ?? path
         lastIdentityCheck = FileStore.checkClock()
         lastPathCheck = lastIdentityCheck
         // We hold the lock: temporary files left by a killed compaction are ours to remove.

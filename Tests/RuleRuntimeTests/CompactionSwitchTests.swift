@@ -153,6 +153,53 @@ final class ReleaseDuringSwitchTests: XCTestCase {
         try reopenDuringSwitch(shared: true)
     }
 
+    /// An open made while another store of this process reads its file (it holds the file's
+    /// lock and has not finished its load) waits for that store as it would after a release,
+    /// rather than failing at once and naming another process.
+    func testAnOpenDuringAnotherStoresLoadWaitsForIt() throws {
+        let url = temporaryURL("loading.state")
+        defer { removeFolder(of: url) }
+        let entered = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        var calls = FileSystemCalls.live
+        let live = FileSystemCalls.live
+        // The first store's load of its new file stops at the header's sync, until the test says.
+        let first = Protected(true)
+        calls.fsync = { descriptor in
+            let stop = first.withLock { first in
+                defer { first = false }
+                return first
+            }
+            if stop {
+                entered.signal()
+                proceed.wait()
+            }
+            return live.fsync(descriptor)
+        }
+        let (rules, system) = (self.rules, calls)
+        DispatchQueue.global().async {
+            // Loaded, one event recorded, then released.
+            let engine = try? RuleEngine(
+                source: rules, store: FileStore(url: url, options: .init(), system: system), clock: ManualClock())
+            engine?.trigger("x")
+            done.signal()
+        }
+        XCTAssertEqual(entered.wait(timeout: .now() + 30), .success, "the first store reached its load's sync")
+        let waitsBefore = ProcessHolds.waits.withLock { $0 }
+        DispatchQueue.global().async {
+            // The load goes on once the open below waits for it (or after 10 s, so that a build
+            // without the wait fails rather than hangs).
+            let deadline = DispatchTime.now() + 10
+            while ProcessHolds.waits.withLock({ $0 }) == waitsBefore && DispatchTime.now() < deadline { usleep(100) }
+            proceed.signal()
+        }
+        let reopened = Result { try RuleEngine(source: rules, store: FileStore(url: url), clock: ManualClock()) }
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(try reopened.get().count("x"), 1)
+        XCTAssertGreaterThan(ProcessHolds.waits.withLock { $0 }, waitsBefore)
+    }
+
     private func reopenDuringSwitch(shared: Bool) throws {
         let url = temporaryURL("release.state")
         defer { removeFolder(of: url) }

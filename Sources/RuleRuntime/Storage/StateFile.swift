@@ -121,6 +121,11 @@ extension FileStore {
             throw RuleStoreError.io(path: path, operation: "lock (it keeps being replaced)", errno: EAGAIN)
         }
         try refuseIfOpenShared(descriptor)
+        // Listed from the lock on, not from the end of the load: an open of this process made
+        // while this store reads its file waits for it too, rather than naming another process.
+        let held = ProcessHolds.resolved(path) ?? path
+        ProcessHolds.take(held)
+        heldPath = held
         file.use(descriptor)
         do {
             try loadOpenFile()
@@ -128,10 +133,10 @@ extension FileStore {
             close(fd)
             file.forget()
             loaded = nil
+            ProcessHolds.letGo(held)
+            heldPath = nil
             throw error
         }
-        ProcessHolds.take(realPath)
-        heldPath = realPath
     }
 
     /// Shared, under the region's lock: the file at the path replaced the open one (another

@@ -390,15 +390,17 @@ final class LockFileFaultTests: XCTestCase {
 final class AppendLookTests: XCTestCase {
     let rules = "scenario S < min_events 1 >"
 
-    /// An exclusive engine's 5 triggers, `fault` done to its file, then one trigger whose look
-    /// reaches the path only when `path` is true. Returns the fault that trigger reported and
-    /// what a fresh engine at the path counts (0 when nothing is there).
-    private func afterFault(path: Bool, _ fault: (String) throws -> Void) throws -> (RuleStoreError?, Int) {
+    /// An engine's 5 triggers (exclusive, or `shared`), `fault` done to its file, then one
+    /// trigger whose look reaches the path only when `path` is true. Returns the fault that
+    /// trigger reported and what a fresh engine at the path counts (0 when nothing is there).
+    private func afterFault(
+        shared: Bool = false, path: Bool, _ fault: (String) throws -> Void
+    ) throws -> (RuleStoreError?, Int) {
         let url = temporaryURL("look.state")
         defer { removeFolder(of: url) }
         var reported: RuleStoreError?
         do {
-            let store = FileStore(url: url)
+            let store = FileStore(url: url, options: .init(shared: shared))
             let engine = try RuleEngine(source: rules, store: store)
             for _ in 0..<5 { engine.trigger("x") }
             try fault(url.path)
@@ -413,10 +415,11 @@ final class AppendLookTests: XCTestCase {
             case .truncated?: reported = .truncated(path: "")
             case let other: reported = other
             }
-            XCTAssertEqual(engine.count("x"), 6)
+            XCTAssertEqual(engine.count("x"), 6, "shared: \(shared), path: \(path)")
         }
         guard FileManager.default.fileExists(atPath: url.path) else { return (reported, 0) }
-        return (reported, try RuleEngine(source: rules, store: FileStore(url: url)).count("x"))
+        let fresh = try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: shared)))
+        return (reported, fresh.count("x"))
     }
 
     func testTheOpenFileAloneShowsItDeleted() throws {
@@ -457,5 +460,35 @@ final class AppendLookTests: XCTestCase {
         let (seen, seenCount) = try afterFault(path: true) { XCTAssertEqual(rename($0, $0 + ".aside"), 0) }
         XCTAssertEqual(seen, .replaced(path: ""))
         XCTAssertEqual(seenCount, 6)
+    }
+}
+
+extension AppendLookTests {
+    /// The same faults under a shared store (an app and its extensions): each look finds what an
+    /// exclusive store's finds, with and without the path, and the next engine at the path
+    /// counts every trigger.
+    func testSharedStoresSeeTheSameFaults() throws {
+        let deleted = RuleStoreError.replaced(path: "")
+        let cut = RuleStoreError.truncated(path: "")
+        let faults: [(name: String, found: [RuleStoreError?], fault: (String) throws -> Void)] = [
+            ("deleted", [deleted, deleted], { XCTAssertEqual(unlink($0), 0) }),
+            (
+                "renamed over", [deleted, deleted],
+                { target in
+                    XCTAssertTrue(FileManager.default.createFile(atPath: target + ".new", contents: Data("junk".utf8)))
+                    XCTAssertEqual(rename(target + ".new", target), 0)
+                }
+            ),
+            ("cut short", [cut, cut], { XCTAssertEqual(truncate($0, 3), 0) }),
+            // Found only by a look at the path (the renamed file keeps its link).
+            ("renamed away", [nil, deleted], { XCTAssertEqual(rename($0, $0 + ".aside"), 0) }),
+        ]
+        for (name, found, fault) in faults {
+            for (path, expected) in zip([false, true], found) {
+                let (reported, count) = try afterFault(shared: true, path: path, fault)
+                XCTAssertEqual(reported, expected, "\(name), path: \(path)")
+                XCTAssertEqual(count, 6, "\(name), path: \(path)")
+            }
+        }
     }
 }

@@ -247,3 +247,17 @@ extension FileStore {
         }
     }
 }
+
+/// The open file was cut short by something else (or deleted or replaced and cut short): the
+/// engine, which holds every acknowledged record, writes its whole state through
+/// ``FileStore/restore(image:)`` and reports `fault`. Nothing was written.
+struct StoreNeedsRestore: Error {
+    let fault: RuleStoreError
+}
+
+/// A fault another process is to repair (``FileStore/takeOnRestore(_:fromMemory:)``): this
+/// call's change is not saved (`error` says so). Not reported when only catching up at the
+/// start of a call, which may then succeed once the other process has written the file.
+struct StoreWaiting: Error {
+    let error: RuleStoreError
+}

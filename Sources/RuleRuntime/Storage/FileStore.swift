@@ -494,31 +494,3 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         }
     }
 }
-
-/// An append that found the shared file changed since the engine last read it: nothing was
-/// written, the lock is held, and the engine reads the file and runs the call again.
-struct StoreConflict: Error {}
-
-/// The open file was cut short by something else (or deleted or replaced and cut short): the
-/// engine, which holds every acknowledged record, writes its whole state through
-/// ``FileStore/restore(image:)`` and reports `fault`. Nothing was written.
-struct StoreNeedsRestore: Error {
-    let fault: RuleStoreError
-}
-
-/// A fault another process is to repair (``FileStore/takeOnRestore(_:fromMemory:)``): this
-/// call's change is not saved (`error` says so). Not reported when only catching up at the
-/// start of a call, which may then succeed once the other process has written the file.
-struct StoreWaiting: Error {
-    let error: RuleStoreError
-}
-
-/// What other processes wrote, as ``FileStore/changesElsewhere()`` returns it.
-enum ExternalChanges {
-    /// Nothing.
-    case none
-    /// The changes of their records, in order: key and value (nil: deleted) ranges in `bytes`.
-    case changes(bytes: [UInt8], [(key: Range<Int>, value: Range<Int>?)])
-    /// The file was replaced: every entry.
-    case all(StoredEntries)
-}

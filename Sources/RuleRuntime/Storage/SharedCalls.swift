@@ -107,3 +107,17 @@ extension FileStore {
         return try body()
     }
 }
+
+/// What other processes wrote, as ``FileStore/changesElsewhere()`` returns it.
+enum ExternalChanges {
+    /// Nothing.
+    case none
+    /// The changes of their records, in order: key and value (nil: deleted) ranges in `bytes`.
+    case changes(bytes: [UInt8], [(key: Range<Int>, value: Range<Int>?)])
+    /// The file was replaced: every entry.
+    case all(StoredEntries)
+}
+
+/// An append that found the shared file changed since the engine last read it: nothing was
+/// written, the lock is held, and the engine reads the file and runs the call again.
+struct StoreConflict: Error {}

@@ -186,18 +186,49 @@ final class ReleaseDuringSwitchTests: XCTestCase {
             done.signal()
         }
         XCTAssertEqual(entered.wait(timeout: .now() + 30), .success, "the first store reached its load's sync")
-        let waitsBefore = ProcessHolds.waits.withLock { $0 }
-        DispatchQueue.global().async {
-            // The load goes on once the open below waits for it (or after 10 s, so that a build
-            // without the wait fails rather than hangs).
-            let deadline = DispatchTime.now() + 10
-            while ProcessHolds.waits.withLock({ $0 }) == waitsBefore && DispatchTime.now() < deadline { usleep(100) }
-            proceed.signal()
-        }
+        // The load goes on once the open below waits for it.
+        let waitsBefore = signalOnceAnOpenWaits(proceed)
         let reopened = Result { try RuleEngine(source: rules, store: FileStore(url: url), clock: ManualClock()) }
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
         XCTAssertEqual(try reopened.get().count("x"), 1)
         XCTAssertGreaterThan(ProcessHolds.waits.withLock { $0 }, waitsBefore)
+    }
+
+    /// Signals `proceed` from another thread once an open of this process waits for one of its
+    /// stores (or after 10 s, so that a build without the wait fails rather than hangs). Returns
+    /// the count of waits before.
+    private func signalOnceAnOpenWaits(_ proceed: DispatchSemaphore) -> Int {
+        let before = ProcessHolds.waits.withLock { $0 }
+        DispatchQueue.global().async {
+            let deadline = DispatchTime.now() + 10
+            while ProcessHolds.waits.withLock({ $0 }) == before && DispatchTime.now() < deadline { usleep(100) }
+            proceed.signal()
+        }
+        return before
+    }
+
+    /// Another process's store holds the file: an open here, exclusive or shared, fails at once
+    /// and names another process (the wait is for this process's stores only); once that
+    /// process has let go, the file opens with its records.
+    func testAStoreOfAnotherProcessIsRefusedAtOnce() throws {
+        let url = temporaryURL("other.state")
+        defer { removeFolder(of: url) }
+        let other = try FixtureProcess(["fault-writer", url.path, "exclusive"], input: true)
+        XCTAssertEqual(other.readLine(), "ready")
+        other.send("t 3")
+        XCTAssertEqual(other.readLine(), "acked 3")
+        let waitsBefore = ProcessHolds.waits.withLock { $0 }
+        XCTAssertThrowsError(try RuleEngine(source: rules, store: FileStore(url: url))) { error in
+            XCTAssertTrue("\(error)".contains("is another process using it?"), "\(error)")
+        }
+        XCTAssertThrowsError(try RuleEngine(source: rules, store: FileStore(url: url, options: .init(shared: true)))) {
+            error in XCTAssertTrue("\(error)".contains(FileStore.heldExclusively), "\(error)")
+        }
+        XCTAssertEqual(ProcessHolds.waits.withLock { $0 }, waitsBefore, "no wait for another process")
+        other.send("q")
+        XCTAssertEqual(other.readLine(), "bye")
+        other.process.waitUntilExit()
+        XCTAssertEqual(try RuleEngine(source: rules, store: FileStore(url: url)).count("x"), 3)
     }
 
     private func reopenDuringSwitch(shared: Bool) throws {
@@ -235,22 +266,13 @@ final class ReleaseDuringSwitchTests: XCTestCase {
             }
             XCTAssertEqual(entered.wait(timeout: .now() + 30), .success, "the compaction reached its switch")
         }
-        // The app holds neither the engine nor the store now; the switch holds the store.
-        let waitsBefore = ProcessHolds.waits.withLock { $0 }
-        let released = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            // The switch goes on once the open below waits for it (or after 10 s, so that a
-            // build without the wait fails rather than hangs).
-            let deadline = DispatchTime.now() + 10
-            while ProcessHolds.waits.withLock({ $0 }) == waitsBefore && DispatchTime.now() < deadline { usleep(100) }
-            proceed.signal()
-            released.signal()
-        }
+        // The app holds neither the engine nor the store now; the switch holds the store, and
+        // goes on once the open below waits for it.
+        let waitsBefore = signalOnceAnOpenWaits(proceed)
         let reopened = Result {
             try RuleEngine(
                 source: rules, store: FileStore(url: url, options: .init(shared: shared)), clock: ManualClock())
         }
-        released.wait()
         XCTAssertEqual(try reopened.get().count("x"), triggers)
         XCTAssertGreaterThan(ProcessHolds.waits.withLock { $0 }, waitsBefore)
     }

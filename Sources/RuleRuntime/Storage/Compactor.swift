@@ -179,20 +179,19 @@ extension FileStore {
             // store whose app let go of it meanwhile is released here, and until then its file
             // stays locked (an open of the same file by this process waits for that,
             // ``ProcessHolds``).
-            let finished: String? = {
-                guard let store = self else {
-                    ready.discard(system)
-                    return nil
-                }
+            var finished: String?
+            if let store = self {
                 if shared {
                     // The switch needs the region's lock, which this process's next append holds.
                     store.lock.withLock { store.readyCompaction = ready }
-                    return nil
+                } else {
+                    finished = store.finishCompaction(
+                        ready.out, temporary, from: copied, startedIn: startedIn, liveSize: ready.liveSize,
+                        failure: failure)
                 }
-                return store.finishCompaction(
-                    ready.out, temporary, from: copied, startedIn: startedIn, liveSize: ready.liveSize,
-                    failure: failure)
-            }()
+            } else {
+                ready.discard(system)
+            }
             guard let directory = finished else { return }
             // Without syncEveryWrite the rename need only survive the process, which it does at once.
             _ = system.syncDirectory(directory)

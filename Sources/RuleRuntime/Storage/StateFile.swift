@@ -128,7 +128,7 @@ extension FileStore {
         heldPath = held
         file.use(descriptor)
         do {
-            try loadOpenFile()
+            try loadOpenFile(resolvedPath: held)
         } catch {
             close(fd)
             file.forget()
@@ -166,7 +166,9 @@ extension FileStore {
         file.changed()
     }
 
-    func loadOpenFile() throws {
+    /// Reads the open file into `loaded`. `resolvedPath`: the path with its links resolved, when
+    /// the caller has it already (else resolved here).
+    func loadOpenFile(resolvedPath: String? = nil) throws {
         wholeReads += 1
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw RuleStoreError.io(path: path, operation: "stat", errno: errno) }
@@ -174,7 +176,7 @@ extension FileStore {
             throw RuleStoreError.unusable(path: path, reason: "it is not a regular file")
         }
         file.identify(FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
-        realPath = ProcessHolds.resolved(path) ?? path
+        realPath = resolvedPath ?? ProcessHolds.resolved(path) ?? path
         lastIdentityCheck = FileStore.checkClock()
         lastPathCheck = lastIdentityCheck
         // We hold the lock: temporary files left by a killed compaction are ours to remove.

@@ -206,6 +206,38 @@ final class PropertyTests: XCTestCase {
         XCTAssertGreaterThan(all, 100_000)
     }
 
+    /// Sums saturate on every path that adds (grammar.md): the largest amount twice, in memory,
+    /// across a restart and in a windowed sum, keeps the total at 2^63-1 and the session's and
+    /// version's sums at 4,294,967,295, and never traps (it did in the session's sum).
+    func testSumsOfTheLargestAmountsSaturate() throws {
+        let rules = """
+            # language 1.2
+            event purchase(amount: int), launch
+            scenario S < on launch; when sum(purchase.amount) >= 0 and sum(purchase.amount per session) >= 0 >
+            scenario V < on launch; when sum(purchase.amount per version) >= 0 and sum(purchase.amount within 1d) >= 0 >
+            """
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        var engine = try RuleEngine(source: rules, store: store, clock: clock)
+        engine.startSession(version: "1.0")
+        for _ in 0..<3 {
+            engine.trigger("purchase", properties: ["amount": .int(.max)])
+            clock.advance(by: 60)
+        }
+        func expectSaturated(_ engine: RuleEngine, _ note: String) throws {
+            XCTAssertTrue(try engine.check("sum(purchase.amount) == 9223372036854775807"), note)
+            XCTAssertTrue(try engine.check("sum(purchase.amount per session) == 4294967295"), note)
+            XCTAssertTrue(try engine.check("sum(purchase.amount per version) == 4294967295"), note)
+            XCTAssertTrue(try engine.check("sum(purchase.amount within 1d) > 0"), note)
+        }
+        try expectSaturated(engine, "in memory")
+        engine = try RuleEngine(source: rules, store: store, clock: clock)
+        engine.startSession(version: "1.0")
+        engine.trigger("purchase", properties: ["amount": .int(.max)])
+        XCTAssertTrue(try engine.check("sum(purchase.amount) == 9223372036854775807"), "after a restart")
+        XCTAssertTrue(try engine.check("sum(purchase.amount per version) == 4294967295"), "after a restart")
+    }
+
     /// `sum(EVENT.PROPERTY within D) OP N` against the list of triggers: the values above zero
     /// whose triggers are younger than D, added up and compared; at every step, through restarts,
     /// for each comparison, with values below, at and above the number (each kept as that many

@@ -79,10 +79,9 @@ struct TallyCounts: Equatable, Sendable {
     mutating func record(at time: Double, in epoch: Epoch, adding amount: Int64) {
         let before = (total, sessionID == epoch.sessionID ? inSession : 0, versionID == epoch.versionID ? inVersion : 0)
         record(at: time, in: epoch)
-        let (sum, overflow) = before.0.addingReportingOverflow(amount)
-        total = overflow ? .max : sum
-        inSession = TallyCounts.clamped(Int64(before.1) + amount)
-        inVersion = TallyCounts.clamped(Int64(before.2) + amount)
+        total = before.0.saturatingAdd(amount)
+        inSession = TallyCounts.clamped(Int64(before.1).saturatingAdd(amount))
+        inVersion = TallyCounts.clamped(Int64(before.2).saturatingAdd(amount))
     }
 
     /// How many are counted in `scope` at `now`, given the recent times. A window of D counts

@@ -400,13 +400,12 @@ struct Checker {
                 checkWindowedSums(in: expr, file)
             case .after:
                 break  // its outcome was checked as it was parsed
-            case .holdout(let share, let salt):
+            case .holdout(let share, _):
                 if share.value >= 100 {
                     error(Message.holdoutAll(share.value), file, share.range)
                 } else if share.value == 0 {
                     warning(Message.holdoutNone, file, clause.range)
                 }
-                if salt.text.isEmpty { error(Message.saltNotQuoted(""), file, salt.range) }
             case .during(let from, let to, _):
                 if from.minutes % 1440 == to.minutes % 1440 {
                     error(Message.emptyHours(Printer.clause(clause.kind)), file, clause.range)

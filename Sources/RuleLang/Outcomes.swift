@@ -45,7 +45,10 @@ public enum EngineStream {
 
     /// The stream of `event`'s triggers whose properties pass `filter` (its canonical text):
     /// `@where:purchase:amount >= 10`.
-    public static func filtered(_ event: String, _ filter: String) -> String { "@where:" + event + ":" + filter }
+    /// A filter text longer than ``longestStoredTail`` is stored by a digest (``boundedTail(_:)``).
+    public static func filtered(_ event: String, _ filter: String) -> String {
+        "@where:" + event + ":" + boundedTail(filter)
+    }
 
     /// The stream of `event`'s triggers whose properties pass `filter`, written in any spelling.
     public static func filtered(_ event: String, _ filter: Expr) -> String {
@@ -55,7 +58,24 @@ public enum EngineStream {
     /// The stream that adds up `event`'s int property over its triggers (`sum(purchase.amount)`):
     /// `@sum:purchase.amount`, and `@sum:purchase.amount:plan == "pro"` with a filter. `tail` is the
     /// property and, after `:`, the filter's canonical text.
-    public static func sum(_ event: String, _ tail: String) -> String { "@sum:" + event + "." + tail }
+    /// A tail longer than ``longestStoredTail`` is stored by a digest (``boundedTail(_:)``).
+    public static func sum(_ event: String, _ tail: String) -> String { "@sum:" + event + "." + boundedTail(tail) }
+
+    /// The longest filter text (or sum tail) a stream's name holds whole, in UTF-8 bytes.
+    public static let longestStoredTail = 256
+
+    /// `tail` when it is at most ``longestStoredTail`` bytes long; otherwise its first 64 bytes
+    /// (cut at a character), `…#` and 16 hexadecimal digits of ``StableHash/digest(_:)`` of the
+    /// whole: a stream's name, and so every record that writes the stream, stays short however
+    /// long the filter (every trigger that passes a filter writes its stream's name).
+    public static func boundedTail(_ tail: String) -> String {
+        let utf8 = tail.utf8
+        guard utf8.count > longestStoredTail else { return tail }
+        var end = utf8.index(utf8.startIndex, offsetBy: 64)
+        while end > utf8.startIndex && UTF8.isContinuation(utf8[end]) { end = utf8.index(before: end) }
+        let digest = String(StableHash.digest(utf8), radix: 16)
+        return String(tail[..<end]) + "…#" + String(repeating: "0", count: 16 - digest.count) + digest
+    }
 
     /// The tail of a sum's stream name: the property, and the filter if any.
     public static func sumTail(_ property: String, _ filter: Expr?) -> String {

@@ -61,8 +61,11 @@ public struct TimelineParser {
     /// The program's declarations, collected once for every `check` line.
     var expressions: ExpressionChecker
     /// The streams some rule counts or declares, and the same as a list for suggestions.
-    private var knownStreams: Set<String>
-    private var streamList: [String]
+    private var knownStreams: Set<String> = []
+    private var streamList: [String] = []
+    /// Former names (`was`) the engine takes for scenarios and groups, as every step does.
+    private var formerScenarios: Set<String> = []
+    private var formerGroups: Set<String> = []
     /// Scenarios a `present` step showed and no `finish` step finished yet, as the steps read.
     private var presented: Set<String> = []
 
@@ -71,16 +74,34 @@ public struct TimelineParser {
         self.file = file
         self.program = program
         self.expressions = ExpressionChecker(program: program)
+        noteNames()
+    }
+
+    /// The names steps may use: the streams rules count (and their former names, which the
+    /// engine counts under the new ones), and former names of scenarios and groups.
+    private mutating func noteNames() {
         streamList = program.knownStreams
         knownStreams = Set(streamList)
+        formerScenarios = []
+        formerGroups = []
+        for rename in program.renames {
+            let former = rename.formerNames.map(\.text)
+            switch rename.kind {
+            case .event: knownStreams.formUnion(former)
+            case .scenario:
+                formerScenarios.formUnion(former)
+                if rename.countsOwnStream { knownStreams.formUnion(former) }
+            case .group: formerGroups.formUnion(former)
+            case .param: break
+            }
+        }
     }
 
     /// Later steps name the names of `program` (after a `rules` step).
     private mutating func switchTo(_ program: RuleProgram) {
         self.program = program
         expressions = ExpressionChecker(program: program)
-        streamList = program.knownStreams
-        knownStreams = Set(streamList)
+        noteNames()
     }
 
     /// The steps of the timeline, in order; problems go to ``diagnostics``.
@@ -183,8 +204,13 @@ public struct TimelineParser {
                         error(TimelineMessage.unknownProperty(key, name.text, declared.map(\.name.text)), pair.range)
                         return nil
                     }
-                    guard let value = TimelineValue.parse(text, as: type).flatMap(PropertyValue.init) else {
-                        error(TimelineMessage.propertyValue(text, type, key), pair.range)
+                    // A quoted value is a string, whatever it reads as (`plan="12"`).
+                    let parsed: ParamValue? =
+                        pair.quotedValue ? (type == .string ? .string(text) : nil) : TimelineValue.parse(text, as: type)
+                    guard let value = parsed.flatMap(PropertyValue.init) else {
+                        error(
+                            TimelineMessage.propertyValue(pair.quotedValue ? Printer.string(text) : text, type, key),
+                            pair.range)
                         return nil
                     }
                     properties[key] = value
@@ -330,7 +356,8 @@ public struct TimelineParser {
 
     private mutating func requireScenario(_ name: Word, alsoAllowing extra: [String]) -> Bool {
         let names = program.scenarios.map(\.name) + extra
-        if names.contains(name.text) { return true }
+        if names.contains(name.text) || formerScenarios.contains(name.text) { return true }
+        if !extra.isEmpty && formerGroups.contains(name.text) { return true }
         error(TimelineMessage.unknownScenario(name.text, names), name.range)
         return false
     }
@@ -355,10 +382,13 @@ public struct TimelineParser {
     }
 }
 
-/// A word of a timeline line: a run of non-blank bytes, or a quoted string.
+/// A word of a timeline line: a run of non-blank bytes, or a quoted string; a run that reaches
+/// `="` (`plan="pro plus"`) goes on to the closing quote, the value read as the quoted string.
 struct Word {
     var text: String
     var range: SourceRange
+    /// True when the value after `=` was quoted: a string, whatever it reads as.
+    var quotedValue = false
 }
 
 struct Words {
@@ -394,18 +424,34 @@ struct Words {
         guard position < end else { return nil }
         let start = position
         if file.bytes[position] == UInt8(ascii: "\"") {
-            var out: [UInt8] = []
-            position += 1
-            while position < end && file.bytes[position] != UInt8(ascii: "\"") {
-                if file.bytes[position] == UInt8(ascii: "\\") && position + 1 < end { position += 1 }
-                out.append(file.bytes[position])
-                position += 1
-            }
-            position = min(position + 1, end)
-            return Word(text: String(decoding: out, as: UTF8.self), range: start..<position)
+            return Word(text: quoted(), range: start..<position)
         }
-        while position < end, ![0x20, 0x09, 0x0D].contains(file.bytes[position]) { position += 1 }
+        while position < end, ![0x20, 0x09, 0x0D].contains(file.bytes[position]) {
+            if file.bytes[position] == UInt8(ascii: "="), position + 1 < end,
+                file.bytes[position + 1] == UInt8(ascii: "\"")
+            {
+                let name = file.text(start..<position)
+                position += 1
+                let value = quoted()
+                return Word(text: name + "=" + value, range: start..<position, quotedValue: true)
+            }
+            position += 1
+        }
         return Word(text: file.text(start..<position), range: start..<position)
+    }
+
+    /// The quoted string at `position` (its opening quote), without its quotes and with each `\`
+    /// escape taken as the byte after it; `position` ends after the closing quote.
+    private mutating func quoted() -> String {
+        var out: [UInt8] = []
+        position += 1
+        while position < end && file.bytes[position] != UInt8(ascii: "\"") {
+            if file.bytes[position] == UInt8(ascii: "\\") && position + 1 < end { position += 1 }
+            out.append(file.bytes[position])
+            position += 1
+        }
+        position = min(position + 1, end)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -140,8 +140,12 @@ extension TimelinePicture {
             "zone": AnyEncodable(zone.identifier), "start": AnyEncodable(TimelineRunner.start.timeIntervalSince1970),
             "times": AnyEncodable(times), "lanes": AnyEncodable(laneData), "table": AnyEncodable(table),
         ]
-        // JSONEncoder writes '/' as '\/', so no '</script>' can appear in the data.
-        let json = (try? JSONEncoder().encode(data)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        // Inside a script element, '<!--' and '<script' change how the element ends, so no '<'
+        // is left as it is: JSON reads '\u003c' as '<' (and JSONEncoder writes '/' as '\/').
+        let json =
+            (try? JSONEncoder().encode(data)).map {
+                String(decoding: $0, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
+            } ?? "{}"
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>

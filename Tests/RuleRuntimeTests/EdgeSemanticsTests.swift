@@ -113,3 +113,46 @@ final class EdgeSemanticsTests: XCTestCase {
         XCTAssertEqual(try engine.check("count(tap within 0s) == 0"), true)
     }
 }
+
+/// A clock set back re-bases what the rules read of streams and holds, as it does views: a
+/// presentation, a `later` outcome and a crash recorded while the clock was a year ahead wait
+/// their own durations from the correction, not for the size of the jump, and the re-based
+/// times are kept across a restart.
+final class ClockCorrectionTests: XCTestCase {
+    let rules = """
+        # language 1.2
+        scenario Rate < after later 3d >
+        scenario Tip < >
+        scenario Calm < when since_last(crash) >= 2d and count(crash within 7d) == 0 >
+        """
+    let day = 86_400.0
+
+    func testAClockSetBackBoundsEveryLockOut() throws {
+        let store = InMemoryStore()
+        let clock = ManualClock(Date(timeIntervalSince1970: 400 * day))
+        var engine = try RuleEngine(source: rules, store: store, clock: clock)
+        engine.startSession(version: "1")
+        engine.relaunchAfterCrash()
+        let rate = try XCTUnwrap(engine.present("Rate"))
+        try engine.finish(rate, .later)
+        _ = try XCTUnwrap(engine.present("Tip"))
+        let timeout = engine.presentationTimeout
+        clock.set(Date(timeIntervalSince1970: 1 * day))
+        XCTAssertFalse(engine.canExecute("Tip"), "held by the open presentation")
+        XCTAssertEqual(engine.explain("Tip").earliest?.timeIntervalSince1970, 1 * day + timeout)
+        XCTAssertEqual(engine.explain("Rate").earliest?.timeIntervalSince1970, 4 * day)
+        XCTAssertFalse(engine.canExecute("Calm"))
+        clock.advance(by: timeout)
+        XCTAssertTrue(engine.canExecute("Tip"), "the hold ends a timeout after the correction")
+        clock.set(Date(timeIntervalSince1970: 4 * day - 1))
+        XCTAssertFalse(engine.canExecute("Rate"))
+        engine.trigger("x")  // a write: the re-based times are stored with it
+        // A restart keeps the re-based times.
+        engine = try RuleEngine(source: rules, store: store, clock: clock)
+        clock.advance(by: 1)
+        XCTAssertTrue(engine.canExecute("Rate"), "three days after the correction")
+        XCTAssertFalse(engine.canExecute("Calm"))
+        clock.set(Date(timeIntervalSince1970: 8 * day))
+        XCTAssertTrue(engine.canExecute("Calm"), "a week after the correction")
+    }
+}

@@ -155,6 +155,74 @@ final class LocalWindowTests: XCTestCase {
         XCTAssertGreaterThan(checked, 100)
     }
 
+    /// `explain`'s earliest time for several windows together (in a scenario and its group) is
+    /// the first moment at which all of them hold, found by the model minute by minute, or none
+    /// when the model finds none (a week and a day after the last `from`). It was the latest of
+    /// each window's own next opening: `during 09:00-10:00; days sat` passed "from Saturday
+    /// 00:00", and a campaign `until` the 31st asked at 23:00 passed "from the 1st".
+    func testTheEarliestTimeOfSeveralWindowsIsWhenAllHold() throws {
+        var random = SeededGenerator(seed: 56)
+        var checked = (some: 0, none: 0)
+        let changes: [Double] = [1_774_746_000, 1_792_890_000, 1_772_938_800, 1_775_318_400, 1_791_043_200]
+        for zoneName in Self.zones {
+            let zone = TimeZone(identifier: zoneName)!
+            for round in 0..<40 {
+                let base =
+                    round % 2 == 0
+                    ? changes[round / 2 % changes.count] - Double(Int.random(in: 0..<2 * 86_400, using: &random))
+                    : Double(Int.random(in: 1_767_225_600..<1_830_297_600, using: &random))
+                let time = (base / 60).rounded(.down) * 60 + 17
+                // Two to four windows; dates within ten days of the instant.
+                let kinds: [ClauseKind] = (0..<Int.random(in: 2...4, using: &random)).map { _ in
+                    var kind = Self.randomClause(&random)
+                    if case .from = kind { kind = .from(Self.date(near: time, zone, &random)) }
+                    if case .until = kind { kind = .until(Self.date(near: time, zone, &random)) }
+                    return kind
+                }
+                let split = Int.random(in: 0...kinds.count, using: &random)
+                let mine = kinds[..<split].map(Printer.clause).joined(separator: "; ")
+                let groups = kinds[split...].map(Printer.clause).joined(separator: "; ")
+                let source = "# language 1.2\ngroup G < \(groups) > {\n    scenario S < \(mine) >\n}\n"
+                var options = RuleEngine.Options()
+                options.timeZone = zone
+                // Impossible combinations (days that share none, `from` after `until`) are refused.
+                guard
+                    let engine = try? RuleEngine(
+                        source: source, clock: ManualClock(Date(timeIntervalSince1970: time)), options: options)
+                else { continue }
+                let all = { (t: Double) in kinds.allSatisfy { Self.holds($0, Local(t, zone)) } }
+                var expected: Double? = all(time) ? time : nil
+                if expected == nil {
+                    var end = time + 8 * 86_400
+                    for case .from(let date) in kinds {
+                        let midnight = Double(date.dayNumber) * 86_400 + 14 * 3_600
+                        end = max(end, midnight + 8 * 86_400)
+                    }
+                    var t = (time / 60).rounded(.up) * 60
+                    while t < end {
+                        if all(t) {
+                            expected = t
+                            break
+                        }
+                        t += 60
+                    }
+                }
+                let found = engine.explain("S").earliest?.timeIntervalSince1970
+                XCTAssertEqual(found, expected, "\(kinds.map(Printer.clause)) at \(time) in \(zoneName)")
+                if expected == nil { checked.none += 1 } else { checked.some += 1 }
+            }
+        }
+        XCTAssertGreaterThan(checked.some, 100)
+        XCTAssertGreaterThan(checked.none, 10)
+    }
+
+    /// A date within ten days of `time`'s local date.
+    static func date(near time: Double, _ zone: TimeZone, _ random: inout SeededGenerator) -> CalendarDate {
+        let today = LocalClock(zone: zone).local(time).day
+        let (y, m, d) = CalendarDate.civil(dayNumber: today + Int64.random(in: -10...10, using: &random))
+        return CalendarDate(year: y, month: m, day: d, range: 0..<0)
+    }
+
     /// An engine answers with the device's zone and says when the window opens.
     func testAnEngineJudgesInItsZoneAndExplainsTheOpening() throws {
         // 2026-01-01 21:30 UTC is 22:30 in Paris and 06:30 on the 2nd in Tokyo.

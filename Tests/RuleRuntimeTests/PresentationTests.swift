@@ -202,6 +202,56 @@ final class PresentationTests: XCTestCase {
         XCTAssertNil(engine.locked { $0.todos["@showing:Prompts"] }, "the old group's hold is gone")
     }
 
+    /// A rename moves a presentation's hold with its scenario or group: a prompt shown under the
+    /// old names still holds once rules with `was` take over (a swap in the process, or an
+    /// engine on the same file), and a prompt shown under the new names holds for an engine
+    /// still on the old rules. Before, `present Rate` after `scenario Rate was RateApp` was
+    /// shown with the first still open.
+    func testARenameKeepsAPresentationsHold() throws {
+        let renamed = """
+            # language 1.2
+            group Modals was Prompts < max_exec 5 > {
+                scenario Rate was RateApp < after declined next version >
+                scenario Subscribe < after later 1d >
+            }
+            scenario Hint was Tip < >
+            """
+        // A swap in the process, for a group and for a scenario of its own.
+        let (engine, _) = try makeEngine(rules)
+        let shown = try XCTUnwrap(engine.present("RateApp"))
+        let tip = try XCTUnwrap(engine.present("Tip"))
+        _ = try engine.replaceRules(source: renamed)
+        XCTAssertNil(engine.present("Rate"), "held by RateApp's presentation")
+        XCTAssertNil(engine.present("Subscribe"), "held by RateApp's presentation (the group's hold)")
+        XCTAssertNil(engine.present("Hint"), "held by Tip's presentation")
+        try engine.finish(shown, .accepted)
+        try engine.finish(tip, .accepted)
+        XCTAssertNotNil(engine.present("Subscribe"))
+        XCTAssertNotNil(engine.present("Hint"))
+
+        // Two engines on one shared file, one on each side of the rename.
+        let url = temporaryURL("renamed-hold.state")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let clock = ManualClock()
+        let older = try RuleEngine(
+            source: rules, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
+        let newer = try RuleEngine(
+            source: renamed, store: FileStore(url: url, options: .init(shared: true)), clock: clock)
+        let old = try XCTUnwrap(older.present("RateApp"))
+        XCTAssertFalse(newer.canExecute("Rate"), "the older rules' presentation holds the renamed group")
+        XCTAssertNil(newer.present("Subscribe"))
+        try older.finish(old, .dismissed)
+        let new = try XCTUnwrap(newer.present("Rate"))
+        XCTAssertFalse(older.canExecute("RateApp"), "the newer rules' presentation holds the group's old name")
+        XCTAssertNil(older.present("Subscribe"))
+        let hint = try XCTUnwrap(newer.present("Hint"))
+        XCTAssertNil(older.present("Tip"), "the newer rules' presentation holds the scenario's old name")
+        try newer.finish(new, .accepted)
+        try newer.finish(hint, .accepted)
+        XCTAssertTrue(older.canExecute("Subscribe"))
+        XCTAssertTrue(older.canExecute("Tip"))
+    }
+
     /// A hold stored without an expiry (a damaged file) holds nothing: a group is never held for good.
     func testAHoldWithoutAnExpiryHoldsNothing() throws {
         let hold = EngineState.change(

@@ -170,6 +170,30 @@ final class TimelinePictureTests: XCTestCase {
             sessions.map { $0.attributes["data-at"]! }, ["0", "7200"], "the launch and the crash's relaunch")
     }
 
+    /// A name with `<!--<script>` in it: the data embedded in the page's script element holds no
+    /// `<` (inside a script element `<!--` and `<script` change where it ends, and the page's
+    /// script broke), and reads back as the name.
+    func testTheEmbeddedDataHoldsNoAngleBracket() throws {
+        let name = "<!--<script>x</script>"
+        let rules = SourceFile(path: "p.rules", text: "event \"\(name)\"\nscenario A < on \"\(name)\" >\n")
+        let timeline = SourceFile(path: "t.timeline", text: "0 launch 1\n0 trigger \"\(name)\"\n1m try A\n")
+        let clock = ManualClock(TimelineRunner.start)
+        let engine = try RuleEngine(sources: [rules], clock: clock)
+        var parser = TimelineParser(file: timeline, program: engine.program)
+        let steps = parser.parse()
+        XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
+        let html = TimelinePicture(
+            steps: steps, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t"
+        ).html
+        let open = "<script type=\"application/json\" id=\"data\">"
+        let start = try XCTUnwrap(html.range(of: open)).upperBound
+        let end = try XCTUnwrap(html.range(of: "</script>", range: start..<html.endIndex)).lowerBound
+        let data = String(html[start..<end])
+        XCTAssertFalse(data.contains("<"), data)
+        let decoded = try JSONSerialization.jsonObject(with: Data(data.utf8))
+        XCTAssertTrue("\(decoded)".contains(name), "the name reads back whole")
+    }
+
     func testTheExampleTimelineIsDrawnWhereTheSimulationSays() throws {
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")

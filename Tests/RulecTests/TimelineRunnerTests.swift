@@ -25,6 +25,46 @@ final class TimelineRunnerTests: XCTestCase {
         }
     }
 
+    /// A quoted property value is the string inside the quotes (spaces kept), and only a string:
+    /// `plan="pro"` kept its quotes in the value before, silently.
+    func testQuotedPropertyValuesAreStrings() throws {
+        let rules = SourceFile(
+            path: "p.rules",
+            text: "# language 1.2\nevent purchase(plan: string, amount: int)\n"
+                + "scenario Pro < on purchase; min_events 2 where plan == \"pro plus\" >\n")
+        let timeline = SourceFile(
+            path: "t.timeline",
+            text: "0 trigger purchase plan=\"pro plus\" amount=1\n1m trigger purchase amount=2 plan=\"pro plus\"\n"
+                + "2m try Pro\n2m check count(purchase where plan == \"pro plus\") == 2\n")
+        XCTAssertEqual(
+            try TimelineRunner.replay(rules: [rules], timeline: timeline), ["2m Pro yes", "2m check true"])
+        // A quoted value is a string: an int property refuses it.
+        let bad = SourceFile(path: "t.timeline", text: "0 trigger purchase amount=\"12\"\n")
+        XCTAssertThrowsError(try TimelineRunner.replay(rules: [rules], timeline: bad)) { error in
+            XCTAssertEqual((error as? TimelineRunner.Failure)?.diagnostics.map(\.id), [.typeMismatch], "\(error)")
+            XCTAssertTrue("\(error)".contains("'\"12\"' is no int for property 'amount'"), "\(error)")
+        }
+    }
+
+    /// Former names (`was`) are taken in every step as the engine takes them, and an event's
+    /// former name is counted (under its new name): no "unknown scenario", no "uncounted" warning.
+    func testFormerNamesAreTakenAsTheEngineTakesThem() throws {
+        let rules = SourceFile(
+            path: "p.rules",
+            text: "# language 1.2\nevent open was launch\ngroup Modals was Prompts < > {\n"
+                + "    scenario Rate was RateApp < on open; min_events 1 >\n}\n")
+        let timeline = SourceFile(
+            path: "t.timeline",
+            text: "0 trigger launch\n0 present RateApp\n1m finish RateApp declined\n2m outcome RateApp later\n"
+                + "3m reset Prompts\n3m try RateApp\n3m check count(open) == 1 and count(Rate: later) == 1\n")
+        var parser = TimelineParser(file: timeline, program: RuleCompiler.check([rules]).program)
+        _ = parser.parse()
+        XCTAssertEqual(parser.diagnostics.map(\.message), [])
+        XCTAssertEqual(
+            try TimelineRunner.replay(rules: [rules], timeline: timeline),
+            ["0 RateApp shown", "1m finish RateApp declined", "3m RateApp yes", "3m check true"])
+    }
+
     /// Language 1.2's steps: outcomes, presentations and crashes; bad ones located, none run.
     func testPromptStepsAndTheirErrors() throws {
         let prompts = SourceFile(

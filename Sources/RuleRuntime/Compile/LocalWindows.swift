@@ -66,6 +66,27 @@ enum LocalWindow: Sendable, Equatable {
     }
 }
 
+extension LocalWindow {
+    /// The first time at or after `time` at which every one of `windows` holds together, or nil
+    /// when none will. A window closed at a candidate time stays closed until its own next
+    /// opening, so no time before that can do: the search jumps there and asks every window
+    /// again. Hours and days repeat each week, so once every `from` has opened, a week and a
+    /// day (a change of offset) without such a time means never.
+    static func firstTime(all windows: [LocalWindow], from time: Double, in clock: LocalClock) -> Double? {
+        var horizon = time
+        for case .from(let n) in windows { horizon = max(horizon, clock.firstInstant(ofLocalDay: n, after: time)) }
+        horizon += 8 * 86_400
+        var t = time
+        while t <= horizon {
+            let (day, second) = clock.local(t)
+            guard let closed = windows.first(where: { !$0.holds(day: day, second: second) }) else { return t }
+            guard let opens = closed.nextOpening(after: t, in: clock), opens > t else { return nil }
+            t = opens
+        }
+        return nil
+    }
+}
+
 /// Local days and times of instants in a zone (offsets asked of the zone, DST included).
 struct LocalClock {
     let zone: TimeZone

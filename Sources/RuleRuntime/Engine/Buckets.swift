@@ -4,18 +4,12 @@ import RuleLang
 /// Stable buckets (language 1.2): `bucket("salt")` places an install in 0...99 by a hash of the
 /// salt and the install's id, the same on every platform and on a server.
 ///
-/// The hash is 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the
+/// The hash is ``StableHash/digest(_:)`` (64-bit FNV-1a, then MurmurHash3's finalizer) over the
 /// UTF-8 of the salt, one byte `:` and the install's id; the bucket is that hash modulo 100.
-/// grammar.md publishes test vectors.
+/// FNV-1a alone made an install's bucket modulo 4 the same function of its id under every salt
+/// (its low bits depend on the input's low bits only). grammar.md publishes test vectors.
 enum InstallBucket {
-    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
+    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 { StableHash.digest(bytes) }
 
     /// The bucket, 0...99, of install `id` for `salt`.
     static func bucket(salt: String, installID id: String) -> Int {
@@ -33,9 +27,10 @@ extension EngineCore {
     mutating func bucket(_ salt: String) -> Int {
         if !hooks.bucketOverrides.isEmpty, let forced = hooks.bucketOverrides[salt] { return forced }
         guard let id = installID else { return 0 }
-        if id != bucketMemo.id {
+        if !(bucketMemo.id?.utf8.elementsEqual(id.utf8) ?? false) {
             bucketMemo = (id, [])
-        } else if let known = bucketMemo.buckets.first(where: { $0.salt == salt }) {
+        } else if let known = bucketMemo.buckets.first(where: { $0.salt.utf8.elementsEqual(salt.utf8) }) {
+            // By bytes, as the hash reads them: `==` would take an NFD salt for its NFC spelling.
             return known.bucket
         }
         let bucket = InstallBucket.bucket(salt: salt, installID: id)

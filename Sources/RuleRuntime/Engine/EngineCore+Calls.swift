@@ -194,6 +194,7 @@ extension EngineCore {
     /// from the correction, not until the wrong date. In memory only: a read writes nothing,
     /// and the next call that writes stores the re-based view and budget with its own changes.
     mutating func rebase(_ index: Int, to time: Double) {
+        rebaseAheadIfNeeded(to: time)
         buildView(index)
         let events = views[index].events.rebase(to: time)
         var changed = views[index].executions.rebase(to: time) || events
@@ -204,7 +205,35 @@ extension EngineCore {
         }
     }
 
-    /// Adds to ``record`` the views and budgets re-based since the last write.
+    /// Re-bases, when the clock reads earlier than a time the state may hold, every stream's
+    /// times recorded later than `time` and every to-do created later (a hold, a to-do with an
+    /// expiry, the run's mark: created at `time`, its expiry moved by as much): what the rules
+    /// read of them directly (`after later 3d`, `since_last(crash)`, `count(x within 7d)`, a
+    /// presentation's hold) then waits from the correction, as a view does, not for the size
+    /// of the jump. In memory only, stored with the next write, as views are. Asked where views
+    /// are re-based, before a scenario is judged: the state is looked over once per correction.
+    mutating func rebaseAheadIfNeeded(to time: Double) {
+        guard time < latestRecorded else { return }
+        latestRecorded = time
+        for slot in tallies.indices where tallies.rebase(slot, to: time) {
+            if !rebasedStreams.contains(slot) { rebasedStreams.append(slot) }
+        }
+        var movedExpiry = false
+        for (key, item) in todos where item.created > time {
+            var moved = item
+            let shift = item.created - time
+            moved.created = time
+            if let expires = item.expires {
+                moved.expires = expires - shift
+                movedExpiry = true
+            }
+            todos[key] = moved
+            if !rebasedToDos.contains(key) { rebasedToDos.append(key) }
+        }
+        if movedExpiry { nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity }
+    }
+
+    /// Adds to ``record`` the views, budgets, streams and to-dos re-based since the last write.
     mutating func addRebased() {
         for index in rebasedUnsaved {
             record.add(EngineState.change(key: rules.scenarios[index].key, views[index]))
@@ -213,6 +242,14 @@ extension EngineCore {
             }
         }
         rebasedUnsaved.removeAll()
+        for slot in rebasedStreams where slot < tallies.count {
+            record.add(EngineState.change(key: StoreKey.stream(streams.name(slot)), tallies[slot]))
+        }
+        rebasedStreams.removeAll()
+        for key in rebasedToDos {
+            record.add(EngineState.change(todo: key, todos[key]))
+        }
+        rebasedToDos.removeAll()
     }
 
     // MARK: - Executions

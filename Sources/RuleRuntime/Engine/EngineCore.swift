@@ -120,6 +120,13 @@ struct EngineCore {
     var days: [Int: DayBits] = [:]
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
+    /// No time the state holds is later than this clock reading; infinity until an evaluation
+    /// first looks (``rebaseAheadIfNeeded(to:)``) and after state comes from elsewhere (another
+    /// process's records).
+    var latestRecorded = Double.infinity
+    /// Streams and to-dos a read re-based in memory (the clock went back), stored with the next write.
+    var rebasedStreams: [Int] = []
+    var rebasedToDos: [String] = []
     /// ``RuleEngine/warnings``.
     var warnings: [Diagnostic] = []
     /// Which rules these are (``RuleEngine/activeRules``).
@@ -209,6 +216,9 @@ struct EngineCore {
     /// Takes `state` as the whole stored state (at init, and when another process replaced the
     /// shared file): decoded into this engine's stream table, so every slot keeps its stream.
     mutating func load(_ state: EngineState) {
+        latestRecorded = .infinity
+        rebasedStreams = []
+        rebasedToDos = []
         streams = state.streams
         tallies = state.tallies
         while tallies.count < streams.count { tallies.append() }
@@ -258,6 +268,7 @@ struct EngineCore {
         callback = .none
         if time.isFinite {
             hooks.lastTime = time
+            if time > latestRecorded { latestRecorded = time }
             if time >= nextExpiry { expireToDos(at: time) }
             return time
         }
@@ -299,7 +310,7 @@ struct EngineCore {
             record.reset()
             return
         }
-        if !rebasedUnsaved.isEmpty { addRebased() }
+        if !rebasedUnsaved.isEmpty || !rebasedStreams.isEmpty || !rebasedToDos.isEmpty { addRebased() }
         if !staleAliases.isEmpty { moveAliasedHistory() }
         record.finish()
         // A swap under way keeps the record (a file store frames it in place), and counts it.

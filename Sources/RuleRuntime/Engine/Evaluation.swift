@@ -105,20 +105,32 @@ extension EngineCore {
                         + "it ends when finished, or in \(DurationText.human(left)))"))
             earliest = expires
         }
-        func add(_ result: Assessment, _ text: String, _ group: String?) {
+        // Local windows bound the earliest time together, not each by its own next opening.
+        var windows: [LocalWindow] = []
+        func add(_ result: Assessment, _ text: String, _ group: String?, window: LocalWindow? = nil) {
             clauses.append(ClauseExplanation(clause: text, group: group, passes: result.passes, detail: result.detail))
+            if let window {
+                windows.append(window)
+                return
+            }
             switch result.readyAt {
             case .now: break
             case .at(let when): earliest = earliest.map { max($0, when) }
             case .never: earliest = nil
             }
         }
+        func window(_ clause: CompiledClause) -> LocalWindow? {
+            if case .local(let window) = clause { return window }
+            return nil
+        }
         for (clause, text) in zip(scenario.clauses, texts(scenario: index)) {
-            add(judge(clause, of: .scenario(index), now: time, detailed: true), text, nil)
+            add(judge(clause, of: .scenario(index), now: time, detailed: true), text, nil, window: window(clause))
         }
         if let group = scenario.group {
             for (clause, text) in zip(rules.groups[group].clauses, texts(group: group)) {
-                add(judge(clause, of: .group(group), now: time, detailed: true), text, rules.groups[group].name)
+                add(
+                    judge(clause, of: .group(group), now: time, detailed: true), text, rules.groups[group].name,
+                    window: window(clause))
             }
         }
         for holdout in scenario.holdouts {
@@ -127,6 +139,9 @@ extension EngineCore {
             let text = "holdout \(holdout.share)% " + Printer.string(holdout.salt)
             let detail = "bucket \(bucket): " + (held ? "the control arm, never shown" : "shown")
             add(Assessment(passes: !held, detail: detail, readyAt: held ? .never : .now), text, nil)
+        }
+        if let start = earliest, !windows.isEmpty {
+            earliest = LocalWindow.firstTime(all: windows, from: start, in: LocalClock(zone: zone()))
         }
         return Explanation(
             scenario: scenario.name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
@@ -138,6 +153,7 @@ extension EngineCore {
     mutating func passes(_ index: Int, now time: Double) -> Bool {
         if !forced.isEmpty, let forced = forced[index] { return forced }
         buildView(index)
+        rebaseAheadIfNeeded(to: time)
         let group = Int(clauses.groupOf[index])
         // Views and budgets are read through a pointer: a call on `views[index]` copies it out
         // (two tallies, a memcpy and four retains) before calling.

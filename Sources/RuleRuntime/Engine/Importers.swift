@@ -160,7 +160,7 @@ extension EngineCore {
         let versionStart = (defaults.object(forKey: PeerKeys.ecnoLastAppUpdateTime) as? Date)?.timeIntervalSince1970
         if let version = defaults.string(forKey: PeerKeys.ecnoAppVersion) {
             if meta.version == nil {
-                meta.versionID += 1
+                meta.versionID.saturatingIncrement()
                 meta.version = version
                 meta.versionStart = versionStart
                 if meta.firstVersion == nil { meta.firstVersion = version }

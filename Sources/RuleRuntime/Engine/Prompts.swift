@@ -144,13 +144,35 @@ extension EngineCore {
         return slot
     }
 
-    /// The hold on scenario `index` (its group's) pending at `time`, if any.
+    /// The hold on scenario `index` (its group's) pending at `time`, if any: under the name these
+    /// rules give it, or under another name of the same scenario or group (``renamedHold(of:now:)``).
     @inline(__always)
     func hold(of index: Int, now time: Double) -> ToDoItem? {
         if todos.isEmpty { return nil }
         // A hold always expires: one stored without an expiry (damaged, or written by hand) holds nothing.
-        guard let item = pendingToDo(rules.holdKeys[index], now: time), item.expires != nil else { return nil }
-        return item
+        if let item = pendingToDo(rules.holdKeys[index], now: time), item.expires != nil { return item }
+        return renamed.isEmpty ? nil : renamedHold(of: index, now: time)
+    }
+
+    /// A hold taken under another name of scenario `index`'s holder (its group, or itself): a
+    /// former name (a presentation made before rules with `was` started), or a newer name the
+    /// state records a rename to (a process on the same file running rules with the rename).
+    /// Every `was` of the rules that ran on the file is recorded (entry `w:`), so the records
+    /// give both directions.
+    func renamedHold(of index: Int, now time: Double) -> ToDoItem? {
+        let scenario = rules.scenarios[index]
+        let (kind, holder) =
+            scenario.group.map { (RenameKind.group, rules.groups[$0].name) } ?? (.scenario, scenario.name)
+        for (key, formers) in renamed {
+            guard let (recorded, new) = EngineState.parseRenameKey(key), recorded == kind else { continue }
+            let names = formers.split(separator: "\n")
+            let others = new == holder ? names.map(String.init) : names.contains(Substring(holder)) ? [new] : []
+            for other in others where other != holder {
+                let key = CompiledRules.holdPrefix + NameTable.canonical(other)
+                if let item = pendingToDo(key, now: time), item.expires != nil { return item }
+            }
+        }
+        return nil
     }
 
     mutating func present(_ index: Int, timeout: Double) -> Presentation? {

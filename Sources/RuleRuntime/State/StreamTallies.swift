@@ -45,6 +45,21 @@ struct StreamTallies {
         body(&heads[slot].counts)
     }
 
+    /// Moves every time of `slot` later than `now` back to `now` (as ``Tally/rebase(to:)``);
+    /// true if any moved.
+    mutating func rebase(_ slot: Int, to now: Double) -> Bool {
+        guard let latest = heads[slot].counts.last, latest > now else { return false }
+        heads[slot].counts.last = now
+        if let earliest = heads[slot].counts.first, earliest > now { heads[slot].counts.first = now }
+        let start = Int(heads[slot].offset)
+        var index = start + Int(heads[slot].count)
+        while index > start && times[index - 1] > now {
+            index -= 1
+            times[index] = now
+        }
+        return true
+    }
+
     /// True when nothing is recorded or stored in `slot`.
     func isBlank(_ slot: Int) -> Bool { heads[slot].counts.isBlank && heads[slot].count == 0 }
 

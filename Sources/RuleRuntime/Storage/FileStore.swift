@@ -155,6 +155,8 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
     /// The bytes of live data when the file was last loaded or compacted: compaction starts
     /// when the file has grown past twice that (and the threshold).
     var liveBytes = 0
+    /// The largest the file may grow by an append: ``maximumFileSize``, smaller in tests.
+    var sizeLimit = RecordFormat.maximumFileSize
     var pending: Repair?
     /// Compactions run here, off the caller's path.
     let compactionQueue = DispatchQueue(label: "rules.FileStore.compaction", qos: .utility)
@@ -390,6 +392,15 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
             replaced = try recreateIfReplaced(lookingAtPath: clock &- lastPathCheck > FileStore.pathCheckInterval)
         }
         if contentsUnknown { try compactLocked() }
+        // Never acknowledge a record that would leave a file too large to open again: compact
+        // first (in place, under this call's lock), and refuse the record if even the live
+        // entries and it do not fit.
+        if fileLength + record.count > sizeLimit {
+            try compactLocked()
+            if fileLength + record.count > sizeLimit {
+                throw RuleStoreError.io(path: path, operation: "write", errno: EFBIG)
+            }
+        }
         // Shared: counted before it is written, so that a writer killed mid-write leaves the
         // count moved and the others look at (and cut off) what it left.
         noteAppend()
@@ -417,15 +428,16 @@ public final class FileStore: RuleStore, RecordStore, @unchecked Sendable {
         if readyCompaction != nil {
             finishSharedCompaction()
         } else if fileLength > threshold && fileLength > 2 * liveBytes {
-            // Shared: in place, under the lock this call holds, when the file was over the
-            // threshold before this store's first append (a process that calls a few times
+            // In place, under the lock this call holds, when the file is four times over
+            // (a burst of appends outgrows the background compaction, or compactions keep
+            // being dropped; not twice: in a loop of appends a file grows by more than the
+            // threshold while one is written and synced), and, shared, when the file was over
+            // the threshold before this store's first append (a process that calls a few times
             // and exits, such as a widget's, would let every background compaction go with
-            // it), or four times over (compactions keep being dropped; not twice: in a loop of
-            // appends a file grows by more than the threshold while one is written and synced);
-            // otherwise in the background. Nothing more while one runs: the look at the path
-            // costs two system calls, on every append of a compaction's seconds.
+            // it); otherwise in the background. Nothing more while one runs: the look at the
+            // path costs two system calls, on every append of a compaction's seconds.
             let inPlace =
-                region != nil && (!appendedSinceOpen || (fileLength > 4 * threshold && fileLength > 8 * liveBytes))
+                (region != nil && !appendedSinceOpen) || (fileLength > 4 * threshold && fileLength > 8 * liveBytes)
             if inPlace || !compacting {
                 if let error = try recreateIfReplaced() {
                     replaced = error

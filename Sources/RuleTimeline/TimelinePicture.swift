@@ -112,7 +112,9 @@ public struct TimelinePicture {
                             reason: failing.isEmpty
                                 ? "open" : failing.map { "\($0.clause): \($0.detail)" }.joined(separator: "; ")))
                 case .stream:
-                    lanes[k].states.append(State(answer: .absent, reason: ""))
+                    // An event's lane has no answer: nothing is kept per sample (a state for each
+                    // of them made the page grow with samples times distinct events).
+                    break
                 }
             }
         }
@@ -191,7 +193,7 @@ public struct TimelinePicture {
         }
         if steps.isEmpty { sampleBetween(first, end) }
         // Lanes added after the first sample (a swap's new scenarios, streams) were absent before.
-        for k in lanes.indices where lanes[k].states.count < times.count {
+        for k in lanes.indices where lanes[k].kind != .stream && lanes[k].states.count < times.count {
             let missing = times.count - lanes[k].states.count
             lanes[k].states.insert(
                 contentsOf: repeatElement(State(answer: .absent, reason: "not in these rules"), count: missing), at: 0)

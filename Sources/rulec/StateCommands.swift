@@ -124,9 +124,9 @@ enum StateCommand: Command {
                 let until = todo.expires.map { " until \(StateFile.time($0))" } ?? ""
                 out += "showing: \(showing) holds \(Printer.name(String(name.dropFirst(9))))"
                 out += " since \(StateFile.time(todo.created))\(until)\n"
-            } else if name == "@running" {
+            } else if name == "@running" || name.hasPrefix("@running:") {
                 out += "the app's run is in the foreground since \(StateFile.time(todo.created))"
-                out += " (a crash, if the next session finds it so)\n"
+                out += " (a crash, if a later session finds it so with its process gone)\n"
             }
         }
         if !state.imports.isEmpty { out += "imported from: \(state.imports.joined(separator: ", "))\n" }

@@ -74,6 +74,8 @@ final class CompactionPriorityTests: XCTestCase {
             }
             let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
             let store = FileStore(url: url, options: .init(compactionThreshold: 256), system: calls)
+            // The 30 KB appended behind the held compaction stay behind it (not compacted in place).
+            store.burstFactor = 1 << 20
             // A thread of the compaction queue, asked from a block that runs on one (`sync` may
             // run the block on the calling thread): libdispatch on Linux gives a utility queue's
             // threads a nice value of their own (2 here).
@@ -142,6 +144,7 @@ final class CompactionPriorityTests: XCTestCase {
                 return live.close(fd)
             }
             let store = FileStore(url: url, options: .init(compactionThreshold: 256), system: calls)
+            store.burstFactor = 1 << 20  // as above
             let engine = try RuleEngine(source: "scenario S < on x; min_events 1 >", store: store, clock: ManualClock())
             let triggers = try appendPastTheFirstSync(engine, url)
             store.lock.lock()

@@ -328,3 +328,30 @@ final class ChecksumTests: XCTestCase {
         #endif
     }
 }
+
+/// Ad hoc checks (`engine.check`, a timeline's `check`) add no state: a filter or a salt the
+/// rules do not name is read, not kept. Before, each distinct one added a stream (copying the
+/// stream table) or a kept bucket for good: 16,000 checks took 6.6 s against 0.45 s for 4,000.
+final class AdHocCheckTests: XCTestCase {
+    func testAdHocChecksAddNoState() throws {
+        let rules = """
+            # language 1.2
+            event purchase(amount: int)
+            scenario S < on purchase; min_events 1 where amount >= 10 >
+            """
+        let (engine, _) = try makeEngine(rules)
+        engine.trigger("purchase", properties: ["amount": .int(12)])
+        let streams = engine.locked { $0.streams.count }
+        for n in 0..<2_000 {
+            XCTAssertTrue(
+                try engine.check(
+                    "count(purchase where amount >= \(n + 100)) == 0 and since_last(purchase where amount == \(n + 100)) > 100d "
+                        + "and since_first(purchase where amount < \(n + 100) and amount > \(n + 99)) == 0s and bucket(\"s\(n)\") >= 0"
+                ))
+        }
+        XCTAssertEqual(engine.locked { $0.streams.count }, streams, "no stream added")
+        XCTAssertLessThanOrEqual(engine.locked { $0.bucketMemo.buckets.count }, EngineCore.keptBuckets)
+        // What the rules read, and what is stored, still reads.
+        XCTAssertTrue(try engine.check("count(purchase where amount >= 10) == 1 and count(purchase) == 1"))
+    }
+}

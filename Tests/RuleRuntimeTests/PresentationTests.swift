@@ -160,6 +160,47 @@ final class PresentationTests: XCTestCase {
         }
     }
 
+    /// The run's mark belongs to the process that set it, played by real processes on one file:
+    /// an extension's suspension leaves the app's mark (the app killed afterwards counts one
+    /// crash), and a second process in the app's role (a Mac app and its helper) is told apart
+    /// from a dead one: its mark counts no crash while it runs, is left alone by the other's
+    /// suspension, and counts one once it is killed. Before, the extension cleared the app's mark
+    /// and the second process counted the running one's mark as a crash.
+    func testTheRunsMarkBelongsToItsProcess() throws {
+        func engine(_ url: URL, _ role: ProcessRole) throws -> RuleEngine {
+            var options = RuleEngine.Options()
+            options.role = role
+            return try RuleEngine(
+                source: promptRulesForTests, store: FileStore(url: url, options: .init(shared: true)),
+                clock: ManualClock(), options: options)
+        }
+        let url = temporaryURL("extension.state")
+        var child = try FixtureProcess(["app-run", url.path, "foreground"])
+        XCTAssertEqual(child.readLine(), "ready")
+        let widget = try engine(url, .appExtension)
+        widget.startSession(version: "1")
+        widget.prepareForSuspension()
+        child.kill()
+        let app = try engine(url, .app)
+        app.startSession(version: "1")
+        XCTAssertTrue(try app.check("count(crash) == 1"), "the app killed after its extension's suspension")
+
+        let shared = temporaryURL("two-apps.state")
+        child = try FixtureProcess(["app-run", shared.path, "foreground"])
+        XCTAssertEqual(child.readLine(), "ready")
+        let mac = try engine(shared, .app)
+        mac.startSession(version: "1")
+        XCTAssertTrue(try mac.check("count(crash) == 0"), "the helper is running")
+        mac.prepareForSuspension()
+        mac.startSession(version: "1")
+        XCTAssertTrue(try mac.check("count(crash) == 0"), "its mark is the helper's, still running")
+        child.kill()
+        mac.startSession(version: "1")
+        XCTAssertTrue(try mac.check("count(crash) == 1"), "the helper was killed in the foreground")
+        mac.startSession(version: "1")
+        XCTAssertTrue(try mac.check("count(crash) == 1"), "counted once")
+    }
+
     /// An engine keeps at most 64 presentations open: an app that never finishes them does not
     /// grow it, and the oldest can no longer be finished.
     func testOpenPresentationsAreBounded() throws {

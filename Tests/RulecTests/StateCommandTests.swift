@@ -38,7 +38,8 @@ final class StateCommandTests: XCTestCase {
                 "showing: 'Rate' holds G since 2026-01-01T00:02:00Z until 2026-01-01T01:02:00Z"), result.stdout)
         XCTAssertTrue(
             lines.contains(
-                "the app's run is in the foreground since 2026-01-01T00:00:00Z (a crash, if the next session finds it so)"
+                "the app's run is in the foreground since 2026-01-01T00:00:00Z "
+                    + "(a crash, if a later session finds it so with its process gone)"
             ), result.stdout)
     }
 

@@ -194,6 +194,27 @@ final class TimelinePictureTests: XCTestCase {
         XCTAssertTrue("\(decoded)".contains(name), "the name reads back whole")
     }
 
+    /// The page grows linearly with the steps and the distinct events: twice the events, each
+    /// triggered once, makes a page about twice as large (it was four times: a state per sample
+    /// for every event's lane, 742 MB for 2,000 names).
+    func testThePageGrowsLinearlyWithDistinctEvents() throws {
+        func pageSize(_ names: Int) throws -> Int {
+            let rules = SourceFile(path: "p.rules", text: "scenario A < on e0; min_events 1 >\n")
+            let steps = (0..<names).map { "\($0)m trigger e\($0)\n" }.joined()
+            let timeline = SourceFile(path: "t.timeline", text: "0 launch 1\n" + steps + "\(names)m try A\n")
+            let clock = ManualClock(TimelineRunner.start)
+            let engine = try RuleEngine(sources: [rules], clock: clock)
+            var parser = TimelineParser(file: timeline, program: engine.program)
+            let parsed = parser.parse()
+            XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
+            return TimelinePicture(
+                steps: parsed, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t"
+            ).html.utf8.count
+        }
+        let (small, large) = (try pageSize(300), try pageSize(600))
+        XCTAssertLessThan(Double(large) / Double(small), 2.5, "\(small) then \(large) bytes")
+    }
+
     func testTheExampleTimelineIsDrawnWhereTheSimulationSays() throws {
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")

@@ -74,3 +74,22 @@ extension CompiledRules {
         return lower(expr)
     }
 }
+
+extension CompiledExpr {
+    /// The expression with every read of slot -1 (a stream with nothing recorded) replaced by
+    /// what a blank stream reads: counts and active days 0, `since_first` 0s, `since_last` forever.
+    func blankingUnknownStreams() -> CompiledExpr {
+        switch self {
+        case .count(let slot, _) where slot < 0: return .constant(.int(0))
+        case .activeDays(let slot, _) where slot < 0: return .constant(.int(0))
+        case .sinceFirst(let slot) where slot < 0: return .constant(.duration(0))
+        case .sinceLast(let slot) where slot < 0: return .constant(.duration(.infinity))
+        case .countOf(let slots, let scope): return .countOf(slots: slots.filter { $0 >= 0 }, scope)
+        case .not(let operand): return .not(operand.blankingUnknownStreams())
+        case .and(let a, let b): return .and(a.blankingUnknownStreams(), b.blankingUnknownStreams())
+        case .or(let a, let b): return .or(a.blankingUnknownStreams(), b.blankingUnknownStreams())
+        case .compare(let op, let a, let b): return .compare(op, a.blankingUnknownStreams(), b.blankingUnknownStreams())
+        default: return self
+        }
+    }
+}

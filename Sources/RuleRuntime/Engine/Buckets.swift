@@ -18,6 +18,9 @@ enum InstallBucket {
 }
 
 extension EngineCore {
+    /// The most salts whose buckets are kept for the install's id.
+    static let keptBuckets = 64
+
     /// The install's id: the app's (``RuleEngine/Options/installID``), else the stored one.
     var installID: String? { hooks.installID ?? storedInstallID }
 
@@ -34,7 +37,8 @@ extension EngineCore {
             return known.bucket
         }
         let bucket = InstallBucket.bucket(salt: salt, installID: id)
-        bucketMemo.buckets.append((salt, bucket))
+        // Bounded: rules name a few salts; ad hoc checks of many more are hashed each time.
+        if bucketMemo.buckets.count < EngineCore.keptBuckets { bucketMemo.buckets.append((salt, bucket)) }
         return bucket
     }
 

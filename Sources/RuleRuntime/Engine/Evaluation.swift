@@ -248,9 +248,9 @@ extension EngineCore {
 
     /// Lowers an expression checked against the program, giving slots to streams it names.
     mutating func lower(_ expr: Expr) -> CompiledExpr {
-        var table = streams
-        let lowered = CompiledRules.lower(expr, rules, slot: { table.slot($0) })
-        adopt(table)
-        return lowered
+        // A stream the engine has no slot for holds nothing (every stored stream has one): it is
+        // read as blank, not added, so an ad hoc check adds no state and copies no table.
+        let known = streams
+        return CompiledRules.lower(expr, rules, slot: { known.index[$0] ?? -1 }).blankingUnknownStreams()
     }
 }

@@ -88,10 +88,10 @@ extension RuleEngine {
     package func relaunchAfterCrash() {
         locked { core in
             core.markRunning()
-            // The mark as a run before this one left it.
-            if var mark = core.todos[EngineCore.runningKey] {
+            // The mark as a run before this one left it: another run's, of a process gone.
+            if var mark = core.todos[EngineCore.runKey] {
                 mark.info = ["run": "ended"]
-                core.todos[EngineCore.runningKey] = mark
+                core.todos[EngineCore.runKey] = mark
             }
             core.startSession(version: core.meta.version ?? "")
         }
@@ -124,8 +124,8 @@ extension EngineCore {
     /// The presentations an engine keeps open at most: the oldest beyond it can no longer be
     /// finished (``RuleEngineError/presentationNotOpen(scenario:)``).
     static let openPresentationLimit = 64
-    /// The to-do that marks the app's run as in the foreground: present at the next launch, the
-    /// run ended uncleanly.
+    /// The prefix of the to-dos that mark runs as in the foreground (``runKey``), and the one
+    /// mark written before this library, whatever its process.
     static let runningKey = "@running"
 
     mutating func recordOutcome(_ outcome: Outcome, of index: Int) {
@@ -235,37 +235,58 @@ extension EngineCore {
         recordOutcome(outcome, of: index)
     }
 
-    /// Marks the app's run as in the foreground: the app's process only (an extension's runs
-    /// are not watched), and only when the rules read the `crash` stream (an app that never
-    /// asks about crashes is not asked to report its suspensions).
+    /// Marks the app's run as in the foreground: a process in the app's role only (an
+    /// extension's runs are not watched), and only when the rules read the `crash` stream (an
+    /// app that never asks about crashes is not asked to report its suspensions). Each such
+    /// process marks its own run (``runKey``).
     mutating func markRunning() {
         guard rules.streams.index[EngineStream.crash] != nil else { return }
         if hooks.role == nil { hooks.role = ProcessRole.current }
-        guard hooks.role != .appExtension, todos[EngineCore.runningKey] == nil else { return }
+        guard hooks.role != .appExtension, todos[EngineCore.runKey] == nil else { return }
         if shared { _ = lockFileForWriting() }
-        let item = ToDoItem(created: now(), expires: nil, info: ["run": EngineCore.thisRun])
-        todos[EngineCore.runningKey] = item
-        save([EngineState.change(todo: EngineCore.runningKey, item)])
+        let item = ToDoItem(created: now(), expires: nil, info: EngineCore.runMark())
+        todos[EngineCore.runKey] = item
+        save([EngineState.change(todo: EngineCore.runKey, item)])
     }
 
-    /// At a launch: a run still marked as in the foreground ended uncleanly: one event on the
-    /// engine's `crash` stream, now. Then this run is marked.
+    /// At a launch: each run still marked as in the foreground whose process is gone ended
+    /// uncleanly: one event on the engine's `crash` stream each, now. A mark of this very run
+    /// (a second `startSession`, another engine in this process) is no crash, nor is one of
+    /// another process in the app's role that is still running. Then this run is marked.
     mutating func noteLastRun() {
-        // A mark of this very run (a second `startSession`, another engine in this process) is no crash.
-        if let mark = todos[EngineCore.runningKey], mark.info?["run"] != EngineCore.thisRun {
-            todos[EngineCore.runningKey] = nil
-            recordEvent(slot(EngineStream.crash), at: now())
-            record.add(EngineState.change(todo: EngineCore.runningKey, nil))
+        let ended = todos.filter {
+            EngineCore.isRunMark($0.key) && $0.value.info?["run"] != EngineCore.thisRun
+                && !EngineCore.isOfAnotherLiveProcess($0.value.info)
+        }
+        if !ended.isEmpty {
+            if shared { _ = lockFileForWriting() }
+            let time = now()
+            for key in ended.keys.sorted() where todos[key] != nil {
+                todos[key] = nil
+                recordEvent(slot(EngineStream.crash), at: time)
+                record.add(EngineState.change(todo: key, nil))
+            }
             commit()
         }
         markRunning()
     }
 
-    /// The app is about to be suspended (or to quit): its run ended cleanly, so far.
+    /// The app is about to be suspended (or to quit): its run ended cleanly, so far. Only the
+    /// process that marked its run lets go of the mark: an extension never does, and no process
+    /// clears another's.
     mutating func markSuspended() {
-        guard todos[EngineCore.runningKey] != nil else { return }
+        if hooks.role == nil { hooks.role = ProcessRole.current }
+        guard hooks.role != .appExtension else { return }
+        let own = [EngineCore.runKey, EngineCore.runningKey].filter {
+            todos[$0]?.info?["run"] == EngineCore.thisRun
+        }
+        guard !own.isEmpty else { return }
         if shared { _ = lockFileForWriting() }
-        todos[EngineCore.runningKey] = nil
-        save([EngineState.change(todo: EngineCore.runningKey, nil)])
+        var changes: [StoreChange] = []
+        for key in own where todos[key]?.info?["run"] == EngineCore.thisRun {
+            todos[key] = nil
+            changes.append(EngineState.change(todo: key, nil))
+        }
+        save(changes)
     }
 }

@@ -155,4 +155,25 @@ final class ClockCorrectionTests: XCTestCase {
         clock.set(Date(timeIntervalSince1970: 8 * day))
         XCTAssertTrue(engine.canExecute("Calm"), "a week after the correction")
     }
+
+    /// Times another process on the file recorded while its clock was ahead, which this one never
+    /// read the clock at, are re-based at this process's next session.
+    func testTimesAnotherProcessRecordedAheadAreRebasedAtTheNextSession() throws {
+        let url = temporaryURL("ahead.state")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let here = ManualClock(Date(timeIntervalSince1970: 1 * day))
+        let there = ManualClock(Date(timeIntervalSince1970: 400 * day))
+        let engine = try RuleEngine(
+            source: rules, store: FileStore(url: url, options: .init(shared: true)), clock: here)
+        let other = try RuleEngine(
+            source: rules, store: FileStore(url: url, options: .init(shared: true)), clock: there)
+        XCTAssertTrue(engine.canExecute("Rate"))
+        try other.recordOutcome(.later, of: "Rate")
+        here.set(Date(timeIntervalSince1970: 4 * day))
+        XCTAssertFalse(engine.canExecute("Rate"), "recorded at day 400 by the other process")
+        engine.startSession(version: "1")
+        XCTAssertFalse(engine.canExecute("Rate"), "re-based to the session's start, day 4")
+        here.set(Date(timeIntervalSince1970: 7 * day))
+        XCTAssertTrue(engine.canExecute("Rate"), "three days after the session that re-based it")
+    }
 }

@@ -13,6 +13,9 @@ extension EngineCore {
         if hooks.role == .appExtension { return }
         if shared { _ = lockFileForWriting() }
         rebaseEpochsIfNeeded()
+        // Other processes on the file may have recorded times this one never read the clock at:
+        // the next evaluation looks over the state for times ahead (once a launch).
+        latestRecorded = .infinity
         let time = now()
         meta.sessionID.saturatingIncrement()
         meta.sessionStart = time

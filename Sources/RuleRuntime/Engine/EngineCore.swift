@@ -120,9 +120,10 @@ struct EngineCore {
     var days: [Int: DayBits] = [:]
     /// Scenarios whose view (and group budget) a read re-based in memory, stored with the next write.
     var rebasedUnsaved: [Int] = []
-    /// No time the state holds is later than this clock reading; infinity until an evaluation
-    /// first looks (``rebaseAheadIfNeeded(to:)``) and after state comes from elsewhere (another
-    /// process's records).
+    /// No time the state holds is later than this clock reading (as far as this process can
+    /// tell): infinity until an evaluation first looks (``rebaseAheadIfNeeded(to:)``), and again
+    /// at each session's start (other processes on the file may have recorded times this one
+    /// never read the clock at).
     var latestRecorded = Double.infinity
     /// Streams and to-dos a read re-based in memory (the clock went back), stored with the next write.
     var rebasedStreams: [Int] = []

@@ -65,8 +65,6 @@ extension EngineCore {
     mutating func apply(
         written bytes: [UInt8], _ changes: [(key: Range<Int>, value: Range<Int>?)], droppingOtherTypes: Bool = true
     ) throws {
-        // Their clocks may be ahead of this one: the next evaluation looks for times ahead.
-        latestRecorded = .infinity
         if applyDirectly(written: bytes, changes) { return }
         var latest: [String: Range<Int>?] = [:]
         for change in changes { latest[String(decoding: bytes[change.key], as: UTF8.self)] = change.value }

@@ -151,7 +151,11 @@ extension EngineCore {
         if todos.isEmpty { return nil }
         // A hold always expires: one stored without an expiry (damaged, or written by hand) holds nothing.
         if let item = pendingToDo(rules.holdKeys[index], now: time), item.expires != nil { return item }
-        return renamed.isEmpty ? nil : renamedHold(of: index, now: time)
+        // Only when some hold is pending: the running mark alone needs no look at the renames.
+        guard !renamed.isEmpty, todos.keys.contains(where: { $0.hasPrefix(CompiledRules.holdPrefix) }) else {
+            return nil
+        }
+        return renamedHold(of: index, now: time)
     }
 
     /// A hold taken under another name of scenario `index`'s holder (its group, or itself): a

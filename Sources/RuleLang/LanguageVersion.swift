@@ -1,3 +1,11 @@
+/// This library's version (semantic versioning): what `rulec --version` prints, the README's
+/// dependency line asks for and the CHANGELOG's newest heading names (a test holds them to it).
+/// Not the language's version (``LanguageVersion``), which a rules file declares.
+public enum RulesLibrary {
+    /// `MAJOR.MINOR.PATCH`.
+    public static let version = "3.0.0"
+}
+
 /// A version of the rules language: `MAJOR.MINOR`.
 ///
 /// A file declares the version it needs on its first line, as a comment so that a library

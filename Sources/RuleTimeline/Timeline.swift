@@ -53,7 +53,8 @@ public struct TimelineParser {
     /// Every problem found, located in `file`; steps with errors are left out.
     public private(set) var diagnostics: [Diagnostic] = []
 
-    static let verbs = [
+    /// Every step a timeline may hold.
+    public static let verbs = [
         "launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules", "timezone",
         "outcome", "present", "finish", "crash", "problem",
     ]
@@ -80,7 +81,9 @@ public struct TimelineParser {
     /// The names steps may use: the streams rules count (and their former names, which the
     /// engine counts under the new ones), and former names of scenarios and groups.
     private mutating func noteNames() {
-        streamList = program.knownStreams
+        // The engine's own streams (`@crash`) are not the app's to trigger: never suggested, and
+        // a trigger of one is uncounted (the `crash` and `problem` steps record them).
+        streamList = program.knownStreams.filter { !EngineStream.isReserved($0) }
         knownStreams = Set(streamList)
         formerScenarios = []
         formerGroups = []

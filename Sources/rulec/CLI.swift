@@ -21,7 +21,7 @@ enum ExitCode {
 }
 
 enum CLI {
-    static let version = "0.1.0"
+    static let version = "\(RulesLibrary.version) (rules language \(LanguageVersion.current))"
     /// Every command, in the order `rulec --help` lists them: the one list.
     static let all: [any Command.Type] = [
         CheckCommand.self, SimulateCommand.self, GenCommand.self, FmtCommand.self, DumpCommand.self,

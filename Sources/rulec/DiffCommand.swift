@@ -55,6 +55,7 @@ enum DiffCommand: Command {
             return CLI.misuse(
                 operands.count < 2 ? "diff needs OLD and NEW rules" : "diff takes two rules: OLD and NEW", usage: usage)
         }
+        if let statePath, let exit = StateFile.misuseIfMissing(statePath, usage: usage) { return exit }
         guard let oldFiles = CLI.ruleFiles([operands[0]], usage: usage),
             let newFiles = CLI.ruleFiles([operands[1]], usage: usage)
         else { return ExitCode.usage }

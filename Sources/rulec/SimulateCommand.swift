@@ -35,15 +35,20 @@ enum SimulateCommand: Command {
             RULES are .rules files or directories, checked together; TIMELINE is the
             last argument. Each timeline line is 'TIME STEP ...' where TIME is an
             offset from the start ('0', '90s', '1d12h'; it may go backwards). Steps:
-              launch VERSION          start a session of the app at VERSION
+              launch VERSION          the run before ends cleanly and a session of the app at VERSION
+                                      starts (it records no event: add 'trigger launch' for one)
               trigger NAME            record an event on stream NAME
+              trigger NAME PROP=VALUE ...  an event with its declared properties (a quoted VALUE is a string)
               done NAME               Ecno's markDone: an event, and NAME's to-do cleared
               try SCENARIO            try to execute: prints 'TIME SCENARIO yes' or 'TIME SCENARIO no: REASON'
               set PARAM VALUE         store a param's value
               reset NAME              reset a scenario (or a group's budget)
               todo NAME [until D]     add a to-do, expiring after D
+              info NAME               prints the pending to-do's info: 'TIME info NAME: k=v ...'
               check CONDITION         prints 'TIME check true' or 'TIME check false'
               next [SCENARIO ...]     execute the highest-priority eligible scenario: 'TIME next NAME' or 'TIME next none'
+              rules PATH              swap to the rules in PATH (beside the timeline): 'TIME rules PATH: swapped'
+              timezone ZONE           the device moves to time zone ZONE (an IANA name such as Asia/Tokyo)
               outcome SCENARIO OUTCOME   record what became of its prompt (accepted, dismissed, declined, later, unknown)
               present SCENARIO        show it if it may run: 'TIME SCENARIO shown' or 'TIME SCENARIO no: REASON'
               finish SCENARIO OUTCOME end its open presentation: 'TIME finish SCENARIO OUTCOME'

@@ -7,10 +7,6 @@ enum StateFile {
     /// The entries of the `FileStore` at `path`, read without changing the file; nil after
     /// printing the store's own error (a missing file, a damaged one).
     static func entries(_ path: String) -> [String: [UInt8]]? {
-        guard FileManager.default.fileExists(atPath: path) else {
-            CLI.printError("error: no such file: '\(path)'")
-            return nil
-        }
         do {
             // Loading repairs nothing: repairs wait for the first write, which never comes here.
             return try FileStore(url: URL(fileURLWithPath: path)).load()
@@ -18,6 +14,12 @@ enum StateFile {
             CLI.printError("\(path): error: \(error)")
             return nil
         }
+    }
+
+    /// Exit status 64 with an `error:` and the usage when no file is at `path` (a missing path is
+    /// wrong usage, as for every command); nil when there is one.
+    static func misuseIfMissing(_ path: String, usage: String) -> Int32? {
+        FileManager.default.fileExists(atPath: path) ? nil : CLI.misuse("no such file: '\(path)'", usage: usage)
     }
 
     /// One formatter for every time printed (making one per call was most of `state`'s work).
@@ -43,13 +45,14 @@ enum StateCommand: Command {
             value and to-do, sorted by name. The file is read, never changed.
             """,
         options: [json],
-        exitStatus: "Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage.")
+        exitStatus: "Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage (a missing FILE too).")
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
         if let exit = parsed.exit { return exit }
         let (paths, json) = (parsed.operands, parsed[Self.json])
         guard paths.count == 1 else { return CLI.misuse("expected one state FILE", usage: usage) }
+        if let exit = StateFile.misuseIfMissing(paths[0], usage: usage) { return exit }
         guard let entries = StateFile.entries(paths[0]) else { return ExitCode.failure }
         let snapshot: StateSnapshot
         do {
@@ -177,6 +180,7 @@ enum ExplainCommand: Command {
         if paths.isEmpty { return CLI.misuse("missing RULES", usage: usage) }
         guard let files = CLI.ruleFiles(paths, usage: usage) else { return ExitCode.usage }
         let (sources, unreadable) = CLI.readSources(files)
+        if let exit = StateFile.misuseIfMissing(statePath, usage: usage) { return exit }
         guard unreadable.isEmpty, let entries = StateFile.entries(statePath) else { return ExitCode.failure }
         guard
             let engine = CLI.engine(

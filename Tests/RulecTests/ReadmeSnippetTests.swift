@@ -1,4 +1,5 @@
 import Foundation
+import RuleLang
 import TestSupport
 import XCTest
 
@@ -102,6 +103,21 @@ final class ReadmeSnippetTests: XCTestCase {
             XCTAssertTrue(example.contains(form), form)
         }
         XCTAssertTrue(readme.contains(".package(url: "))
+    }
+
+    /// One version: `rulec --version`, the README's dependency line and the CHANGELOG's newest
+    /// heading give the library's (`RulesLibrary.version`). They said 0.1.0, 1.2.0 and "version 3".
+    func testOneVersionEverywhere() throws {
+        let version = RulesLibrary.version
+        let root = RulecBinary.packageRoot
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains(".package(url: \"https://github.com/OWNER/rules.git\", from: \"\(version)\")"))
+        let changelog = try String(contentsOf: root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let heading = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
+        XCTAssertEqual(heading.map { $0.hasPrefix("## \(version)") }, true, "\(heading ?? "")")
+        let printed = try RulecBinary.run(["--version"])
+        XCTAssertEqual(printed.status, 0)
+        XCTAssertEqual(printed.stdout, "rulec \(version) (rules language \(LanguageVersion.current))\n")
     }
 
     /// The README's rule snippets (``` blocks with no language that are not a command's output,

@@ -94,6 +94,22 @@ final class StateCommandTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before)
     }
 
+    /// A state file that does not exist is wrong usage (64, with the `Usage:` line), as a missing
+    /// path is for every command; `state` exited 1.
+    func testAMissingStateFileIsWrongUsage() throws {
+        let dir = try directory()
+        let missing = dir.appendingPathComponent("nope.state").path
+        let rules = try write("scenario S < >\n", "r.rules", in: dir)
+        for arguments in [
+            ["state", missing], ["explain", rules, "--state", missing], ["diff", "--state", missing, rules, rules],
+        ] {
+            let result = try RulecBinary.run(arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains("error: no such file: '\(missing)'"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("Usage:"), result.stderr)
+        }
+    }
+
     func testErrorsAreClear() throws {
         let dir = try directory()
         let rules = try write("scenario AskToSubscribe < max_exec 1 >\n", "r.rules", in: dir)
@@ -114,7 +130,7 @@ final class StateCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stderr.hasPrefix("\(state): error: "), result.stderr)
         result = try RulecBinary.run(["state", dir.appendingPathComponent("missing.state").path])
-        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.status, 64, "a missing path is wrong usage, as for every command")
         XCTAssertTrue(result.stderr.contains("no such file"), result.stderr)
         XCTAssertEqual(try RulecBinary.run(["explain", rules]).status, 64)
         XCTAssertEqual(try RulecBinary.run(["explain", rules, "--state", state, "--at", "yesterday"]).status, 64)

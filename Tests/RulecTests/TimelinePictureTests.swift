@@ -49,6 +49,17 @@ final class TimelinePictureTests: XCTestCase {
             .replacingOccurrences(of: "&amp;", with: "&")
     }
 
+    /// The picture of `timeline` over `rules`, drawn in UTC from the simulation's start.
+    static func picture(_ rules: SourceFile, _ timeline: SourceFile) throws -> TimelinePicture {
+        let clock = ManualClock(TimelineRunner.start)
+        let engine = try RuleEngine(sources: [rules], clock: clock)
+        var parser = TimelineParser(file: timeline, program: engine.program)
+        let steps = parser.parse()
+        XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
+        return TimelinePicture(
+            steps: steps, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t")
+    }
+
     /// Draws `timeline` against `rules` (paths), loads the page in the browser and checks it
     /// against the text output; returns the number of spans checked at a `try`, and the DOM's
     /// SVG elements.
@@ -145,13 +156,7 @@ final class TimelinePictureTests: XCTestCase {
             path: "t.timeline",
             text: "0 launch 1\n0 present A\n0 present B\n1m finish A later\n1m finish B later\n2h crash\n3h present A\n"
         )
-        let clock = ManualClock(TimelineRunner.start)
-        let engine = try RuleEngine(sources: [rules], clock: clock)
-        var parser = TimelineParser(file: timeline, program: engine.program)
-        let steps = parser.parse()
-        XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
-        let picture = TimelinePicture(
-            steps: steps, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t")
+        let picture = try Self.picture(rules, timeline)
         XCTAssertEqual(
             picture.lines,
             [
@@ -177,14 +182,7 @@ final class TimelinePictureTests: XCTestCase {
         let name = "<!--<script>x</script>"
         let rules = SourceFile(path: "p.rules", text: "event \"\(name)\"\nscenario A < on \"\(name)\" >\n")
         let timeline = SourceFile(path: "t.timeline", text: "0 launch 1\n0 trigger \"\(name)\"\n1m try A\n")
-        let clock = ManualClock(TimelineRunner.start)
-        let engine = try RuleEngine(sources: [rules], clock: clock)
-        var parser = TimelineParser(file: timeline, program: engine.program)
-        let steps = parser.parse()
-        XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
-        let html = TimelinePicture(
-            steps: steps, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t"
-        ).html
+        let html = try Self.picture(rules, timeline).html
         let open = "<script type=\"application/json\" id=\"data\">"
         let start = try XCTUnwrap(html.range(of: open)).upperBound
         let end = try XCTUnwrap(html.range(of: "</script>", range: start..<html.endIndex)).lowerBound
@@ -202,14 +200,7 @@ final class TimelinePictureTests: XCTestCase {
             let rules = SourceFile(path: "p.rules", text: "scenario A < on e0; min_events 1 >\n")
             let steps = (0..<names).map { "\($0)m trigger e\($0)\n" }.joined()
             let timeline = SourceFile(path: "t.timeline", text: "0 launch 1\n" + steps + "\(names)m try A\n")
-            let clock = ManualClock(TimelineRunner.start)
-            let engine = try RuleEngine(sources: [rules], clock: clock)
-            var parser = TimelineParser(file: timeline, program: engine.program)
-            let parsed = parser.parse()
-            XCTAssertFalse(parser.diagnostics.hasErrors, "\(parser.diagnostics)")
-            return TimelinePicture(
-                steps: parsed, engine: engine, clock: clock, zone: TimeZone(identifier: "UTC")!, title: "t"
-            ).html.utf8.count
+            return try Self.picture(rules, timeline).html.utf8.count
         }
         let (small, large) = (try pageSize(300), try pageSize(600))
         XCTAssertLessThan(Double(large) / Double(small), 2.5, "\(small) then \(large) bytes")

@@ -1,5 +1,6 @@
 import RuleLang
 import RuleTimeline
+import TestSupport
 import XCTest
 
 /// The library form of `rulec simulate`, for apps' own tests.
@@ -63,6 +64,35 @@ final class TimelineRunnerTests: XCTestCase {
         XCTAssertEqual(
             try TimelineRunner.replay(rules: [rules], timeline: timeline),
             ["0 RateApp shown", "1m finish RateApp declined", "3m RateApp yes", "3m check true"])
+    }
+
+    /// `rulec simulate --help` lists every step the parser takes (it left out `info`, `rules`,
+    /// `timezone` and a trigger's properties), and says that `launch` records no event.
+    func testSimulateHelpListsEveryStep() throws {
+        let help = try RulecBinary.run(["simulate", "--help"])
+        XCTAssertEqual(help.status, 0)
+        let listed = Set(
+            help.stdout.split(separator: "\n").compactMap { line -> String? in
+                let words = line.split(separator: " ")
+                return line.hasPrefix("  ") && !words.isEmpty ? String(words[0]) : nil
+            })
+        for verb in TimelineParser.verbs { XCTAssertTrue(listed.contains(verb), "'\(verb)' is not in --help") }
+        XCTAssertTrue(help.stdout.contains("trigger NAME PROP=VALUE"))
+        XCTAssertTrue(help.stdout.contains("it records no event"))
+    }
+
+    /// The engine's own streams are never suggested nor taken for an app's event: `trigger crsh`
+    /// suggested `@crash`, and `trigger @crash` (which the app's calls do not record) was accepted.
+    func testTheEnginesOwnStreamsAreNotSuggested() throws {
+        let rules = SourceFile(
+            path: "p.rules", text: "# language 1.2\nevent open\nscenario S < on open; when since_last(crash) >= 1d >\n")
+        let timeline = SourceFile(path: "t.timeline", text: "0 trigger crsh\n0 trigger @crash\n")
+        var parser = TimelineParser(file: timeline, program: RuleCompiler.check([rules]).program)
+        _ = parser.parse()
+        let messages = parser.diagnostics.map(\.message)
+        XCTAssertEqual(messages.count, 2, "\(messages)")
+        XCTAssertFalse(messages.contains { $0.contains("@crash'?") }, "\(messages)")
+        XCTAssertTrue(messages.contains { $0.contains("no rule counts event '@crash'") }, "\(messages)")
     }
 
     /// Language 1.2's steps: outcomes, presentations and crashes; bad ones located, none run.

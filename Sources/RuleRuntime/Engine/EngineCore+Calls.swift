@@ -215,8 +215,14 @@ extension EngineCore {
     /// presentation's hold) then waits from the correction, as a view does, not for the size
     /// of the jump. In memory only, stored with the next write, as views are. Asked where views
     /// are re-based, before a scenario is judged: the state is looked over once per correction.
+    @inline(__always)
     mutating func rebaseAheadIfNeeded(to time: Double) {
-        guard time < latestRecorded else { return }
+        if time < latestRecorded { rebaseAhead(to: time) }
+    }
+
+    /// ``rebaseAheadIfNeeded(to:)``'s look over the state, off the evaluation's inlined path.
+    @inline(never)
+    private mutating func rebaseAhead(to time: Double) {
         latestRecorded = time
         for slot in tallies.indices where tallies.rebase(slot, to: time) {
             if !rebasedStreams.contains(slot) { rebasedStreams.append(slot) }

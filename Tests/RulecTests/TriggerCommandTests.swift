@@ -42,6 +42,42 @@ final class TriggerCommandTests: XCTestCase {
 
     /// Several processes on one shared file keep one install id: the first process whose rules
     /// read `bucket` makes it; later ones, and an app holding the file open, take it.
+    /// `rulec trigger ... EVENT NAME=VALUE ...` records the event with its declared properties,
+    /// each of its type; an unknown property or a value of another type is an error and nothing
+    /// is written. Before, `purchase amount=999` read `purchase` as a rules file.
+    func testTriggersCarryTheirProperties() throws {
+        let dir = try directory()
+        let rules = dir.appendingPathComponent("r.rules").path
+        try """
+        # language 1.2
+        event purchase(amount: int, plan: string, trial: bool)
+        scenario Big < on purchase; min_events 2 where amount >= 500 and plan == "pro plus" and not trial >
+        """.write(toFile: rules, atomically: true, encoding: .utf8)
+        let state = dir.appendingPathComponent("device.state").path
+        var result = try RulecBinary.run(
+            [
+                "trigger", "--state", state, "--count", "2", rules, "purchase", "amount=999", "plan=pro plus",
+                "trial=false",
+            ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "purchase: 2\n")
+        result = try RulecBinary.run(["explain", rules, "--state", state])
+        XCTAssertTrue(result.stdout.hasPrefix("Big: would run"), result.stdout)
+        let before = try Data(contentsOf: URL(fileURLWithPath: state))
+        for (pair, message) in [
+            ("amount=lots", "error: 'lots' is no int for property 'amount'; nothing was written\n"),
+            (
+                "colour=red",
+                "error: event 'purchase' has no property 'colour' (it has 'amount', 'plan', 'trial'); nothing was written\n"
+            ),
+        ] {
+            result = try RulecBinary.run(["trigger", "--state", state, rules, "purchase", pair])
+            XCTAssertEqual(result.status, 1, result.stderr)
+            XCTAssertEqual(result.stderr, message)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before, "nothing was written")
+    }
+
     func testProcessesSharingAFileKeepOneInstallID() throws {
         let dir = try directory()
         let rules = dir.appendingPathComponent("b.rules").path

@@ -27,6 +27,11 @@ enum SimulateCommand: Command {
         help:
             "write the final state to FILE, a FileStore file (replaced whole), for\n'rulec state' and 'rulec explain --state'"
     )
+    static let check = Flag(
+        "--check",
+        help:
+            "compare the output with the timeline's '#> ' lines (each the output\nline of the step above it): print nothing when they agree, both\nlists from the first difference and exit 1 when they do not"
+    )
     static let options = CommandOptions(
         name: "simulate",
         title: "rulec simulate: replay a timeline against rules, with a simulated clock and an in-memory store.",
@@ -56,8 +61,10 @@ enum SimulateCommand: Command {
               problem                 the app reports a problem (the 'problem' stream)
             '#' starts a comment. Names with spaces may be quoted.
             """,
-        options: [json, html, timeZone, installID, save],
-        exitStatus: "Exit status: 0 success, 1 errors in the rules or the timeline, 64 wrong usage.")
+        options: [json, html, timeZone, installID, save, check],
+        exitStatus:
+            "Exit status: 0 success, 1 errors in the rules or the timeline (or, with --check, an\noutput that differs from its '#> ' lines), 64 wrong usage."
+    )
 
     /// The simulation starts at 2026-01-01T00:00:00Z.
     static let start = TimelineRunner.start
@@ -67,6 +74,10 @@ enum SimulateCommand: Command {
         if let exit = parsed.exit { return exit }
         let json = parsed[Self.json]
         let save = parsed[Self.save]
+        let checking = parsed[Self.check]
+        if checking && json {
+            return CLI.misuse("'--check' compares the text output; leave out '--json'", usage: usage)
+        }
         var zone = TimeZone(identifier: "UTC")!
         var paths = parsed.operands
         if let value = parsed[Self.timeZone] {
@@ -116,7 +127,11 @@ enum SimulateCommand: Command {
             let picture = TimelinePicture(
                 steps: steps, engine: engine, clock: clock, zone: zone,
                 title: (timelinePath as NSString).lastPathComponent, json: json)
-            for line in picture.lines { print(line) }
+            if checking {
+                if let exit = compare(picture.lines, with: timeline, at: timelinePath) { return exit }
+            } else {
+                for line in picture.lines { print(line) }
+            }
             do {
                 try Data(picture.html.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
             } catch {
@@ -124,10 +139,36 @@ enum SimulateCommand: Command {
                 return ExitCode.failure
             }
         } else {
-            for line in TimelineRunner.run(steps, on: engine, clock: clock, json: json) { print(line) }
+            let lines = TimelineRunner.run(steps, on: engine, clock: clock, json: json)
+            if checking {
+                if let exit = compare(lines, with: timeline, at: timelinePath) { return exit }
+            } else {
+                for line in lines { print(line) }
+            }
         }
         if let save { return saveState(memory, to: save) }
         return ExitCode.ok
+    }
+
+    /// `--check`: the output `lines` against the timeline's `#> ` lines. Nil when they agree;
+    /// otherwise prints where they part (the expected line's place, then both lists from there)
+    /// and returns exit status 1.
+    static func compare(_ lines: [String], with timeline: SourceFile, at path: String) -> Int32? {
+        var expected: [(line: Int, text: String)] = []
+        for line in 1...max(1, timeline.lineStarts.count) {
+            let text = timeline.text(timeline.lineRange(line))
+            if text.hasPrefix("#> ") { expected.append((line, String(text.dropFirst(3)))) }
+        }
+        let common = min(lines.count, expected.count)
+        let first = (0..<common).first { lines[$0] != expected[$0].text } ?? common
+        if first == lines.count && first == expected.count { return nil }
+        let place = first < expected.count ? "\(path):\(expected[first].line):1" : path
+        var out = "\(place): error: the output differs from the timeline's '#> ' lines"
+        out += first < expected.count ? " from this one\n" : " after its last\n"
+        out += "expected:\n" + expected[first...].map { "  \($0.text)\n" }.joined()
+        out += "actual:\n" + lines[first...].map { "  \($0)\n" }.joined()
+        print(out, terminator: "")
+        return ExitCode.failure
     }
 
     /// Writes `memory`'s entries as a fresh FileStore file at `path` (built beside it, then

@@ -21,16 +21,38 @@ final class SimulateCommandTests: XCTestCase {
         XCTAssertEqual(objects[3]["result"] as? String, "true")
     }
 
-    private func simulate(_ rules: String, _ timeline: String) throws -> CommandResult {
+    private func simulate(_ rules: String, _ timeline: String, _ extra: [String] = []) throws -> CommandResult {
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try rules.write(to: directory.appendingPathComponent("r.rules"), atomically: true, encoding: .utf8)
         try timeline.write(to: directory.appendingPathComponent("t.timeline"), atomically: true, encoding: .utf8)
-        return try RulecBinary.run([
-            "simulate", directory.appendingPathComponent("r.rules").path,
-            directory.appendingPathComponent("t.timeline").path,
-        ])
+        return try RulecBinary.run(
+            ["simulate"] + extra + [
+                directory.appendingPathComponent("r.rules").path, directory.appendingPathComponent("t.timeline").path,
+            ])
+    }
+
+    /// `--check` compares the output with the timeline's `#> ` lines: silent and 0 when they
+    /// agree; the first difference located at its `#> ` line, both lists from there, and 1 when
+    /// they do not (a wrong `#>` line exited 0 before: nothing read them).
+    func testCheckComparesTheOutputWithTheExpectedLines() throws {
+        let rules = "scenario Ask < min_events 2 >\n"
+        let right =
+            "0 trigger Ask\n0 try Ask\n#> 0 Ask no: min_events 2: 1 so far\n1h trigger Ask\n1h try Ask\n#> 1h Ask yes\n"
+        var result = try simulate(rules, right, ["--check"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertEqual(result.stdout, "")
+        let wrong = right.replacingOccurrences(of: "#> 1h Ask yes", with: "#> 1h Ask no")
+        result = try simulate(rules, wrong, ["--check"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("t.timeline:6:1: error: the output differs"), result.stdout)
+        XCTAssertTrue(result.stdout.hasSuffix("expected:\n  1h Ask no\nactual:\n  1h Ask yes\n"), result.stdout)
+        // A step's output with no `#>` line, and a `#>` line with no output, differ too.
+        result = try simulate(rules, "0 try Ask\n", ["--check"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stdout.contains("after its last"), result.stdout)
+        XCTAssertEqual(try simulate(rules, right, ["--check", "--json"]).status, 64)
     }
 
     func testUncountedEventWarnsOnStandardErrorAndTheSimulationRuns() throws {

@@ -82,10 +82,11 @@ extension RuleEngine {
         }
     }
 
-    /// Plays an unclean end of the app's run and the launch after it (timelines' `crash` step):
-    /// the run is marked as in the foreground, and a session of the current version begins, which
-    /// records the crash now.
-    package func relaunchAfterCrash() {
+    /// Plays an unclean end of the app's run and the launch after it, for an app's tests of its
+    /// crash cool-off (and timelines' `crash` step): the run is marked as in the foreground, and
+    /// a session of the current version begins, which records the crash now (when the rules read
+    /// `crash`).
+    public func relaunchAfterCrash() {
         locked { core in
             core.markRunning()
             // The mark as a run before this one left it: another run's, of a process gone.

@@ -49,3 +49,9 @@ public enum ProcessRole: Sendable, Equatable {
         Bundle.main.bundleURL.pathExtension == "appex" ? .appExtension : .app
     }
 }
+
+#if canImport(RuleLang)  // Fuzz/run.sh compiles both modules' sources as one, where it is the type itself.
+    /// What became of a prompt the app showed (`RuleLang.Outcome`), here so that
+    /// `import RuleRuntime` alone gives an app everything it needs for outcomes and presentations.
+    public typealias Outcome = RuleLang.Outcome
+#endif

@@ -289,6 +289,12 @@ public enum RuleDiff {
         }
     }
 
+    /// `low to high`, or the one number when they are the same ("users with 2 executions", not
+    /// "2 to 2").
+    static func span(_ low: some BinaryInteger, _ high: some BinaryInteger) -> String {
+        low == high ? "\(low)" : "\(low) to \(high)"
+    }
+
     /// What changing `before` to `after` (the same clause, another number, window or duration) does.
     static func effect(_ before: ClauseKind, _ after: ClauseKind) -> String? {
         func window(_ scope: Scope) -> Int64? { if case .within(let s) = scope.kind { return s } else { return nil } }
@@ -296,15 +302,15 @@ public enum RuleDiff {
         case (.minEvents(let a, let s), .minEvents(let b, let t)):
             if a.value != b.value {
                 return a.value > b.value
-                    ? "lowered from \(a.value) to \(b.value): users with \(b.value) to \(a.value - 1) events see it sooner"
-                    : "raised from \(a.value) to \(b.value): users with \(a.value) to \(b.value - 1) events wait for more"
+                    ? "lowered from \(a.value) to \(b.value): users with \(span(b.value, a.value - 1)) events see it sooner"
+                    : "raised from \(a.value) to \(b.value): users with \(span(a.value, b.value - 1)) events wait for more"
             }
             return windowEffect(window(s), window(t))
         case (.maxEvents(let a, let s), .maxEvents(let b, let t)), (.maxExec(let a, let s), .maxExec(let b, let t)):
             let what = before.keyword == "max_exec" ? "executions" : "events"
             if a.value != b.value {
                 return a.value > b.value
-                    ? "lowered from \(a.value) to \(b.value): users with \(b.value) to \(a.value - 1) \(what) stop seeing it"
+                    ? "lowered from \(a.value) to \(b.value): users with \(span(b.value, a.value - 1)) \(what) stop seeing it"
                     : "raised from \(a.value) to \(b.value): users who reached \(a.value) \(what) see it again"
             }
             return windowEffect(window(s), window(t))
@@ -318,8 +324,8 @@ public enum RuleDiff {
         case (.minDays(let a, let w), .minDays(let b, let v)):
             if a.value != b.value {
                 return a.value > b.value
-                    ? "lowered from \(a.value) to \(b.value) days: users active on \(b.value) to \(a.value - 1) days see it sooner"
-                    : "raised from \(a.value) to \(b.value) days: users active on \(a.value) to \(b.value - 1) days wait"
+                    ? "lowered from \(a.value) to \(b.value) days: users active on \(span(b.value, a.value - 1)) days see it sooner"
+                    : "raised from \(a.value) to \(b.value) days: users active on \(span(a.value, b.value - 1)) days wait"
             }
             return windowEffect(w.seconds, v.seconds)
         case (.after(let outcome, .duration(let a)), .after(_, .duration(let b))):

@@ -92,7 +92,10 @@ enum DiffCommand: Command {
                     print("\(statePath): \(change.description)")
                 }
             }
-            if changes.isEmpty && !json { print("\(statePath): no answer changes now") }
+            if changes.isEmpty && !json {
+                let when = parsed[Self.at] == nil ? "now" : "at " + StateFile.time(at.timeIntervalSince1970)
+                print("\(statePath): no answer changes \(when)")
+            }
         }
         if !json {
             CLI.printError(

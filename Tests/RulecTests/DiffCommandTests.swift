@@ -144,6 +144,11 @@ final class DiffCommandTests: XCTestCase {
             XCTAssertTrue(messages.contains(expected), "missing: \(expected)\nin: \(messages)")
         }
         XCTAssertEqual(findings(old, old).count, 0, "no change, no finding")
+        // A range of one number is the number ("users with 2 to 2 executions" before).
+        XCTAssertTrue(
+            findings("scenario S < max_exec 3 >", "scenario S < max_exec 2 >").map(\.message).contains(
+                "scenario 'S': 'max_exec 3' became 'max_exec 2': lowered from 3 to 2: users with 2 executions stop seeing it"
+            ))
     }
 
     /// Language 1.2's `after` clauses are paired by outcome and their change is named.
@@ -178,6 +183,10 @@ final class DiffCommandTests: XCTestCase {
             result.stdout.hasSuffix("\(state): Ask: no now, yes with the new rules: min_events 3: 2 so far\n"),
             result.stdout)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)), before, "read, never written")
+        // No change: said of the time asked ("now" even with `--at` before).
+        let same = try RulecBinary.run(["diff", "--state", state, "--at", "2026-03-01T12:00:00Z", v1, v1])
+        XCTAssertEqual(same.status, 0, same.stderr)
+        XCTAssertTrue(same.stdout.hasSuffix("\(state): no answer changes at 2026-03-01T12:00:00Z\n"), same.stdout)
     }
 
     /// A renamed scenario is one line under its new name with its former name, the clause that

@@ -110,6 +110,26 @@ public enum EngineStream {
     /// one in quotes, and the app's calls do not record on one.
     public static func isReserved(_ name: some StringProtocol) -> Bool { name.utf8.first == UInt8(ascii: "@") }
 
+    /// How the rules write the engine's stream `name` where they read it, for people (`rulec
+    /// state`): `crash`, `RateApp: declined`, `purchase where amount >= 10`,
+    /// `sum(purchase.amount where plan == "pro")`, `Offer: control exposures`; any other name as
+    /// it is. (A filter stored by its digest shows the digest.)
+    public static func ruleText(of name: String) -> String {
+        guard isReserved(name) else { return name }
+        if let word = word(for: name) { return word }
+        if let (scenario, outcome) = parseOutcome(name) { return Printer.name(scenario) + ": " + outcome.rawValue }
+        func after(_ prefix: String) -> Substring? { name.hasPrefix(prefix) ? name.dropFirst(prefix.count) : nil }
+        if let rest = after("@where:"), let colon = rest.firstIndex(of: ":") {
+            return Printer.name(String(rest[..<colon])) + " where " + rest[rest.index(after: colon)...]
+        }
+        if let rest = after("@sum:") {
+            guard let colon = rest.firstIndex(of: ":") else { return "sum(\(rest))" }
+            return "sum(\(rest[..<colon]) where \(rest[rest.index(after: colon)...]))"
+        }
+        if let scenario = after("@control:") { return Printer.name(String(scenario)) + ": control exposures" }
+        return name
+    }
+
     /// The scenario and outcome of an outcome stream's name, or nil.
     public static func parseOutcome(_ name: String) -> (scenario: String, outcome: Outcome)? {
         guard isReserved(name), let colon = name.firstIndex(of: ":") else { return nil }

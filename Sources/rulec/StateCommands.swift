@@ -82,7 +82,8 @@ enum StateCommand: Command {
         if let rules = state.activeRules { out += "rules: \(rules)\n" }
         if let id = state.installID { out += "install id: \(id)\n" }
         func counts(_ c: StateSnapshot.Counts, _ noun: String) -> String {
-            var text = "\(c.total) \(noun)\(c.total == 1 ? "" : "s")"
+            // A sum's stream counts the values it added up: "a sum of 500".
+            var text = noun == "sum" ? "a sum of \(c.total)" : "\(c.total) \(noun)\(c.total == 1 ? "" : "s")"
             if c.total > 0 { text += " (first \(StateFile.time(c.first)), last \(StateFile.time(c.last)))" }
             if c.session == session.session && c.sessionCount > 0 { text += ", \(c.sessionCount) this session" }
             if c.version == session.versionNumber && c.versionCount > 0 { text += ", \(c.versionCount) this version" }
@@ -90,9 +91,10 @@ enum StateCommand: Command {
         }
         out += "streams (\(state.streams.count)):\n"
         for name in state.streams.keys.sorted() {
-            // A scenario's outcomes as rules read them: `RateApp: declined`.
-            let shown = EngineStream.parseOutcome(name).map { "\(Printer.name($0.scenario)): \($0.outcome.rawValue)" }
-            out += "  \(shown ?? Printer.name(name)): \(counts(state.streams[name]!, "event"))\n"
+            // The engine's own streams as rules read them: `RateApp: declined`, `crash`,
+            // `purchase where amount >= 10`, never their stored names.
+            let shown = EngineStream.isReserved(name) ? EngineStream.ruleText(of: name) : Printer.name(name)
+            out += "  \(shown): \(counts(state.streams[name]!, name.hasPrefix("@sum:") ? "sum" : "event"))\n"
         }
         out += "scenarios (\(state.scenarios.count)):\n"
         for name in state.scenarios.keys.sorted() {

@@ -43,6 +43,31 @@ final class StateCommandTests: XCTestCase {
             ), result.stdout)
     }
 
+    /// The engine's own streams are listed as rules read them (`crash`, `purchase where amount >=
+    /// 499`, `sum(purchase.amount)`), never by their stored names (`@where:purchase:...`).
+    func testStateShowsTheEnginesStreamsAsRulesReadThem() throws {
+        let dir = try directory()
+        let rules = try write(
+            "# language 1.2\nevent purchase(amount: int)\n"
+                + "scenario Big < on purchase; min_events 1 where amount >= 499; when since_last(crash) >= 0s "
+                + "and sum(purchase.amount) >= 0 >\n",
+            "r.rules", in: dir)
+        let timeline = try write(
+            "0 launch 1.0\n0 trigger purchase amount=500\n1m crash\n", "t.timeline", in: dir)
+        let state = dir.appendingPathComponent("device.state").path
+        var result = try RulecBinary.run(["simulate", "--save", state, rules, timeline])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        result = try RulecBinary.run(["state", state])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        for prefix in [
+            "  purchase where amount >= 499: 1 event", "  crash: 1 event", "  sum(purchase.amount): a sum of 500",
+        ] {
+            XCTAssertTrue(lines.contains { $0.hasPrefix(prefix) }, "\(prefix) in\n\(result.stdout)")
+        }
+        XCTAssertFalse(result.stdout.contains("@"), result.stdout)
+    }
+
     func testSimulateSavesAStateThatStateAndExplainRead() throws {
         let dir = try directory()
         let rules = try write(

@@ -105,6 +105,43 @@ final class ReadmeSnippetTests: XCTestCase {
         XCTAssertTrue(readme.contains(".package(url: "))
     }
 
+    /// A string literal never picks a deprecated overload: calls with literals typecheck with
+    /// warnings as errors (`count("launch", scope: .install)` took the deprecated `String` form).
+    func testAStringLiteralNeverPicksADeprecatedOverload() throws {
+        TemporaryFiles.watch()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("literals-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("Literals.swift")
+        try """
+        import RuleRuntime
+
+        func literals(_ engine: RuleEngine) throws {
+            engine.trigger("launch")
+            engine.trigger("purchase", properties: ["amount": 12])
+            _ = engine.count("launch", scope: .install)
+            _ = engine.count("launch")
+            _ = engine.tryToExecute("Ask")
+            _ = engine.canExecute("Ask")
+            engine.recordExecution("Ask")
+            _ = engine.explain("Ask")
+            _ = engine.present("Ask")
+            try engine.recordOutcome(.later, of: "Ask")
+            _ = engine.executions(of: "Ask", scope: .session)
+            engine.reset("Ask")
+            _ = engine.isHeldOut("Ask")
+            _ = engine.controlExposures(of: "Ask")
+        }
+        """.write(to: file, atomically: true, encoding: .utf8)
+        let modules = RulecBinary.url.deletingLastPathComponent().appendingPathComponent("Modules")
+        let result = try Subprocess.tool(
+            "swiftc",
+            ["-typecheck", "-swift-version", "6", "-warnings-as-errors", "-I", modules.path] + cModuleFlags
+                + [file.path],
+            in: directory)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+    }
+
     /// One version: `rulec --version`, the README's dependency line and the CHANGELOG's newest
     /// heading give the library's (`RulesLibrary.version`). They said 0.1.0, 1.2.0 and "version 3".
     func testOneVersionEverywhere() throws {

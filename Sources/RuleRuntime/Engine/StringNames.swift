@@ -89,7 +89,11 @@ extension RuleEngine {
     /// `count(_:scope:)` with a `String` name (deprecated): each call takes a handle.
     @available(*, deprecated, message: "pass an Event: count(Event(name), scope:)")
     @_disfavoredOverload
-    public func count(_ name: String, scope: CountScope = .install) -> Int { count(Event(name), scope: scope) }
+    public func count(_ name: some StringProtocol, scope: CountScope = .install) -> Int {
+        // Generic, as the other deprecated forms are: a `String` parameter won a literal from
+        // the `Event` overload (`count("launch", scope: .install)` warned).
+        count(Event(name.ruleName), scope: scope)
+    }
 
     /// `executions(of:scope:)` with a `String` name (deprecated): each call takes a handle.
     @available(*, deprecated, message: "pass a Scenario: executions(of: Scenario(name), scope:)")

@@ -7,7 +7,7 @@ import RuleRuntime
 final class AppRules {
     let engine: RuleEngine
 
-    init(bundle: Bundle = .main, version: String) throws {
+    init(bundle: Bundle, version: String) throws {
         let rules = bundle.url(forResource: "app", withExtension: "rules")!
         engine = try RuleEngine(contentsOf: rules, store: FileStore.applicationSupport(named: "rules.state"))
         engine.startSession(version: version)  // once per launch

@@ -42,7 +42,7 @@ final class ReadmeSnippetTests: XCTestCase {
         }.joined(separator: "\n")
         let (snippets, skipped) = Self.snippets(readme)
         XCTAssertGreaterThanOrEqual(snippets.count, 4)
-        XCTAssertEqual(skipped, 6, "the peers' APIs, a generated excerpt, two manifests and SwiftUI")
+        XCTAssertEqual(skipped, 7, "the peers' APIs, a generated excerpt, two manifests, a main.swift and SwiftUI")
         TemporaryFiles.watch()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -75,11 +75,12 @@ final class ReadmeSnippetTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr + "\n" + helpers)
     }
 
-    /// The README is a quick start: about 200 lines at most, the rest under docs/.
+    /// The README is a quick start: about 200 lines at most (215 with the app's whole manifest and
+    /// `main.swift`, which a test builds as a package), the rest under docs/.
     func testTheReadmeStartsShort() throws {
         let readme = try String(
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertLessThanOrEqual(readme.split(separator: "\n", omittingEmptySubsequences: false).count, 206)
+        XCTAssertLessThanOrEqual(readme.split(separator: "\n", omittingEmptySubsequences: false).count, 215)
         for section in ["Changing rules after release", "App extensions", "Editors"] {
             XCTAssertTrue(readme.contains("\n## \(section)\n"), section)
         }
@@ -105,13 +106,68 @@ final class ReadmeSnippetTests: XCTestCase {
         XCTAssertTrue(readme.contains(".package(url: "))
     }
 
+    /// The README's "In an app" as a user copies it: its manifest, `AppRules.swift` and
+    /// `main.swift`, taken from the README's own text, with the rules of Sources/ReadmeApp, built
+    /// as a package of its own against this checkout (the manifest's dependency line swapped for
+    /// its path form) and run on a fresh HOME. (The manifest had no resources and no plugin, and
+    /// the code looked in `Bundle.main`: 14 errors.)
+    func testTheReadmeAppBuildsAndRunsAsAPackage() throws {
+        let root = RulecBinary.packageRoot
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line == "```swift" {
+                current = []
+            } else if let lines = current, line == "```" {
+                blocks.append(lines.joined(separator: "\n") + "\n")
+                current = nil
+            } else if current != nil {
+                current!.append(line)
+            }
+        }
+        let manifest = try XCTUnwrap(blocks.first { $0.contains("let package = Package(") })
+        let appRules = try XCTUnwrap(blocks.first { $0.contains("final class AppRules") })
+        let main = try XCTUnwrap(blocks.first { $0.contains("MainActor.assumeIsolated") && $0.contains("AppRules(") })
+        let remote = ".package(url: \"https://github.com/OWNER/rules.git\", from: \"\(RulesLibrary.version)\")"
+        XCTAssertTrue(manifest.contains(remote), manifest)
+        let directory = scratchFolder("readme-package")
+        let sources = directory.appendingPathComponent("Sources/App")
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        try manifest.replacingOccurrences(of: remote, with: ".package(name: \"Rules\", path: \"\(root.path)\")")
+            .write(to: directory.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try appRules.write(to: sources.appendingPathComponent("AppRules.swift"), atomically: true, encoding: .utf8)
+        try main.write(to: sources.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(
+            at: root.appendingPathComponent("Sources/ReadmeApp/app.rules"),
+            to: sources.appendingPathComponent("app.rules"))
+        let scratch = directory.appendingPathComponent(".build")
+        let build = try Subprocess.tool(
+            "swift", ["build", "--package-path", directory.path, "--scratch-path", scratch.path], in: directory)
+        XCTAssertEqual(build.status, 0, build.stdout + build.stderr)
+        let home = directory.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = scratch.appendingPathComponent("debug/App")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["XDG_DATA_HOME"] = nil
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, output)
+        XCTAssertTrue(output.contains("min_events 5: 1 so far"), output)
+        XCTAssertFalse(output.contains("error"), output)
+    }
+
     /// A string literal never picks a deprecated overload: calls with literals typecheck with
     /// warnings as errors (`count("launch", scope: .install)` took the deprecated `String` form).
     func testAStringLiteralNeverPicksADeprecatedOverload() throws {
-        TemporaryFiles.watch()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("literals-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratchFolder("readme")
         let file = directory.appendingPathComponent("Literals.swift")
         try """
         import RuleRuntime

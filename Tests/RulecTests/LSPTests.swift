@@ -468,14 +468,13 @@ final class LSPTests: XCTestCase {
         XCTAssertEqual(try client.shutDown(), 0)
     }
 
-    /// The README's Neovim lines are the ones the headless Neovim check in CI loads.
+    /// The README sends Neovim users to the file the headless Neovim check in CI loads.
     func testReadmeShowsTheNeovimLinesCIRuns() throws {
         let readme = try String(
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let lua = try String(
-            contentsOf: RulecBinary.packageRoot.appendingPathComponent("editors/nvim/rules.lua"), encoding: .utf8)
-        XCTAssertTrue(
-            readme.contains("```lua\n" + lua + "```\n"), "README's Neovim block differs from editors/nvim/rules.lua")
+        XCTAssertTrue(readme.contains("copy [editors/nvim/rules.lua](editors/nvim/rules.lua) to\n`~/.config/nvim/plugin/`"))
+        let ci = try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent(".ci/run"), encoding: .utf8)
+        XCTAssertTrue(ci.contains("cp editors/nvim/rules.lua \"$nvimhome/config/nvim/plugin/rules.lua\""))
         let rulec = try String(
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("docs/rulec.md"), encoding: .utf8)
         XCTAssertTrue(rulec.contains("command = \"rulec\"\nargs = [\"lsp\"]"), "docs/rulec.md's Helix lines")

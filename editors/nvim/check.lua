@@ -64,7 +64,37 @@ local function run()
   if got ~= expected then return fail("formatted:\n" .. got .. "expected:\n" .. expected) end
 
   vim.fn.delete(dir, "rf")
-  io.stdout:write("nvim check: diagnostic, hover and formatting as expected\n")
+
+  -- Opened from a parent folder holding two projects (each with a .git), each declaring 'Ask':
+  -- each file has a server of its own rooted at its project, so neither reports 'Ask' twice.
+  local parent = vim.fn.tempname()
+  for _, project in ipairs({ "one", "two" }) do
+    vim.fn.mkdir(parent .. "/" .. project .. "/.git", "p")
+    vim.fn.writefile({ "event launch", "scenario Ask < on lanch; min_events 1 >" }, parent .. "/" .. project .. "/app.rules")
+  end
+  vim.cmd("cd " .. parent)
+  local buffers = {}
+  for _, project in ipairs({ "one", "two" }) do
+    vim.cmd("edit " .. project .. "/app.rules")
+    buffers[project] = vim.api.nvim_get_current_buf()
+    local ready = vim.wait(20000, function() return #vim.diagnostic.get(buffers[project]) > 0 end, 50)
+    if not ready then return fail("no diagnostic in " .. project .. "/app.rules within 20 s") end
+  end
+  vim.wait(500)
+  for project, buffer in pairs(buffers) do
+    for _, d in ipairs(vim.diagnostic.get(buffer)) do
+      if not d.message:find("unknown event 'lanch'", 1, true) then
+        return fail(project .. "/app.rules: " .. d.message)
+      end
+    end
+  end
+  local one, two = vim.lsp.buf_get_clients(buffers.one), vim.lsp.buf_get_clients(buffers.two)
+  local first, second
+  for id in pairs(one) do first = id end
+  for id in pairs(two) do second = id end
+  if first == nil or first == second then return fail("the two projects share one server") end
+  vim.fn.delete(parent, "rf")
+  io.stdout:write("nvim check: diagnostic, hover, formatting and a server per project as expected\n")
   vim.cmd("qall!")
 end
 

@@ -472,7 +472,8 @@ final class LSPTests: XCTestCase {
     func testReadmeShowsTheNeovimLinesCIRuns() throws {
         let readme = try String(
             contentsOf: RulecBinary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains("copy [editors/nvim/rules.lua](editors/nvim/rules.lua) to\n`~/.config/nvim/plugin/`"))
+        XCTAssertTrue(
+            readme.contains("copy [editors/nvim/rules.lua](editors/nvim/rules.lua) to\n`~/.config/nvim/plugin/`"))
         let ci = try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent(".ci/run"), encoding: .utf8)
         XCTAssertTrue(ci.contains("cp editors/nvim/rules.lua \"$nvimhome/config/nvim/plugin/rules.lua\""))
         let rulec = try String(

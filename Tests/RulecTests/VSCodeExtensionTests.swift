@@ -7,10 +7,26 @@ import XCTest
 /// skipped when no Node.js is installed.
 final class VSCodeExtensionTests: XCTestCase {
     func testTheExtensionRunsUnderNodeAgainstRulecLSP() throws {
+        let (status, output, errors) = try check([])
+        XCTAssertEqual(status, 0, errors)
+        XCTAssertEqual(output, "vscode check: diagnostics, hover, completion and formatting as expected\n", errors)
+    }
+
+    /// A `rules.rulecPath` that names no program (resolved against the workspace folder, as a
+    /// relative path with a slash is): the user is told why, and the providers answer nothing.
+    /// Before, Node's unhandled 'error' event (`spawn rulec ENOENT`) took the extension down silently.
+    func testAMissingRulecIsReported() throws {
+        let (status, output, errors) = try check(["missing"])
+        XCTAssertEqual(status, 0, errors)
+        XCTAssertEqual(output, "vscode check: a missing rulec is reported\n", errors)
+    }
+
+    private func check(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let node = try ExternalTool.node()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: node)
-        process.arguments = [RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules/test/check.js").path]
+        process.arguments =
+            [RulecBinary.packageRoot.appendingPathComponent("editors/vscode-rules/test/check.js").path] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["RULEC": RulecBinary.url.path]) { $1 }
         let out = Pipe()
         let err = Pipe()
@@ -20,7 +36,6 @@ final class VSCodeExtensionTests: XCTestCase {
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, errors)
-        XCTAssertEqual(output, "vscode check: diagnostics, hover, completion and formatting as expected\n", errors)
+        return (process.terminationStatus, output, errors)
     }
 }

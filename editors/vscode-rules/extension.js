@@ -3,13 +3,47 @@
 // `rules.rulecPath` names the rulec binary (default: `rulec` on PATH).
 const vscode = require("vscode");
 const { spawn } = require("child_process");
+const os = require("os");
+const nodePath = require("path");
+
+// The setting as VS Code users write paths: `~/` is the home folder, a relative path with a
+// slash is the workspace folder's, a bare name is looked up on PATH.
+function resolveRulec(setting, folder) {
+  if (!setting) return "rulec";
+  if (setting === "~" || setting.startsWith("~/")) return nodePath.join(os.homedir(), setting.slice(1));
+  if (!nodePath.isAbsolute(setting) && setting.includes("/") && folder) return nodePath.join(folder, setting);
+  return setting;
+}
 
 function activate(context) {
-  const path = vscode.workspace.getConfiguration("rules").get("rulecPath") || "rulec";
   const folder = vscode.workspace.workspaceFolders && vscode.workspace.workspaceFolders[0];
-  const server = spawn(path, ["lsp"], { cwd: folder ? folder.uri.fsPath : undefined });
-  const diagnostics = vscode.languages.createDiagnosticCollection("rulec");
+  const cwd = folder ? folder.uri.fsPath : undefined;
+  const path = resolveRulec(vscode.workspace.getConfiguration("rules").get("rulecPath"), cwd);
+  const server = spawn(path, ["lsp"], { cwd });
+  // A server that cannot start or stops says so, instead of failing silently (an unhandled
+  // 'error' event: `spawn rulec ENOENT`).
   const pending = new Map();
+  let stopping = false;
+  let gone = false;
+  const report = (why) => {
+    // Every request waiting for an answer gets none (a provider gives nothing, never hangs).
+    gone = true;
+    for (const resolve of pending.values()) resolve(null);
+    pending.clear();
+    vscode.window.showErrorMessage(`Rules: ${why}`);
+  };
+  server.on("error", (error) => {
+    report(error.code === "ENOENT"
+      ? `cannot start '${path} lsp': no such program. Install rulec (see the package's README) or set ` +
+        "'rules.rulecPath' to its path."
+      : `cannot start '${path} lsp': ${error.message}`);
+  });
+  server.on("exit", (code, signal) => {
+    if (!stopping && code !== null) report(`'${path} lsp' stopped (exit status ${code}); reload the window to restart it.`);
+    else if (!stopping && signal) report(`'${path} lsp' stopped (${signal}); reload the window to restart it.`);
+  });
+  server.stdin.on("error", () => {});  // writes after it stopped; reported above
+  const diagnostics = vscode.languages.createDiagnosticCollection("rulec");
   let nextId = 1;
   let buffer = Buffer.alloc(0);
 
@@ -19,6 +53,7 @@ function activate(context) {
     server.stdin.write(body);
   }
   function request(method, params) {
+    if (gone) return Promise.resolve(null);
     const id = nextId++;
     send({ id, method, params });
     return new Promise((resolve) => pending.set(id, resolve));
@@ -134,7 +169,7 @@ function activate(context) {
         return action;
       }),
     }),
-    { dispose: () => { send({ id: nextId++, method: "shutdown" }); send({ method: "exit" }); } },
+    { dispose: () => { stopping = true; send({ id: nextId++, method: "shutdown" }); send({ method: "exit" }); } },
   );
 }
 

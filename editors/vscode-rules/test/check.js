@@ -37,8 +37,10 @@ const register = (kind) => (selector, provider) => {
   return disposable;
 };
 const listen = (event) => (callback) => { listeners[event] = callback; return disposable; };
+const shown = [];
 const vscode = {
   Uri, Position, Range,
+  window: { showErrorMessage: (message) => { shown.push(message); return Promise.resolve(undefined); } },
   Location: class { constructor(uri, range) { this.uri = uri; this.range = range; } },
   TextEdit: class { constructor(range, newText) { this.range = range; this.newText = newText; } },
   Diagnostic: class { constructor(range, message, severity) { Object.assign(this, { range, message, severity }); } },
@@ -55,7 +57,7 @@ const vscode = {
   CodeAction: class { constructor(title, kind) { this.title = title; this.kind = kind; } },
   CodeActionKind: { QuickFix: "quickfix" },
   workspace: {
-    getConfiguration: (section) => ({ get: (key) => (section === "rules" && key === "rulecPath" ? process.env.RULEC : undefined) }),
+    getConfiguration: (section) => ({ get: (key) => (section === "rules" && key === "rulecPath" ? rulecSetting : undefined) }),
     workspaceFolders: [],
     textDocuments: [],
     onDidOpenTextDocument: listen("open"),
@@ -85,6 +87,9 @@ Module._load = function (request, parent, isMain) {
 
 // --- A workspace with one file, open in the editor. ---
 if (!process.env.RULEC) fail("set RULEC to the rulec binary");
+// `check.js missing`: the setting names a program that is not there, relative to the workspace.
+const missing = process.argv[2] === "missing";
+const rulecSetting = missing ? "./no-such-rulec" : process.env.RULEC;
 const folder = fs.mkdtempSync(path.join(os.tmpdir(), "rulec-vscode-"));
 process.on("exit", () => fs.rmSync(folder, { recursive: true, force: true }));
 const file = path.join(folder, "app.rules");
@@ -117,7 +122,19 @@ function apply(text, edits) {
   return text;
 }
 
+async function checkMissing() {
+  // The user is told why, naming the path as resolved against the workspace folder, and the
+  // providers answer nothing instead of waiting for a server that never came.
+  const message = await waitFor("error message", () => shown[0]);
+  const expected = "Rules: cannot start '" + path.join(folder, "no-such-rulec") + " lsp': no such program.";
+  if (!message.startsWith(expected) || !message.includes("rules.rulecPath")) fail("message: " + message);
+  const hover = await registered.hover.provideHover(document, new Position(1, 10));
+  if (hover !== undefined && hover !== null) fail("hover without a server: " + JSON.stringify(hover));
+  process.stdout.write("vscode check: a missing rulec is reported\n");
+}
+
 (async () => {
+  if (missing) return checkMissing();
   for (const kind of ["hover", "completion", "definition", "references", "rename", "formatting", "codeActions"]) {
     if (!registered[kind]) fail("no " + kind + " provider registered");
   }

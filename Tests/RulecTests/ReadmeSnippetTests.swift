@@ -164,6 +164,17 @@ final class ReadmeSnippetTests: XCTestCase {
         XCTAssertFalse(output.contains("error"), output)
     }
 
+    /// The README's one line that installs `rulec` is the line CI runs (it greps the README for
+    /// it, runs it in a home of its own and runs the installed `rulec`).
+    func testTheInstallLineIsTheOneCIRuns() throws {
+        let root = RulecBinary.packageRoot
+        let line = "swift build -c release --product rulec && install -D .build/release/rulec ~/.local/bin/rulec"
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains("```sh\n" + line + "\n```\n"))
+        let ci = try String(contentsOf: root.appendingPathComponent(".ci/run"), encoding: .utf8)
+        XCTAssertTrue(ci.contains("grep -x '" + line + "' README.md"))
+    }
+
     /// A string literal never picks a deprecated overload: calls with literals typecheck with
     /// warnings as errors (`count("launch", scope: .install)` took the deprecated `String` form).
     func testAStringLiteralNeverPicksADeprecatedOverload() throws {

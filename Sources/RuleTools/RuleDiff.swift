@@ -140,9 +140,42 @@ public enum RuleDiff {
                 note(DiffMessage.renamed("event", former.text, rename.name.text), rename.file, rename.name.range)
             }
         }
-        for stream in old.knownStreams
-        where !newStreams.contains(stream) && !eventClaims.contains(stream) && !oldOwn.contains(stream) {
-            if let (name, file) = firstMention(of: stream, in: old) { removal("event", name, file) }
+        let removedEvents = old.knownStreams.filter {
+            !newStreams.contains($0) && !eventClaims.contains($0) && !oldOwn.contains($0)
+        }
+        // A removed event with an added declared one of a close name (or the only one of each): a
+        // rename without `was`, with the fix that adds it to the new declaration, as for scenarios.
+        let oldStreams = Set(old.knownStreams)
+        let newOwn = Set(new.scenarios.map(\.name))
+        var addedEvents: [(name: Name, file: SourceFile)] = []
+        for file in new.files {
+            for case .event(let event) in file.declarations {
+                for (k, name) in event.names.enumerated()
+                where (k >= event.formerNames.count || event.formerNames[k].isEmpty)
+                    && !oldStreams.contains(name.text) && !newOwn.contains(name.text)
+                {
+                    addedEvents.append((name, file.source))
+                }
+            }
+        }
+        var takenEvents: Set<String> = []
+        for stream in removedEvents {
+            guard let (oldName, oldFile) = firstMention(of: stream, in: old) else { continue }
+            let free = addedEvents.filter { !takenEvents.contains($0.name.text) }
+            let close = Suggestions.closest(to: stream, in: free.map(\.name.text)).first
+            let only = removedEvents.count == 1 && addedEvents.count == 1 ? free.first?.name.text : nil
+            guard let targetName = close ?? only, let target = free.first(where: { $0.name.text == targetName }) else {
+                removal("event", oldName, oldFile)
+                continue
+            }
+            takenEvents.insert(targetName)
+            let end = target.name.range.upperBound
+            findings.append(
+                Diagnostic(
+                    DiffMessage.probableRename("event", stream, targetName), .warning,
+                    at: SourceSpan(target.file, target.name.range),
+                    notes: [DiagnosticNote("'\(stream)' was named here", at: SourceSpan(oldFile, oldName.range))],
+                    fixIts: [FixIt(range: end..<end, replacement: " was " + Printer.name(stream))]))
         }
 
         // Filters over event properties the old rules did not read: they start from nothing.

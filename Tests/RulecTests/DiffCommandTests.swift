@@ -106,6 +106,33 @@ final class DiffCommandTests: XCTestCase {
         XCTAssertFalse(after.contains(where: RuleDiff.losesHistory))
     }
 
+    /// An event renamed without `was` gets the probable-rename warning and fix-it scenarios get
+    /// (it was only "removed"); applying the fix leaves a rename that loses nothing.
+    func testAnEventRenamedWithoutWasIsAProbableRename() throws {
+        let old = "event launch, shared\nscenario Ask < on launch; min_events 5 >\nscenario Invite < on shared >\n"
+        let new =
+            "event app_launch, shared\nscenario Ask < on app_launch; min_events 5 >\nscenario Invite < on shared >\n"
+        // Also: the scenario counts another stream without `was`, so its view is rebuilt.
+        let all = findings(old, new)
+        XCTAssertEqual(all.map(\.id), [.diffChanged, .diffProbableRename], "\(all.map(\.message))")
+        let found = all.filter { $0.id == .diffProbableRename }
+        XCTAssertEqual(
+            found.first?.message,
+            "event 'app_launch' looks like 'launch' renamed; without 'was launch' its users' history is orphaned")
+        var bytes = Array(new.utf8)
+        for fix in found.flatMap(\.fixIts).sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            bytes.replaceSubrange(fix.range, with: Array(fix.replacement.utf8))
+        }
+        let fixed = "# language 1.1\n" + String(decoding: bytes, as: UTF8.self)
+        XCTAssertTrue(fixed.contains("event app_launch was launch, shared"), fixed)
+        let after = findings(old, fixed)
+        XCTAssertEqual(after.map(\.id), [.diffRenamed])
+        XCTAssertFalse(after.contains(where: RuleDiff.losesHistory))
+        // The only event removed and the only one added pair up, however far apart their names.
+        let open = findings("event launch\nscenario A < on launch >\n", "event open\nscenario A < on open >\n")
+        XCTAssertEqual(open.map(\.id), [.diffChanged, .diffProbableRename])
+    }
+
     func testEveryKindOfChangeIsNamedWithItsDirection() throws {
         let old = """
             param level: int = 0

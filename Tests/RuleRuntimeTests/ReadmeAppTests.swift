@@ -35,19 +35,7 @@ final class ReadmeAppTests: XCTestCase {
     }
 
     private func run(home: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = FixtureProcess.executable.deletingLastPathComponent().appendingPathComponent(
-            "readme-app")
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home.path
-        environment["XDG_DATA_HOME"] = nil
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try FreshHome.run(
+            FixtureProcess.executable.deletingLastPathComponent().appendingPathComponent("readme-app"), home: home)
     }
 }

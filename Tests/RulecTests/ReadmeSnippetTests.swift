@@ -147,19 +147,8 @@ final class ReadmeSnippetTests: XCTestCase {
         XCTAssertEqual(build.status, 0, build.stdout + build.stderr)
         let home = directory.appendingPathComponent("home")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = scratch.appendingPathComponent("debug/App")
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home.path
-        environment["XDG_DATA_HOME"] = nil
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, output)
+        let (status, output) = try FreshHome.run(scratch.appendingPathComponent("debug/App"), home: home)
+        XCTAssertEqual(status, 0, output)
         XCTAssertTrue(output.contains("min_events 5: 1 so far"), output)
         XCTAssertFalse(output.contains("error"), output)
     }

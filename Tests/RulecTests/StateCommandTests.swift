@@ -6,6 +6,19 @@ import XCTest
 final class StateCommandTests: XCTestCase {
     private func directory() throws -> URL { scratchFolder("state") }
 
+    /// `rulec state` of the state `rulec simulate --save` leaves after `timeline` over `rules`,
+    /// and its lines.
+    private func savedState(_ rules: String, _ timeline: String, in directory: URL) throws -> (
+        CommandResult, [String]
+    ) {
+        let state = directory.appendingPathComponent("device.state").path
+        let simulated = try RulecBinary.run(["simulate", "--save", state, rules, timeline])
+        XCTAssertEqual(simulated.status, 0, simulated.stderr)
+        let result = try RulecBinary.run(["state", state])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return (result, result.stdout.split(separator: "\n").map(String.init))
+    }
+
     private func write(_ text: String, _ name: String, in directory: URL) throws -> String {
         let url = directory.appendingPathComponent(name)
         try text.write(to: url, atomically: true, encoding: .utf8)
@@ -21,12 +34,7 @@ final class StateCommandTests: XCTestCase {
         let timeline = try write(
             "0 launch 1.0\n0 present Tip\n1m finish Tip declined\n2m present Rate\n2m todo task\n", "t.timeline",
             in: dir)
-        let state = dir.appendingPathComponent("device.state").path
-        var result = try RulecBinary.run(["simulate", "--save", state, rules, timeline])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        result = try RulecBinary.run(["state", state])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let (result, lines) = try savedState(rules, timeline, in: dir)
         XCTAssertTrue(
             lines.contains(
                 "  Tip: declined: 1 event (first 2026-01-01T00:01:00Z, last 2026-01-01T00:01:00Z), 1 this session, "
@@ -54,12 +62,7 @@ final class StateCommandTests: XCTestCase {
             "r.rules", in: dir)
         let timeline = try write(
             "0 launch 1.0\n0 trigger purchase amount=500\n1m crash\n", "t.timeline", in: dir)
-        let state = dir.appendingPathComponent("device.state").path
-        var result = try RulecBinary.run(["simulate", "--save", state, rules, timeline])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        result = try RulecBinary.run(["state", state])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let (result, lines) = try savedState(rules, timeline, in: dir)
         for prefix in [
             "  purchase where amount >= 499: 1 event", "  crash: 1 event", "  sum(purchase.amount): a sum of 500",
         ] {

@@ -45,6 +45,25 @@ extension TimelinePicture {
                 + "data-t0=\"\(first)\" data-t1=\"\(end)\" data-left=\"\(number(Layout.left))\" "
                 + "data-width=\"\(number(Layout.width))\">")
         svg.append("<text class=\"title\" x=\"8\" y=\"20\">\(escape(title))</text>")
+        // The legend, on the title's row (the drawing keeps its size): each kind of mark once, its
+        // elements of the class `key` besides their kind's (so that no reading of the drawing
+        // takes them for marks).
+        var legend = ""
+        var legendX = Layout.left + Layout.width - 600
+        for (kind, label) in [
+            ("line tick", "execution"), ("line tick outcome", "outcome"), ("line session", "session"),
+            ("line session crash", "crash"), ("circle try yes", "try: yes"), ("circle try no", "try: no"),
+            ("circle event", "event"),
+        ] {
+            let parts = kind.split(separator: " ", maxSplits: 1).map(String.init)
+            legend +=
+                parts[0] == "line"
+                ? "<line class=\"key \(parts[1])\" x1=\"\(number(legendX))\" x2=\"\(number(legendX))\" y1=\"10\" y2=\"22\"/>"
+                : "<circle class=\"key \(parts[1])\" cx=\"\(number(legendX))\" cy=\"16\" r=\"3\"/>"
+            legend += "<text class=\"key axis\" x=\"\(number(legendX + 6))\" y=\"20\">\(label)</text>"
+            legendX += 86
+        }
+        svg.append(legend)
         for (seconds, label) in axis(first: first, end: end, zone: zone) {
             svg.append(
                 "<line class=\"grid\" x1=\"\(number(x(seconds)))\" x2=\"\(number(x(seconds)))\" y1=\"40\" "
@@ -55,7 +74,7 @@ extension TimelinePicture {
             "<text class=\"label\" x=\"8\" y=\"\(number(sessionY + 15))\">sessions (\(escape(zone.identifier)))</text>")
         for mark in sessions {
             svg.append(
-                "<line class=\"\(mark.lane == "back" ? "marker back" : "session")\" data-at=\"\(mark.seconds)\" x1=\"\(number(x(mark.seconds)))\" "
+                "<line class=\"\(mark.lane == "back" ? "marker back" : "session" + (mark.kind.map { " " + $0 } ?? ""))\" data-at=\"\(mark.seconds)\" x1=\"\(number(x(mark.seconds)))\" "
                     + "x2=\"\(number(x(mark.seconds)))\" y1=\"\(number(sessionY + 3))\" y2=\"\(number(sessionY + 19))\">"
                     + "<title>\(escape(mark.text))</title></line>")
         }
@@ -90,7 +109,7 @@ extension TimelinePicture {
             guard let row = ruleRow[tick.lane] else { continue }
             let y = laneY(row)
             svg.append(
-                "<line class=\"tick\" data-lane=\"\(escape(tick.lane))\" data-at=\"\(tick.seconds)\" "
+                "<line class=\"tick\(tick.kind.map { " " + $0 } ?? "")\" data-lane=\"\(escape(tick.lane))\" data-at=\"\(tick.seconds)\" "
                     + "x1=\"\(number(x(tick.seconds)))\" x2=\"\(number(x(tick.seconds)))\" y1=\"\(number(y + 1))\" "
                     + "y2=\"\(number(y + Layout.laneHeight - 1))\"><title>\(escape(tick.text))</title></line>")
         }
@@ -155,9 +174,10 @@ extension TimelinePicture {
             .label { font-size: 12px; } .axis { font-size: 11px; fill: #555; }
             .grid { stroke: #ddd; stroke-width: 1; }
             .span.yes { fill: #4caf6a; } .span.no { fill: #e4e4e4; } .span.absent { fill: none; }
-            .tick { stroke: #1b3fa0; stroke-width: 2; }
+            .tick { stroke: #1b3fa0; stroke-width: 2; } .tick.outcome { stroke: #ef6c00; stroke-dasharray: 2 2; }
             .try.yes { fill: #1b3fa0; } .try.no { fill: #c62828; }
             .event { fill: #ef8c00; } .session { stroke: #7b1fa2; stroke-width: 1.5; }
+            .session.crash { stroke: #c62828; stroke-width: 3; }
             .marker { stroke: #7b1fa2; stroke-dasharray: 4 3; } .marker.back { stroke: #c62828; stroke-dasharray: none; } .marker-label { font-size: 11px; fill: #7b1fa2; }
             #tip { min-height: 1.4em; font-family: "DejaVu Sans Mono", monospace; white-space: pre-wrap; }
             </style></head>
@@ -217,12 +237,19 @@ extension TimelinePicture {
             chosen.0 == .hour ? .day : chosen.0 == .day ? .day : chosen.0 == .month ? .month : .year
         var date = calendar.dateInterval(of: unit, for: origin)?.start ?? origin
         var result: [(Int64, String)] = []
+        let step = seconds[chosen.0]! * Int64(chosen.1)
         let last = TimelineRunner.start.addingTimeInterval(TimeInterval(end))
         while date <= last && result.count < 200 {
             let at = Int64(date.timeIntervalSince(TimelineRunner.start))
             if at >= first { result.append((at, formatter.string(from: date))) }
             guard let next = calendar.date(byAdding: chosen.0, value: chosen.1, to: date), next > date else { break }
             date = next
+        }
+        // The start is labelled, with its day and time, unless a tick is close to it (the first
+        // day was left unlabelled when the zone's midnight came before the start).
+        if result.first.map({ ($0.0 - first) * 4 > step * 3 }) ?? true {
+            formatter.dateFormat = "MMM d HH:mm"
+            result.insert((first, formatter.string(from: origin)), at: 0)
         }
         return result
     }

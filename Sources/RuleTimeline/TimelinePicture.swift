@@ -43,6 +43,9 @@ public struct TimelinePicture {
         var answer: String?
         /// The step came after a later one (the clock set back): no sample was taken for it.
         var behind = false
+        /// What it marks, when a tick or a session line is of a kind of its own (`outcome`,
+        /// `crash`): a class of the element, drawn apart and named in the legend.
+        var kind: String?
     }
 
     /// Replays `steps` like ``TimelineRunner/run(_:on:clock:json:)`` and draws them. `zone` is
@@ -173,10 +176,15 @@ public struct TimelinePicture {
                 // A finish of nothing showing records nothing.
                 if result?.output.result != "not showing" {
                     ticks.append(
-                        Mark(lane: name, seconds: step.offset, sample: before, text: "outcome: \(outcome.rawValue)"))
+                        Mark(
+                            lane: name, seconds: step.offset, sample: before, text: "outcome: \(outcome.rawValue)",
+                            kind: "outcome"))
                 }
             case .crash:
-                markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: "crash, then launch"))
+                markers.append(
+                    Mark(
+                        lane: "launch", seconds: step.offset, sample: before, text: "crash, then launch", kind: "crash")
+                )
             case .launch(let version):
                 markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: "launch \(version)"))
             case .rules(let path, _):

@@ -1,9 +1,10 @@
 import Foundation
 import RuleLang
 import RuleRuntime
-import RuleTimeline
 import TestSupport
 import XCTest
+
+@testable import RuleTimeline
 
 /// `rulec simulate --html`: the page is loaded in a real browser (Debian's chromium, headless),
 /// and the drawing read back from its DOM is compared with `rulec simulate --json` run on its own:
@@ -164,15 +165,38 @@ final class TimelinePictureTests: XCTestCase {
                 "1m finish A later", "1m finish B: not showing", "3h A no: when since_last(crash) >= 1d: false",
             ])
         let elements = Self.elements(picture.html)
-        let ticks = elements.filter { $0.name == "line" && $0.attributes["class"] == "tick" }
-        XCTAssertEqual(ticks.map { "\($0.attributes["data-lane"]!)@\($0.attributes["data-at"]!)" }, ["A@0", "A@60"])
+        // A presentation is an execution's tick; an outcome a tick of its own kind.
+        func at(_ class: String) -> [String] {
+            elements.filter { $0.name == "line" && $0.attributes["class"] == `class` }.map {
+                "\($0.attributes["data-lane"] ?? "")@\($0.attributes["data-at"]!)"
+            }
+        }
+        XCTAssertEqual(at("tick"), ["A@0"])
+        XCTAssertEqual(at("tick outcome"), ["A@60"])
         XCTAssertTrue(picture.html.contains("<title>presented</title>"))
         XCTAssertTrue(picture.html.contains("<title>outcome: later</title>"))
         let dots = elements.filter { $0.name == "circle" && ($0.attributes["class"] ?? "").hasPrefix("try ") }
         XCTAssertEqual(dots.map { $0.attributes["class"]! }, ["try yes", "try no", "try no"])
-        let sessions = elements.filter { $0.name == "line" && $0.attributes["class"] == "session" }
-        XCTAssertEqual(
-            sessions.map { $0.attributes["data-at"]! }, ["0", "7200"], "the launch and the crash's relaunch")
+        XCTAssertEqual(at("session"), ["@0"], "the launch")
+        XCTAssertEqual(at("session crash"), ["@7200"], "the crash's relaunch, a line of its own kind")
+        // The legend names each kind once, and the drawing keeps its size.
+        for label in ["execution", "outcome", "session", "crash", "try: yes", "try: no", "event"] {
+            XCTAssertTrue(picture.html.contains(">\(label)</text>"), label)
+        }
+    }
+
+    /// The axis labels the start when no tick is close to it: a timeline in Berlin starts at 01:00
+    /// local, after the day's midnight, and its first day had no label.
+    func testTheAxisLabelsTheStart() {
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        let labels = TimelinePicture.axis(first: 0, end: 7 * 86_400, zone: berlin)
+        XCTAssertEqual(labels.first?.0, 0)
+        XCTAssertEqual(labels.first?.1, "Jan 1 01:00")
+        // In UTC the first midnight is the start: labelled once, as a day.
+        let utc = TimelinePicture.axis(first: 0, end: 7 * 86_400, zone: TimeZone(identifier: "UTC")!)
+        XCTAssertEqual(utc.first?.0, 0)
+        XCTAssertEqual(utc.first?.1, "Jan 1")
+        XCTAssertEqual(utc.filter { $0.0 == 0 }.count, 1)
     }
 
     /// A name with `<!--<script>` in it: the data embedded in the page's script element holds no

@@ -157,7 +157,8 @@ final class ReadmeSnippetTests: XCTestCase {
     /// it, runs it in a home of its own and runs the installed `rulec`).
     func testTheInstallLineIsTheOneCIRuns() throws {
         let root = RulecBinary.packageRoot
-        let line = "swift build -c release --product rulec && install -D .build/release/rulec ~/.local/bin/rulec"
+        let line =
+            "swift build -c release --product rulec && mkdir -p ~/.local/bin && cp .build/release/rulec ~/.local/bin/"
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         XCTAssertTrue(readme.contains("```sh\n" + line + "\n```\n"))
         let ci = try String(contentsOf: root.appendingPathComponent(".ci/run"), encoding: .utf8)

@@ -1,5 +1,5 @@
-/// The hash this project computes the same way on every platform and in every version: for the
-/// digest of a long filter in a stream's stored name, and for `bucket` from language 1.3.
+/// The hash this project computes the same way on every platform: for `bucket` (an install's
+/// bucket for a salt) and for the digest of a long filter in a stream's stored name.
 ///
 /// 64-bit FNV-1a (offset basis `0xcbf29ce484222325`, prime `0x100000001b3`) over the bytes,
 /// then the 64-bit finalizer of MurmurHash3 (`fmix64`: `h ^= h >> 33`, `h *= 0xff51afd7ed558ccd`,
@@ -8,7 +8,7 @@
 /// so FNV-1a's low bits depend only on the input bytes' low bits; the finalizer folds every
 /// bit into every other (grammar.md, "Stable buckets").
 public enum StableHash {
-    /// 64-bit FNV-1a of `bytes`, without the finalizer (language 1.2's `bucket`).
+    /// 64-bit FNV-1a of `bytes`, without the finalizer.
     public static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {

@@ -293,6 +293,36 @@ final class PresentationTests: XCTestCase {
         XCTAssertTrue(older.canExecute("Tip"))
     }
 
+    /// The same across real processes: a process on the old rules shows a prompt, and one on
+    /// rules that rename its group and scenario sees the hold; then the renaming process shows
+    /// one, and a process started on the old rules is refused.
+    func testARenameKeepsAPresentationsHoldAcrossProcesses() throws {
+        let url = temporaryURL("renamed-processes.state")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let renamed = """
+            # language 1.2
+            group Modals was Prompts < > {
+                scenario Rate was RateApp < when since_last(crash) >= 3d; after declined next version >
+                scenario Subscribe < after later 1d >
+            }
+            """
+        let old = try FixtureProcess(["present", url.path, "RateApp"], input: true)
+        XCTAssertEqual(old.readLine(), "shown")
+        let engine = try RuleEngine(
+            source: renamed, store: FileStore(url: url, options: .init(shared: true)),
+            clock: ManualClock(Date(timeIntervalSince1970: 1_800_000_000)))
+        XCTAssertFalse(engine.canExecute("Rate"), "held by the old rules' process")
+        XCTAssertNil(engine.present("Subscribe"))
+        old.send("f accepted")
+        XCTAssertEqual(old.readLine(), "finished")
+        old.kill()
+        let shown = try XCTUnwrap(engine.present("Subscribe"))
+        let older = try FixtureProcess(["present", url.path, "Subscribe"], input: true)
+        XCTAssertEqual(older.readLine(), "refused", "held under the group's new name")
+        older.kill()
+        try engine.finish(shown, .accepted)
+    }
+
     /// A hold stored without an expiry (a damaged file) holds nothing: a group is never held for good.
     func testAHoldWithoutAnExpiryHoldsNothing() throws {
         let hold = EngineState.change(

@@ -224,9 +224,7 @@ extension EngineCore {
     @inline(never)
     private mutating func rebaseAhead(to time: Double) {
         latestRecorded = time
-        for slot in tallies.indices where tallies.rebase(slot, to: time) {
-            if !rebasedStreams.contains(slot) { rebasedStreams.append(slot) }
-        }
+        for slot in tallies.indices where tallies.rebase(slot, to: time) { rebasedStreams.insert(slot) }
         var movedExpiry = false
         for (key, item) in todos where item.created > time {
             var moved = item
@@ -237,7 +235,7 @@ extension EngineCore {
                 movedExpiry = true
             }
             todos[key] = moved
-            if !rebasedToDos.contains(key) { rebasedToDos.append(key) }
+            rebasedToDos.insert(key)
         }
         if movedExpiry { nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity }
     }
@@ -251,11 +249,11 @@ extension EngineCore {
             }
         }
         rebasedUnsaved.removeAll()
-        for slot in rebasedStreams where slot < tallies.count {
+        for slot in rebasedStreams.sorted() where slot < tallies.count {
             record.add(EngineState.change(key: StoreKey.stream(streams.name(slot)), tallies[slot]))
         }
         rebasedStreams.removeAll()
-        for key in rebasedToDos {
+        for key in rebasedToDos.sorted() {
             record.add(EngineState.change(todo: key, todos[key]))
         }
         rebasedToDos.removeAll()

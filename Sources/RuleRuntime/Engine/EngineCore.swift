@@ -126,8 +126,9 @@ struct EngineCore {
     /// never read the clock at).
     var latestRecorded = Double.infinity
     /// Streams and to-dos a read re-based in memory (the clock went back), stored with the next write.
-    var rebasedStreams: [Int] = []
-    var rebasedToDos: [String] = []
+    /// (Sets: a correction may re-base every stream, and a list's membership test made that quadratic.)
+    var rebasedStreams: Set<Int> = []
+    var rebasedToDos: Set<String> = []
     /// ``RuleEngine/warnings``.
     var warnings: [Diagnostic] = []
     /// Which rules these are (``RuleEngine/activeRules``).

@@ -287,11 +287,7 @@ extension EngineCore {
         }
         guard !own.isEmpty else { return }
         if shared { _ = lockFileForWriting() }
-        var changes: [StoreChange] = []
-        for key in own where todos[key]?.info?["run"] == EngineCore.thisRun {
-            todos[key] = nil
-            changes.append(EngineState.change(todo: key, nil))
-        }
-        save(changes)
+        for key in own { todos[key] = nil }
+        save(own.map { EngineState.change(todo: $0, nil) })
     }
 }

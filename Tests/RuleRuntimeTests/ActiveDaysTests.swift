@@ -1,5 +1,6 @@
 import Foundation
 import RuleRuntime
+import TestSupport
 import XCTest
 
 /// `min_days` and `active_days` held to an independent model: a plain set of local calendar

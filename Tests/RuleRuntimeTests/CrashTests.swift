@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime
@@ -259,24 +260,5 @@ final class CrashTests: XCTestCase {
             }
         }
         return allowed
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so random tests print and replay their seed.
-struct SeededGenerator: RandomNumberGenerator {
-    let seed: UInt64
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        self.seed = seed
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

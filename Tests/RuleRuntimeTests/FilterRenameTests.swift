@@ -1,5 +1,6 @@
 import Foundation
 import RuleLang
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime

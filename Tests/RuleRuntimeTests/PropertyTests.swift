@@ -1,5 +1,6 @@
 import Foundation
 import RuleRuntime
+import TestSupport
 import XCTest
 
 /// Typed event properties at run time: a trigger's properties feed the filtered streams the

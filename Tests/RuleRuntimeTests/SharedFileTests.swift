@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import RuleRuntime
@@ -372,20 +373,6 @@ final class SharedFileTests: XCTestCase {
         let again = try RuleEngine(source: rules, store: FileStore(url: url), clock: ManualClock())
         XCTAssertEqual(again.count("x"), 40)
         gate.signal()
-    }
-}
-
-/// A value behind a lock, for tests that collect from other threads.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withValue<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }
 

@@ -273,6 +273,11 @@ struct ClauseTables {
     var clauses: [CompiledClause] = []
     var clauseStart: [Int32] = [0]
     var groupOf: [Int32] = []
+    /// Each scenario's ``retired`` and ``holdout`` bits, read by every decision without touching
+    /// the scenario's object.
+    var flags: [UInt8] = []
+    static let retired: UInt8 = 1
+    static let holdout: UInt8 = 2
 
     /// Where scenario `index`'s clauses are in ``clauses``.
     func range(ofScenario index: Int) -> Range<Int> { Int(clauseStart[index])..<Int(clauseStart[index + 1]) }

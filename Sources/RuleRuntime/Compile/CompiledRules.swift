@@ -106,6 +106,9 @@ final class CompiledRules: Sendable {
             tables.clauseStart.append(Int32(tables.clauses.count))
         }
         tables.groupOf = scenarios.map { Int32($0.group ?? -1) }
+        tables.flags = scenarios.map {
+            ($0.retired ? ClauseTables.retired : 0) | ($0.holdouts.isEmpty ? 0 : ClauseTables.holdout)
+        }
         return tables
     }
 

@@ -72,30 +72,31 @@ extension EngineCore {
 }
 
 extension EngineCore {
+    /// Whether this install is in `holdout`'s control arm, with its bucket: the one test of a
+    /// holdout (``decide(_:now:_:)`` and ``controlArm(_:)`` ask it).
+    @inline(__always)
+    mutating func arm(of holdout: (share: Int, salt: String)) -> (held: Bool, bucket: Int) {
+        let bucket = bucket(holdout.salt)
+        return (bucket < holdout.share, bucket)
+    }
+
     /// The holdout whose control arm this install is in for scenario `index` (its own or its
-    /// group's), with the install's bucket; nil when it is in none.
+    /// group's), with the install's bucket; nil when it is in none. Whatever the clauses say
+    /// (``RuleEngine/isHeldOut(_:)-(Scenario)``).
     mutating func controlArm(_ index: Int) -> (share: Int, salt: String, bucket: Int)? {
         for holdout in rules.scenarios[index].holdouts {
-            let bucket = bucket(holdout.salt)
-            if bucket < holdout.share { return (holdout.share, holdout.salt, bucket) }
+            let arm = arm(of: holdout)
+            if arm.held { return (holdout.share, holdout.salt, arm.bucket) }
         }
         return nil
     }
 
-    /// True when scenario `index` passes at `time` and this install is not held out of it: what
-    /// `canExecute` answers (it records nothing, so a control arm's exposure is not recorded).
-    mutating func wouldShow(_ index: Int, now time: Double) -> Bool {
-        passes(index, now: time) && (rules.scenarios[index].holdouts.isEmpty || controlArm(index) == nil)
-    }
-
-    /// In the control arm of scenario `index`, at a call that would show it (`time`, its clauses
-    /// passed): records the exposure, an execution (so that its pacing is the shown arm's) and
-    /// an event on its control stream, and returns true; false when not held out.
-    mutating func recordControlExposure(_ index: Int, at time: Double) -> Bool {
-        guard !rules.scenarios[index].holdouts.isEmpty, controlArm(index) != nil else { return false }
+    /// At a call that would show scenario `index` to an install in its control arm (``Verdict/heldOut``
+    /// at `time`): records the exposure, an execution (so that its pacing is the shown arm's)
+    /// and an event on its control stream.
+    mutating func recordControlExposure(_ index: Int, at time: Double) {
         recordExecution(index, at: time)
         recordEvent(slot(EngineStream.control(of: rules.scenarios[index].name)), at: time)
         commit()
-        return true
     }
 }

@@ -18,7 +18,7 @@ public struct ClauseExplanation: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Why a scenario would or would not run now.
-public struct Explanation: Sendable, CustomStringConvertible {
+public struct Explanation: Equatable, Sendable, CustomStringConvertible {
     /// The scenario's name, as asked.
     public var scenario: String
     /// False when no scenario has that name.
@@ -71,111 +71,6 @@ extension EngineCore {
         let texts = CompiledRules.texts(of: declared)
         kept = texts
         return texts
-    }
-
-    /// Says, clause by clause, why scenario `index` would or would not run now.
-    mutating func explain(_ index: Int) -> Explanation {
-        let time = now()
-        rebase(index, to: time)
-        let scenario = rules.scenarios[index]
-        if scenario.retired && (forced.isEmpty || forced[index] == nil) {
-            let clause = ClauseExplanation(
-                clause: "retired", group: nil, passes: false,
-                detail: "switched off by these rules; its history is kept")
-            return Explanation(
-                scenario: scenario.name, isKnown: true, wouldRun: false, clauses: [clause], earliest: nil)
-        }
-        if let forced = forced.isEmpty ? nil : forced[index] {
-            let clause = ClauseExplanation(
-                clause: "override", group: nil, passes: forced,
-                detail: "forced by override to \(forced ? "pass" : "fail")")
-            return Explanation(
-                scenario: scenario.name, isKnown: true, wouldRun: forced, clauses: [clause],
-                earliest: forced ? Date(timeIntervalSince1970: time) : nil)
-        }
-        var clauses: [ClauseExplanation] = []
-        var earliest: Double? = time
-        if let hold = hold(of: index, now: time), let expires = hold.expires {
-            let showing = hold.info?["scenario"] ?? scenario.name
-            let left = expires - time
-            clauses.append(
-                ClauseExplanation(
-                    clause: "showing", group: nil, passes: false,
-                    detail: "\(showing) is showing (for \(DurationText.human(time - hold.created)); "
-                        + "it ends when finished, or in \(DurationText.human(left)))"))
-            earliest = expires
-        }
-        // Local windows bound the earliest time together, not each by its own next opening.
-        var windows: [LocalWindow] = []
-        func add(_ result: Assessment, _ text: String, _ group: String?, window: LocalWindow? = nil) {
-            clauses.append(ClauseExplanation(clause: text, group: group, passes: result.passes, detail: result.detail))
-            if let window {
-                windows.append(window)
-                return
-            }
-            switch result.readyAt {
-            case .now: break
-            case .at(let when): earliest = earliest.map { max($0, when) }
-            case .never: earliest = nil
-            }
-        }
-        func window(_ clause: CompiledClause) -> LocalWindow? {
-            if case .local(let window) = clause { return window }
-            return nil
-        }
-        for (clause, text) in zip(scenario.clauses, texts(scenario: index)) {
-            add(judge(clause, of: .scenario(index), now: time, detailed: true), text, nil, window: window(clause))
-        }
-        if let group = scenario.group {
-            for (clause, text) in zip(rules.groups[group].clauses, texts(group: group)) {
-                add(
-                    judge(clause, of: .group(group), now: time, detailed: true), text, rules.groups[group].name,
-                    window: window(clause))
-            }
-        }
-        for holdout in scenario.holdouts {
-            let bucket = bucket(holdout.salt)
-            let held = bucket < holdout.share
-            let text = "holdout \(holdout.share)% " + Printer.string(holdout.salt)
-            let detail = "bucket \(bucket): " + (held ? "the control arm, never shown" : "shown")
-            add(Assessment(passes: !held, detail: detail, readyAt: held ? .never : .now), text, nil)
-        }
-        if let start = earliest, !windows.isEmpty {
-            earliest = LocalWindow.firstTime(all: windows, from: start, in: LocalClock(zone: zone()))
-        }
-        return Explanation(
-            scenario: scenario.name, isKnown: true, wouldRun: clauses.allSatisfy(\.passes),
-            clauses: clauses, earliest: earliest.map { Date(timeIntervalSince1970: $0) })
-    }
-
-    /// Whether scenario `index` and its group pass at `time`; stops at the first clause that fails.
-    /// The same answers as ``explain(_:)-(Scenario)``'s `wouldRun`, without building any text.
-    mutating func passes(_ index: Int, now time: Double) -> Bool {
-        if !forced.isEmpty, let forced = forced[index] { return forced }
-        buildView(index)
-        rebaseAheadIfNeeded(to: time)
-        let group = Int(clauses.groupOf[index])
-        // Views and budgets are read through a pointer: a call on `views[index]` copies it out
-        // (two tallies, a memcpy and four retains) before calling.
-        let ahead = views.withUnsafeBufferPointer { $0[index].isAhead(of: time) }
-        if ahead || (group >= 0 && budgets.withUnsafeBufferPointer { $0[group].isAhead(of: time) }) {
-            rebase(index, to: time)
-        }
-        for k in clauses.range(ofScenario: index) {
-            guard judge(clauses.clauses[k], of: .scenario(index), now: time, detailed: false).passes else {
-                return false
-            }
-        }
-        if group >= 0 {
-            for k in clauses.range(ofGroup: group) {
-                guard judge(clauses.clauses[k], of: .group(group), now: time, detailed: false).passes else {
-                    return false
-                }
-            }
-        }
-        // A presentation on screen holds its group: nothing else of it shows meanwhile. Asked
-        // last, so that an answer the clauses already refuse pays nothing for it.
-        return hold(of: index, now: time) == nil
     }
 
     // MARK: - Expressions

@@ -182,9 +182,13 @@ extension EngineCore {
 
     mutating func present(_ index: Int, timeout: Double) -> Presentation? {
         let time = now()
-        guard passes(index, now: time) else { return nil }
-        if shared && lockFileForWriting() && !passes(index, now: time) { return nil }
-        if recordControlExposure(index, at: time) { return nil }
+        var verdict = verdict(index, now: time)
+        guard verdict != .refused else { return nil }
+        if shared && lockFileForWriting() { verdict = self.verdict(index, now: time) }
+        guard verdict == .shows else {
+            if verdict == .heldOut { recordControlExposure(index, at: time) }
+            return nil
+        }
         recordExecution(index, at: time)
         let name = rules.scenarios[index].name
         // Random per engine (tells this engine's holds from another process's), then counted:

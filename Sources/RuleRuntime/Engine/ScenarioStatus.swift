@@ -79,10 +79,10 @@ extension RuleEngine {
         locked { core in
             let index = core.rules.scenarioIndex[scenario.name] ?? core.rules.formerScenarios[scenario.name]
             var observer = Observer(name: scenario.name, index: index, sink: .status(deliver), last: false)
-            let value = index.map { core.passes($0, now: core.now()) } ?? false
+            let value = index.map { core.wouldShow($0, now: core.now()) } ?? false
             let explanation = core.explanation(observer)
             observer.last = value
-            observer.lastExplanation = explanation.description
+            observer.lastExplanation = explanation
             deliver(value, explanation)
             return register(observer, &core)
         }

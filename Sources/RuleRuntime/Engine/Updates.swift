@@ -8,8 +8,9 @@ struct Observer {
     /// Where changes go: an `AsyncStream`, or a ``ScenarioStatus`` (with the explanation).
     let sink: Sink
     var last: Bool
-    /// For a status: the explanation last delivered.
-    var lastExplanation: String?
+    /// For a status: the explanation last delivered (compared as a value: its description
+    /// formats a date, which cost more than the explanation itself).
+    var lastExplanation: Explanation?
 
     enum Sink {
         case stream(AsyncStream<Bool>.Continuation)
@@ -39,7 +40,7 @@ extension RuleEngine {
         AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
             let id: Int? = locked { core in
                 guard let index = core.scenario(scenario) else { return nil }
-                let value = core.passes(index, now: core.now())
+                let value = core.wouldShow(index, now: core.now())
                 continuation.yield(value)
                 return register(
                     Observer(name: scenario.name, index: index, sink: .stream(continuation), last: value), &core)
@@ -78,7 +79,9 @@ extension RuleEngine {
         let now = core.pointee.now()
         var wake = Double.infinity
         for (id, observer) in core.pointee.hooks.observers {
-            let value = observer.index.map { core.pointee.passes($0, now: now) } ?? false
+            let value = observer.index.map { core.pointee.wouldShow($0, now: now) } ?? false
+            // A status's explanation gives its earliest time too: one explanation per status.
+            var explained: Explanation?
             switch observer.sink {
             case .stream(let continuation):
                 if value != observer.last {
@@ -87,15 +90,15 @@ extension RuleEngine {
                 }
             case .status(let deliver):
                 let explanation = core.pointee.explanation(observer)
-                let text = explanation.description
-                if value != observer.last || text != observer.lastExplanation {
+                explained = explanation
+                if value != observer.last || explanation != observer.lastExplanation {
                     core.pointee.hooks.observers[id]!.last = value
-                    core.pointee.hooks.observers[id]!.lastExplanation = text
+                    core.pointee.hooks.observers[id]!.lastExplanation = explanation
                     deliver(value, explanation)
                 }
             }
             if !value, let index = observer.index,
-                let earliest = core.pointee.explain(index).earliest?.timeIntervalSince1970,
+                let earliest = (explained ?? core.pointee.explain(index)).earliest?.timeIntervalSince1970,
                 earliest > now
             {
                 wake = min(wake, earliest)

@@ -77,10 +77,13 @@ enum CLI {
 
     /// An engine over `sources` and a device's state in `store` (from `statePath`); nil after
     /// printing the rules' diagnostics or the store's error.
-    static func engine(_ sources: [SourceFile], store: RuleStore, clock: RuleClock, statePath: String) -> RuleEngine? {
+    static func engine(
+        _ sources: [SourceFile], store: RuleStore, clock: RuleClock,
+        options: RuleEngine.Options = .init(logSubsystem: nil),
+        statePath: String
+    ) -> RuleEngine? {
         do {
-            return try RuleEngine(
-                sources: sources, store: store, clock: clock, options: RuleEngine.Options(logSubsystem: nil))
+            return try RuleEngine(sources: sources, store: store, clock: clock, options: options)
         } catch RuleEngineError.invalidRules(let diagnostics) {
             print(DiagnosticRenderer(colored: stdoutIsColorTerminal).render(diagnostics), terminator: "")
         } catch {

@@ -31,7 +31,7 @@ enum DiffCommand: Command {
                        and in which direction; a scenario moved into or out of a group; a
                        param's type changed (stored values are ignored)
             """,
-        options: [json, state, at],
+        options: [json, state, at, JudgedState.installID, JudgedState.timeZone],
         exitStatus: """
             Exit status: 0 nothing would lose history, 1 something would (or errors in the
             rules, or an unreadable state), 64 wrong usage.
@@ -50,6 +50,9 @@ enum DiffCommand: Command {
             }
             guard statePath != nil else { return CLI.misuse("'--at' needs '--state FILE'", usage: usage) }
             at = date
+        }
+        if statePath == nil && (parsed[JudgedState.installID] != nil || parsed[JudgedState.timeZone] != nil) {
+            return CLI.misuse("'--install-id' and '--time-zone' need '--state FILE'", usage: usage)
         }
         guard operands.count == 2 else {
             return CLI.misuse(
@@ -77,9 +80,16 @@ enum DiffCommand: Command {
         }
         let losses = findings.filter(RuleDiff.losesHistory).count
         if let statePath {
-            guard let changes = answerChanges(statePath, old: oldSources, new: newSources, at: at) else {
-                return ExitCode.failure
-            }
+            guard let entries = StateFile.entries(statePath) else { return ExitCode.failure }
+            guard
+                let options = JudgedState.options(
+                    parsed, entries: entries, path: statePath, at: parsed[Self.at] == nil ? nil : at, usage: usage)
+            else { return ExitCode.usage }
+            guard
+                let changes = answerChanges(
+                    entries, path: statePath, old: oldSources, new: newSources, at: at, options: options,
+                    parsed: parsed)
+            else { return ExitCode.failure }
             for change in changes {
                 if json {
                     var object = [
@@ -93,7 +103,8 @@ enum DiffCommand: Command {
                 }
             }
             if changes.isEmpty && !json {
-                let when = parsed[Self.at] == nil ? "now" : "at " + StateFile.time(at.timeIntervalSince1970)
+                let zone = options.timeZone ?? TimeZone.current
+                let when = parsed[Self.at] == nil ? "now" : "at " + LocalTimeText.iso8601(at, in: zone)
                 print("\(statePath): no answer changes \(when)")
             }
         }
@@ -127,13 +138,15 @@ enum DiffCommand: Command {
     /// The scenarios (of either rules) whose `canExecute` answer for the state in `path`
     /// differs between the old and the new rules at `at`, a renamed one (`was`) paired with its
     /// former name; the file is read, never written.
-    static func answerChanges(_ path: String, old: [SourceFile], new: [SourceFile], at: Date) -> [AnswerChange]? {
-        guard let entries = StateFile.entries(path) else { return nil }
+    static func answerChanges(
+        _ entries: [String: [UInt8]], path: String, old: [SourceFile], new: [SourceFile], at: Date,
+        options: RuleEngine.Options, parsed: ParsedOptions
+    ) -> [AnswerChange]? {
         let clock = FixedClock(date: at)
-        let options = RuleEngine.Options(logSubsystem: nil)
         do {
             let before = try RuleEngine(sources: old, store: InMemoryStore(entries), clock: clock, options: options)
             let after = try RuleEngine(sources: new, store: InMemoryStore(entries), clock: clock, options: options)
+            JudgedState.warnWithoutInstallID([before, after], parsed, entries: entries, path: path)
             let oldNames = Set(before.scenarioNames)
             // The new rules' former names of each scenario that the old rules declare.
             var formerOf: [String: String] = [:]

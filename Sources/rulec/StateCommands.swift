@@ -22,12 +22,10 @@ enum StateFile {
         FileManager.default.fileExists(atPath: path) ? nil : CLI.misuse("no such file: '\(path)'", usage: usage)
     }
 
-    /// One formatter for every time printed (making one per call was most of `state`'s work).
-    nonisolated(unsafe) static let formatter = ISO8601DateFormatter()
-
-    static func time(_ seconds: Double?) -> String {
+    /// `seconds` as ISO 8601 in `zone`, with its offset; `never` for none.
+    static func time(_ seconds: Double?, in zone: TimeZone) -> String {
         guard let seconds else { return "never" }
-        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+        return LocalTimeText.iso8601(Date(timeIntervalSince1970: seconds), in: zone)
     }
 }
 
@@ -42,10 +40,15 @@ enum StateCommand: Command {
         about: """
             FILE is a FileStore file, written by an app or by 'rulec simulate --save'. Prints
             the session and version, then every stream, scenario view, group budget, param
-            value and to-do, sorted by name. The file is read, never changed.
+            value and to-do, sorted by name. Times print in the zone the state holds (the
+            app's, kept at each session), else in UTC, with their offset. The file is read,
+            never changed.
             """,
-        options: [json],
-        exitStatus: "Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage (a missing FILE too).")
+        options: [json, JudgedState.timeZone],
+        exitStatus: """
+            Exit status: 0 printed, 1 the file is damaged or unreadable, 64 wrong usage (a missing
+            FILE or an unknown zone too).
+            """)
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed = options.parse(arguments)
@@ -67,24 +70,37 @@ enum StateCommand: Command {
             guard let data = try? encoder.encode(snapshot) else { return ExitCode.failure }
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print(describe(snapshot), terminator: "")
+            var zone = TimeZone(identifier: "UTC")!
+            if let value = parsed[JudgedState.timeZone] {
+                guard let given = TimeZone(identifier: value) else {
+                    return CLI.misuse(
+                        "unknown time zone '\(value)'; use an IANA name such as Europe/Paris", usage: usage)
+                }
+                zone = given
+            } else if let stored = snapshot.timeZone.flatMap(TimeZone.init(identifier:)) {
+                zone = stored
+            }
+            print(describe(snapshot, in: zone), terminator: "")
         }
         return ExitCode.ok
     }
 
-    static func describe(_ state: StateSnapshot) -> String {
+    /// What `state` holds, its times in `zone`.
+    static func describe(_ state: StateSnapshot, in zone: TimeZone) -> String {
+        func time(_ seconds: Double?) -> String { StateFile.time(seconds, in: zone) }
         var out = ""
         let session = state.session
-        out += "session \(session.session) (started \(StateFile.time(session.sessionStart)))"
+        out += "session \(session.session) (started \(time(session.sessionStart)))"
         out +=
-            ", version \(session.version.map { "'\($0)'" } ?? "none") (since \(StateFile.time(session.versionStart)))"
+            ", version \(session.version.map { "'\($0)'" } ?? "none") (since \(time(session.versionStart)))"
         out += ", first version \(session.firstVersion.map { "'\($0)'" } ?? "none")\n"
         if let rules = state.activeRules { out += "rules: \(rules)\n" }
         if let id = state.installID { out += "install id: \(id)\n" }
+        if let stored = state.timeZone { out += "time zone: \(stored)\n" }
         func counts(_ c: StateSnapshot.Counts, _ noun: String) -> String {
             // A sum's stream counts the values it added up: "a sum of 500".
             var text = noun == "sum" ? "a sum of \(c.total)" : "\(c.total) \(noun)\(c.total == 1 ? "" : "s")"
-            if c.total > 0 { text += " (first \(StateFile.time(c.first)), last \(StateFile.time(c.last)))" }
+            if c.total > 0 { text += " (first \(time(c.first)), last \(time(c.last)))" }
             if c.session == session.session && c.sessionCount > 0 { text += ", \(c.sessionCount) this session" }
             if c.version == session.versionNumber && c.versionCount > 0 { text += ", \(c.versionCount) this version" }
             return text
@@ -112,8 +128,8 @@ enum StateCommand: Command {
         out += "to-dos (\(state.todos.count - own.count)):\n"
         for name in state.todos.keys.sorted() where !EngineStream.isReserved(name) {
             let todo = state.todos[name]!
-            var text = "  \(Printer.name(name)): added \(StateFile.time(todo.created))"
-            if let expires = todo.expires { text += ", expires \(StateFile.time(expires))" }
+            var text = "  \(Printer.name(name)): added \(time(todo.created))"
+            if let expires = todo.expires { text += ", expires \(time(expires))" }
             if let info = todo.info {
                 text +=
                     info.isEmpty
@@ -126,11 +142,11 @@ enum StateCommand: Command {
             let todo = state.todos[name]!
             if name.hasPrefix("@showing:") {
                 let showing = todo.info?["scenario"].map { "'\($0)'" } ?? "a prompt"
-                let until = todo.expires.map { " until \(StateFile.time($0))" } ?? ""
+                let until = todo.expires.map { " until \(time($0))" } ?? ""
                 out += "showing: \(showing) holds \(Printer.name(String(name.dropFirst(9))))"
-                out += " since \(StateFile.time(todo.created))\(until)\n"
+                out += " since \(time(todo.created))\(until)\n"
             } else if name == "@running" || name.hasPrefix("@running:") {
-                out += "the app's run is in the foreground since \(StateFile.time(todo.created))"
+                out += "the app's run is in the foreground since \(time(todo.created))"
                 out += " (a crash, if a later session finds it so with its process gone)\n"
             }
         }
@@ -157,10 +173,10 @@ enum ExplainCommand: Command {
             is not an existing path), each clause with its numbers and the earliest time the
             time-based clauses pass, as engine.explain does.
             """,
-        options: [state, at],
+        options: [state, at, JudgedState.installID, JudgedState.timeZone],
         exitStatus: """
             Exit status: 0 explained, 1 errors in the rules, an unknown scenario or a damaged
-            state file, 64 wrong usage.
+            state file, 64 wrong usage (an unknown zone too).
             """)
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -185,9 +201,14 @@ enum ExplainCommand: Command {
         if let exit = StateFile.misuseIfMissing(statePath, usage: usage) { return exit }
         guard unreadable.isEmpty, let entries = StateFile.entries(statePath) else { return ExitCode.failure }
         guard
+            let options = JudgedState.options(parsed, entries: entries, path: statePath, at: at, usage: usage)
+        else { return ExitCode.usage }
+        guard
             let engine = CLI.engine(
-                sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()), statePath: statePath)
+                sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()), options: options,
+                statePath: statePath)
         else { return ExitCode.failure }
+        JudgedState.warnWithoutInstallID([engine], parsed, entries: entries, path: statePath)
         let all = engine.scenarioNames
         // A former name (`was`) is known: the engine explains it under its name now.
         for name in names where !engine.explain(Scenario(name)).isKnown {
@@ -212,4 +233,67 @@ enum ExplainCommand: Command {
 struct FixedClock: RuleClock {
     let date: Date
     func now() -> Date { date }
+}
+
+/// What the commands that judge a state file (`explain`, `diff --state`, `state`) take, as the
+/// engine does: the install's id and the device's zone, from the options or else from the state.
+enum JudgedState {
+    static let installID = Valued(
+        "--install-id", value: "ID",
+        help: "the install's id that bucket(\"salt\") and holdouts hash (default: the\nid the state holds)")
+    static let timeZone = Valued(
+        "--time-zone", value: "ZONE",
+        help:
+            "the device's time zone, an IANA name such as Europe/Paris (default:\nthe zone the state holds, else this machine's); times print in it"
+    )
+
+    /// The engine's options for the state `entries` (read from `path`) judged at `at`; prints a
+    /// warning when `at` is earlier than the state's last record. Nil, after printing why, for
+    /// an unknown zone (exit 64).
+    static func options(_ parsed: ParsedOptions, entries: [String: [UInt8]], path: String, at: Date?, usage: String)
+        -> RuleEngine.Options?
+    {
+        let snapshot = try? StateSnapshot(entries: entries)
+        var options = RuleEngine.Options(logSubsystem: nil)
+        if let value = parsed[timeZone] {
+            guard let zone = TimeZone(identifier: value) else {
+                _ = CLI.misuse("unknown time zone '\(value)'; use an IANA name such as Europe/Paris", usage: usage)
+                return nil
+            }
+            options.timeZone = zone
+        } else if let stored = snapshot?.timeZone, let zone = TimeZone(identifier: stored) {
+            options.timeZone = zone
+        }
+        options.installID = parsed[installID]
+        if let at, let snapshot, let last = lastRecord(snapshot), at.timeIntervalSince1970 < last {
+            let zone = options.timeZone ?? TimeZone.current
+            CLI.printError(
+                "\(path): warning: --at \(LocalTimeText.iso8601(at, in: zone)) is earlier than the state's last "
+                    + "record (\(LocalTimeText.iso8601(Date(timeIntervalSince1970: last), in: zone))): "
+                    + "later times are read as just now")
+        }
+        return options
+    }
+
+    /// Warns when `engines`' rules place the install by its id but neither the state `entries`
+    /// nor the options give one: the answers are then those of a new, random id.
+    static func warnWithoutInstallID(
+        _ engines: [RuleEngine], _ parsed: ParsedOptions, entries: [String: [UInt8]], path: String
+    ) {
+        guard parsed[installID] == nil, engines.contains(where: \.usesInstallID),
+            (try? StateSnapshot(entries: entries))?.installID == nil
+        else { return }
+        CLI.printError(
+            "\(path): warning: the state holds no install id: bucket() and holdouts are judged for a new, random "
+                + "one; pass --install-id ID")
+    }
+
+    /// The latest time the state records: an event, an execution, a session's start, a to-do.
+    static func lastRecord(_ state: StateSnapshot) -> Double? {
+        var times: [Double] = state.streams.values.compactMap(\.last) + state.groups.values.compactMap(\.last)
+        for view in state.scenarios.values { times += [view.events.last, view.executions.last].compactMap { $0 } }
+        times += [state.session.sessionStart, state.session.versionStart].compactMap { $0 }
+        times += state.todos.values.map(\.created)
+        return times.max()
+    }
 }

@@ -233,3 +233,18 @@ final class OneDecisionTests: XCTestCase {
         XCTAssertEqual(engine.controlExposures(of: "Offer"), 0)
     }
 }
+
+/// Holdouts, like `bucket`, need the install's id: rules with only a holdout make one and keep
+/// it, so that an install is placed by its own id (with none, every install read bucket 0 and
+/// was held out of every holdout).
+final class HoldoutInstallIDTests: XCTestCase {
+    func testRulesWithOnlyAHoldoutMakeAnInstallID() throws {
+        let store = InMemoryStore()
+        let rules = "# language 1.2\nscenario Offer < holdout 10% \"offer\" >"
+        let engine = try RuleEngine(source: rules, store: store, clock: ManualClock())
+        let id = try XCTUnwrap(engine.installID, "an id is made")
+        XCTAssertEqual(engine.isHeldOut("Offer"), InstallBucket.bucket(salt: "offer", installID: id) < 10)
+        let again = try RuleEngine(source: rules, store: store, clock: ManualClock())
+        XCTAssertEqual(again.installID, id, "and kept")
+    }
+}

@@ -75,7 +75,8 @@ final class CompiledRules: Sendable {
         conditions = built.conditions
         dayCounted = built.dayCounted
         gapLists = built.gapLists
-        readsBuckets = built.readsBuckets
+        // A holdout reads the install's bucket as `bucket` does: both need the install's id.
+        readsBuckets = built.readsBuckets || built.scenarios.contains { !$0.holdouts.isEmpty }
         filters = built.filters
         filterStart = built.filterStart
         filterOrder = built.filterOrder

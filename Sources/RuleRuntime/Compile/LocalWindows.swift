@@ -129,3 +129,21 @@ struct LocalClock {
         return max(high, time)
     }
 }
+
+/// Times as people read them: ISO 8601 in one zone, with its offset.
+public enum LocalTimeText {
+    /// `2026-03-01T09:30:00+01:00` (`Z` in UTC): `date` in `zone`, to the second.
+    public static func iso8601(_ date: Date, in zone: TimeZone) -> String {
+        let time = date.timeIntervalSince1970.rounded(.down)
+        let clock = LocalClock(zone: zone)
+        let offset = clock.offset(time)
+        let (day, second) = clock.local(time, offset: offset)
+        let s = Int(second)
+        let text = CalendarDate.text(dayNumber: day) + "T" + two(s / 3_600) + ":" + two(s / 60 % 60) + ":" + two(s % 60)
+        if offset == 0 { return text + "Z" }
+        let minutes = Int(abs(offset)) / 60
+        return text + (offset < 0 ? "-" : "+") + two(minutes / 60) + ":" + two(minutes % 60)
+    }
+
+    private static func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+}

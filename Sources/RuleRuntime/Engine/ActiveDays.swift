@@ -25,6 +25,22 @@ extension EngineCore {
         return current
     }
 
+    /// The zone's entry when the state records another zone (or none): kept for the tools, which
+    /// judge a state file in the zone its device had (`rulec explain --state`).
+    mutating func zoneChange() -> [StoreChange] {
+        let identifier = zone().identifier
+        guard storedZone != identifier else { return [] }
+        storedZone = identifier
+        return [EngineState.change(zone: identifier)]
+    }
+
+    /// The zone the app sets (the device moved): used from now on, and recorded in the state.
+    mutating func setZone(_ zone: TimeZone) {
+        hooks.timeZone = zone
+        let change = zoneChange()
+        if !change.isEmpty { save(change) }
+    }
+
     /// Records the local day of an event on the stream in `slot` (one that a day clause counts).
     mutating func recordDay(_ slot: Int, at time: Double) {
         var bits = days[slot] ?? DayBits()

@@ -27,7 +27,7 @@ extension RuleEngine {
     /// When `tag` was last done: the latest time recorded, even if the clock went backwards since.
     public func lastDone(_ tag: String) -> Date? {
         locked { core in
-            core.streams.index[tag].flatMap { core.tallies.counts($0).last }.map { Date(timeIntervalSince1970: $0) }
+            core.streamSlot(named: tag).flatMap { core.tallies.counts($0).last }.map { Date(timeIntervalSince1970: $0) }
         }
     }
 

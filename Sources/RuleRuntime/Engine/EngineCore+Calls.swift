@@ -27,7 +27,7 @@ extension EngineCore {
             meta.version = version
             meta.versionStart = time
         }
-        save([EngineState.change(meta: meta)])
+        save([EngineState.change(meta: meta)] + zoneChange())
         noteLastRun()
     }
 
@@ -263,12 +263,19 @@ extension EngineCore {
 
     mutating func tryToExecute(_ index: Int) -> Bool {
         let time = now()
-        guard passes(index, now: time) else { return false }
-        if shared && lockFileForWriting() && !passes(index, now: time) { return false }
-        if recordControlExposure(index, at: time) { return false }
-        recordExecution(index, at: time)
-        commit()
-        return true
+        var verdict = verdict(index, now: time)
+        guard verdict != .refused else { return false }
+        if shared && lockFileForWriting() { verdict = self.verdict(index, now: time) }
+        switch verdict {
+        case .refused: return false
+        case .heldOut:
+            recordControlExposure(index, at: time)
+            return false
+        case .shows:
+            recordExecution(index, at: time)
+            commit()
+            return true
+        }
     }
 
     /// An execution recorded by the app after it showed the scenario (the two-phase form).
@@ -286,9 +293,14 @@ extension EngineCore {
             let (a, b) = (rules.scenarios[$0].priority, rules.scenarios[$1].priority)
             return a != b ? a > b : $0 < $1
         }
-        if shared && ordered.contains(where: { passes($0, now: time) }) { _ = lockFileForWriting() }
-        for index in ordered where passes(index, now: time) {
-            if recordControlExposure(index, at: time) { continue }
+        if shared && ordered.contains(where: { verdict($0, now: time) != .refused }) { _ = lockFileForWriting() }
+        for index in ordered {
+            let verdict = verdict(index, now: time)
+            if verdict == .refused { continue }
+            if verdict == .heldOut {
+                recordControlExposure(index, at: time)
+                continue
+            }
             recordExecution(index, at: time)
             commit()
             return index

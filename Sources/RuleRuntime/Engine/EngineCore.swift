@@ -137,6 +137,8 @@ struct EngineCore {
     var storedActive: String?
     /// The install's id as stored (`u:`), made the first time a rule reads `bucket`.
     var storedInstallID: String?
+    /// The zone the state records (`z:`), written by the app when it differs from its own.
+    var storedZone: String?
     /// The buckets hashed so far (``bucket(_:)``), for the install's id they were hashed with.
     var bucketMemo: (id: String?, buckets: [(salt: String, bucket: Int)]) = (nil, [])
     /// The program's declarations, collected once for `check(String)`.
@@ -237,6 +239,7 @@ struct EngineCore {
         nextExpiry = todos.values.compactMap(\.expires).min() ?? .infinity
         storedActive = state.activeRules
         storedInstallID = state.installID
+        storedZone = state.zone
         days = [:]
         for (name, bits) in state.days {
             if let slot = streams.index[name] { days[slot] = bits }
@@ -414,7 +417,10 @@ struct EngineCore {
     /// The slot of stream `name` (or of the stream an event's former name is called now), if any.
     func streamSlot(named name: String) -> Int? {
         if !formerStreams.isEmpty, let now = formerStreams[name] { return streams.index[now] }
-        return streams.index[name]
+        if let slot = streams.index[name] { return slot }
+        // `crash` and `problem`: the engine's streams, as the rules and `rulec state` name them
+        // (an app's own stream of that name, from rules before language 1.2, comes first).
+        return EngineStream.builtin(name).flatMap { streams.index[$0] }
     }
 
     /// Gives slots to the streams of `table` this engine does not have yet.

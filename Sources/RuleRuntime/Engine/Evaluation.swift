@@ -33,6 +33,9 @@ public struct Explanation: Equatable, Sendable, CustomStringConvertible {
     /// When asked by a former name (`was`): the name the scenario has now (``scenario`` is the
     /// name asked).
     public var currentName: String?
+    /// The zone the engine judged local windows and days in, where ``description`` prints the
+    /// earliest time (nil: UTC).
+    public var timeZone: TimeZone? = nil
 
     /// The clauses that do not hold.
     public var failing: [ClauseExplanation] { clauses.filter { !$0.passes } }
@@ -49,7 +52,8 @@ public struct Explanation: Equatable, Sendable, CustomStringConvertible {
         var lines = ["\(name): \(wouldRun ? "would run" : "would not run")"]
         for clause in clauses { lines.append("  \(clause.passes ? "pass" : "FAIL")  \(clause)") }
         if !wouldRun, let earliest {
-            lines.append("  time-based clauses pass from \(ISO8601DateFormatter().string(from: earliest))")
+            let zone = timeZone ?? TimeZone(identifier: "UTC")!
+            lines.append("  time-based clauses pass from \(LocalTimeText.iso8601(earliest, in: zone))")
         }
         return lines.joined(separator: "\n")
     }

@@ -76,14 +76,14 @@ struct Findings: DecisionFindings {
     static let showing = "showing"
 
     /// The explanation of `name` these findings make, with `verdict`.
-    func explanation(of name: String, _ verdict: Verdict, zone: @autoclosure () -> TimeZone) -> Explanation {
+    func explanation(of name: String, _ verdict: Verdict, zone: () -> TimeZone) -> Explanation {
         var earliest = earliest
         if let start = earliest, !windows.isEmpty {
             earliest = LocalWindow.firstTime(all: windows, from: start, in: LocalClock(zone: zone()))
         }
         return Explanation(
             scenario: name, isKnown: true, wouldRun: verdict == .shows, clauses: (hold.map { [$0] } ?? []) + clauses,
-            earliest: earliest.map { Date(timeIntervalSince1970: $0) })
+            earliest: earliest.map { Date(timeIntervalSince1970: $0) }, timeZone: zone())
     }
 }
 
@@ -191,6 +191,6 @@ extension EngineCore {
         let time = now()
         var found = Findings(now: time)
         let verdict = decide(index, now: time, &found)
-        return found.explanation(of: rules.scenarios[index].name, verdict, zone: zone())
+        return found.explanation(of: rules.scenarios[index].name, verdict) { zone() }
     }
 }

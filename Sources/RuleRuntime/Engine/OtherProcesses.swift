@@ -130,6 +130,7 @@ extension EngineCore {
         for (name, bits) in written.days { days[slot(aliases[name] ?? name)] = bits }
         if let rules = written.activeRules { storedActive = rules }
         if let id = written.installID { storedInstallID = id }
+        if let zone = written.zone { storedZone = zone }
         if present[EngineState.metaKey] != nil { meta = written.meta }
         for (name, report) in written.imports { imports[name] = report }
         for key in deleted { delete(key) }
@@ -249,6 +250,7 @@ extension EngineCore {
         case .days: if let slot = streams.index[name] { days[slot] = nil }
         case .activeRules: storedActive = nil
         case .install: storedInstallID = nil
+        case .zone: storedZone = nil
         case .meta: meta = SessionMeta()
         case .importReport: imports[name] = nil
         case .rename: renamed[key] = nil
@@ -286,6 +288,7 @@ extension EngineCore {
         for (slot, bits) in days { changes.append(EngineState.change(daysOf: streams.name(slot), bits)) }
         if let storedActive { changes.append(EngineState.change(activeRules: storedActive)) }
         if let storedInstallID { changes.append(EngineState.change(installID: storedInstallID)) }
+        if let storedZone { changes.append(EngineState.change(zone: storedZone)) }
         for (peer, report) in imports { changes.append(EngineState.change(importMarker: peer, report: report)) }
         for (key, old) in renamed { changes.append(EngineState.change(rename: key, was: old)) }
         changes.append(EngineState.change(meta: meta))

@@ -61,12 +61,17 @@ extension RuleEngine {
 
     // MARK: - Queries
 
+    /// True when the rules place the install by its id (`bucket("SALT")` or a `holdout`).
+    public var usesInstallID: Bool { locked { $0.rules.readsBuckets } }
+
     /// The device's time zone for local days (`min_days`, `active_days`): a day runs from local
     /// midnight to the next in the zone current when it is asked. Set it when the device's zone
     /// changes (a trip): days already recorded keep their dates, and "today" is the new zone's.
+    /// The state records the zone (at each session and when it is set), so that the tools judge
+    /// a state file in its device's zone.
     public var timeZone: TimeZone {
         get { locked { $0.zone() } }
-        set { locked { $0.hooks.timeZone = newValue } }
+        set { locked { $0.setZone(newValue) } }
     }
 
     /// The app version of the current session, if a session was started.

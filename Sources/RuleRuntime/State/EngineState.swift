@@ -25,6 +25,8 @@ struct EngineState {
     var activeRules: String?
     /// `u:`: the install's id (``RuleEngine/installID``).
     var installID: String?
+    /// `z:`: the device's time zone as the app last saw it (its identifier).
+    var zone: String?
     /// `d:NAME`: the local days a stream had events on (streams a day clause counts).
     var days: [String: DayBits] = [:]
     /// `w:KIND:NAME`: the renames this state went through (the key, and the former name).
@@ -195,6 +197,7 @@ struct EngineState {
                 case .importReport: imports[name] = try reader.string()
                 case .activeRules: activeRules = try reader.string()
                 case .install: installID = try reader.string()
+                case .zone: zone = try reader.string()
                 case .days: days[name] = try DayBits.decode(&reader)
                 case .rename: renamed[StoreKey.key(.rename, name)] = try reader.string()
                 case .stream: continue  // decoded above
@@ -411,6 +414,11 @@ struct EngineState {
     /// `a:`: the rules made active, as ``ActiveRules/description`` words them.
     static func change(installID id: String) -> StoreChange {
         StoreChange(key: StoreKey.install, value: encode { $0.string(id) })
+    }
+
+    /// `z:`: the device's time zone (its identifier).
+    static func change(zone identifier: String) -> StoreChange {
+        StoreChange(key: StoreKey.zone, value: encode { $0.string(identifier) })
     }
 
     static func change(activeRules text: String) -> StoreChange {

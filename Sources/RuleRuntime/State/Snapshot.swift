@@ -76,6 +76,9 @@ public struct StateSnapshot: Codable, Sendable {
     public var activeRules: String?
     /// The install's id the engine made for `bucket` (nil when none is stored).
     public var installID: String?
+    /// The device's time zone as the app last saw it (an identifier such as `Europe/Paris`),
+    /// where its local days and windows were judged; nil in state written before it was kept.
+    public var timeZone: String?
 
     /// Decodes a store's entries (as ``RuleStore/load()`` returns them); throws
     /// ``RuleStoreError/undecodableEntry(key:reason:)`` for a damaged entry.
@@ -93,6 +96,7 @@ public struct StateSnapshot: Codable, Sendable {
         imports = state.imports.keys.sorted()
         activeRules = state.activeRules
         installID = state.installID
+        timeZone = state.zone
     }
 }
 

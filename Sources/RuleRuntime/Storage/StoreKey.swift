@@ -12,6 +12,7 @@
 /// | `m:` | sessions and versions |
 /// | `a:` | the active rules |
 /// | `u:` | the install's id, for stable buckets (language 1.2) |
+/// | `z:` | the device's time zone, as last seen by the app (for the tools) |
 /// | `i:PEER` | an importer's report |
 /// | `w:K:NAME` | a rename record: NAME's former names, K the kind's letter (`s`, `g`, `p`, `e`) |
 ///
@@ -31,6 +32,7 @@ enum StoreKey {
         case importReport = 0x69  // i
         case rename = 0x77  // w
         case install = 0x75  // u
+        case zone = 0x7A  // z
 
         /// The key's prefix: the letter and `:`.
         var prefix: String { String(UnicodeScalar(rawValue)) + ":" }
@@ -53,6 +55,7 @@ enum StoreKey {
     static let meta = Kind.meta.prefix
     static let activeRules = Kind.activeRules.prefix
     static let install = Kind.install.prefix
+    static let zone = Kind.zone.prefix
 
     /// The kind of the key whose UTF-8 is `bytes[range]`, or nil for one of no known kind (or
     /// no letter and `:`).

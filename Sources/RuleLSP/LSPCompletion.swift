@@ -29,7 +29,7 @@ extension LSPFeatures {
                 return LSPFeatures.items(declarationItems(language))
             }
             if words.count >= 2, words[0] == "param", line.hasSuffix(":") || line.hasSuffix(": ") {
-                return LSPFeatures.items(ValueType.allCases.map { item($0.rawValue, kind: 25, detail: "type") })
+                return LSPFeatures.items(ValueType.allCases.map { Self.item($0.rawValue, kind: 25, detail: "type") })
             }
             return LSPFeatures.items([])
         }
@@ -61,9 +61,11 @@ extension LSPFeatures {
                 case .stream:
                     var items = eventItems()
                     if language >= Construct.outcomes.version {
-                        items += EngineStream.words.map { item($0, kind: 23, detail: "the engine's stream") }
+                        items += EngineStream.words.map { Self.item($0, kind: 23, detail: "the engine's stream") }
                         if builtin != .activeDays {
-                            items += program.scenarios.map { item($0.name + ": ", kind: 7, detail: "its outcomes") }
+                            items += program.scenarios.map {
+                                Self.item($0.name + ": ", kind: 7, detail: "its outcomes")
+                            }
                         }
                     }
                     return LSPFeatures.items(items)
@@ -73,7 +75,8 @@ extension LSPFeatures {
                     var items: [JSONObject] = []
                     for event in program.events {
                         for property in program.properties[event.text] ?? [] where property.type == .int {
-                            items.append(item(event.text + "." + property.name.text, kind: 10, detail: "int property"))
+                            items.append(
+                                Self.item(event.text + "." + property.name.text, kind: 10, detail: "int property"))
                         }
                     }
                     return LSPFeatures.items(items)
@@ -86,8 +89,8 @@ extension LSPFeatures {
             if builtin == .activeDays { return LSPFeatures.items(filters + [withinItem]) }
             return LSPFeatures.items(filters + (builtin.takesScope ? scopeItems : []))
         }
-        guard let keyword = words.first else { return LSPFeatures.items(clauseItems(language)) }
-        if words.count == 1 && !clause.hasSuffix(" ") { return LSPFeatures.items(clauseItems(language)) }
+        guard let keyword = words.first else { return LSPFeatures.items(Self.clauseItems(language)) }
+        if words.count == 1 && !clause.hasSuffix(" ") { return LSPFeatures.items(Self.clauseItems(language)) }
         switch keyword {
         case "on":
             let listed = Set(words.dropFirst())
@@ -101,7 +104,8 @@ extension LSPFeatures {
             guard words.count == 2 && clause.hasSuffix(" ") else { return LSPFeatures.items([]) }
             let filters =
                 keyword == "min_events" && !properties(of: onEvents(context, before: typed)).isEmpty ? [whereItem] : []
-            return LSPFeatures.items(filters + scopeItems)
+            let calendar = keyword == "max_exec" && language >= Construct.calendarCaps.version ? calendarItems : []
+            return LSPFeatures.items(filters + scopeItems + calendar)
         case "min_days":
             return LSPFeatures.items(words.count == 2 && clause.hasSuffix(" ") ? [withinItem] : [])
         case "after" where language >= Construct.outcomes.version:
@@ -110,10 +114,10 @@ extension LSPFeatures {
             if words.count == 1 { return LSPFeatures.items(outcomeItems) }
             guard words.count == 2 else { return LSPFeatures.items([]) }
             return LSPFeatures.items([
-                item("next version", kind: 14, detail: "none in the current version", snippet: "next version"),
-                item("next session", kind: 14, detail: "none in the current session", snippet: "next session"),
-                item("never", kind: 14, detail: "none ever", snippet: "never"),
-                item("7d", kind: 14, detail: "at least this long since the last", snippet: "${1:7d}"),
+                Self.item("next version", kind: 14, detail: "none in the current version", snippet: "next version"),
+                Self.item("next session", kind: 14, detail: "none in the current session", snippet: "next session"),
+                Self.item("never", kind: 14, detail: "none ever", snippet: "never"),
+                Self.item("7d", kind: 14, detail: "at least this long since the last", snippet: "${1:7d}"),
             ])
         default:
             return LSPFeatures.items([])
@@ -170,7 +174,7 @@ extension LSPFeatures {
 
     private static func items(_ items: [JSONObject]) -> JSONObject { ["isIncomplete": false, "items": items] }
 
-    private func item(_ label: String, kind: Int, detail: String, snippet: String? = nil) -> JSONObject {
+    private static func item(_ label: String, kind: Int, detail: String, snippet: String? = nil) -> JSONObject {
         var object: JSONObject = ["label": label, "kind": kind, "detail": detail]
         if let snippet {
             object["insertText"] = snippet
@@ -184,57 +188,83 @@ extension LSPFeatures {
 
     private func declarationItems(_ language: LanguageVersion) -> [JSONObject] {
         var items = [
-            item("scenario", kind: 14, detail: "declaration", snippet: "scenario ${1:Name} < ${2:min_events 1} >"),
-            item(
+            Self.item("scenario", kind: 14, detail: "declaration", snippet: "scenario ${1:Name} < ${2:min_events 1} >"),
+            Self.item(
                 "group", kind: 14, detail: "declaration",
                 snippet: "group ${1:Name} < ${2:max_exec 1 per session} > {\n\t$0\n}"),
-            item("param", kind: 14, detail: "declaration", snippet: "param ${1:name}: ${2|bool,int,string,duration|}"),
-            item("event", kind: 14, detail: "declaration", snippet: "event ${1:name}"),
+            Self.item(
+                "param", kind: 14, detail: "declaration", snippet: "param ${1:name}: ${2|bool,int,string,duration|}"),
+            Self.item("event", kind: 14, detail: "declaration", snippet: "event ${1:name}"),
         ]
         if language >= Construct.retired.version {
-            items.append(item("retired", kind: 14, detail: "declaration", snippet: "retired scenario ${1:Name}"))
+            items.append(Self.item("retired", kind: 14, detail: "declaration", snippet: "retired scenario ${1:Name}"))
         }
         return items
     }
 
-    private func clauseItems(_ language: LanguageVersion) -> [JSONObject] {
+    /// The clauses a body of a file of `language` may hold (`ClauseKind.keywords`, each from
+    /// its version: `ClauseChecklistTests` holds them together).
+    static func clauseItems(_ language: LanguageVersion) -> [JSONObject] {
         var items = [
-            item("min_events", kind: 15, detail: "min_events N [scope]", snippet: "min_events ${1:5}"),
-            item("max_events", kind: 15, detail: "max_events N [scope]", snippet: "max_events ${1:10}"),
-            item("max_exec", kind: 15, detail: "max_exec N [scope]", snippet: "max_exec ${1:1}"),
-            item("since_first", kind: 15, detail: "since_first D", snippet: "since_first ${1:7d}"),
-            item("since_last", kind: 15, detail: "since_last D", snippet: "since_last ${1:1d}"),
-            item("between", kind: 15, detail: "between D", snippet: "between ${1:2d}"),
-            item("on", kind: 15, detail: "on EVENT, ...", snippet: "on ${1:event}"),
-            item("when", kind: 15, detail: "when EXPR", snippet: "when ${1:condition}"),
-            item("priority", kind: 15, detail: "priority N", snippet: "priority ${1:1}"),
+            Self.item("min_events", kind: 15, detail: "min_events N [scope]", snippet: "min_events ${1:5}"),
+            Self.item("max_events", kind: 15, detail: "max_events N [scope]", snippet: "max_events ${1:10}"),
+            Self.item("max_exec", kind: 15, detail: "max_exec N [scope]", snippet: "max_exec ${1:1}"),
+            Self.item("since_first", kind: 15, detail: "since_first D", snippet: "since_first ${1:7d}"),
+            Self.item("since_last", kind: 15, detail: "since_last D", snippet: "since_last ${1:1d}"),
+            Self.item("between", kind: 15, detail: "between D", snippet: "between ${1:2d}"),
+            Self.item("on", kind: 15, detail: "on EVENT, ...", snippet: "on ${1:event}"),
+            Self.item("when", kind: 15, detail: "when EXPR", snippet: "when ${1:condition}"),
+            Self.item("priority", kind: 15, detail: "priority N", snippet: "priority ${1:1}"),
         ]
         if language >= Construct.days.version {
             items.append(
-                item("min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
+                Self.item(
+                    "min_days", kind: 15, detail: "min_days N within D", snippet: "min_days ${1:3} within ${2:7d}"))
         }
         if language >= Construct.outcomes.version {
             items.append(
-                item(
+                Self.item(
                     "after", kind: 15, detail: "after OUTCOME D|next version|next session|never",
                     snippet: "after ${1|declined,later,accepted,dismissed,unknown|} ${2:next version}"))
+        }
+        if language >= Construct.localTime.version {
+            items += [
+                Self.item(
+                    "during", kind: 15, detail: "[not] during HH:MM-HH:MM", snippet: "during ${1:09:00}-${2:21:00}"),
+                Self.item("days", kind: 15, detail: "days DAY, ...", snippet: "days ${1:weekdays}"),
+                Self.item("from", kind: 15, detail: "from YYYY-MM-DD", snippet: "from ${1:2026-12-01}"),
+                Self.item("until", kind: 15, detail: "until YYYY-MM-DD", snippet: "until ${1:2026-12-24}"),
+            ]
+        }
+        if language >= Construct.buckets.version {
+            items.append(
+                Self.item("holdout", kind: 15, detail: "holdout N% \"SALT\"", snippet: "holdout ${1:10}% \"${2:salt}\"")
+            )
         }
         return items
     }
 
-    private var outcomeItems: [JSONObject] { Outcome.names.map { item($0, kind: 20, detail: "outcome") } }
+    private var outcomeItems: [JSONObject] { Outcome.names.map { Self.item($0, kind: 20, detail: "outcome") } }
 
     private var scopeItems: [JSONObject] {
         [
-            item("per session", kind: 14, detail: "scope", snippet: "per session"),
-            item("per version", kind: 14, detail: "scope", snippet: "per version"),
-            item("per install", kind: 14, detail: "scope", snippet: "per install"),
+            Self.item("per session", kind: 14, detail: "scope", snippet: "per session"),
+            Self.item("per version", kind: 14, detail: "scope", snippet: "per version"),
+            Self.item("per install", kind: 14, detail: "scope", snippet: "per install"),
             withinItem,
         ]
     }
 
+    /// `max_exec`'s scopes on the local calendar (language 1.2).
+    private var calendarItems: [JSONObject] {
+        [
+            Self.item("per day", kind: 14, detail: "scope: the local day", snippet: "per day"),
+            Self.item("per week", kind: 14, detail: "scope: the local ISO week, from Monday", snippet: "per week"),
+        ]
+    }
+
     private var whereItem: JSONObject {
-        item(
+        Self.item(
             "where", kind: 14, detail: "where FILTER: the triggers whose properties pass", snippet: "where ${1:filter}")
     }
 
@@ -273,30 +303,32 @@ extension LSPFeatures {
         if !text.hasSuffix(" "), !text.hasSuffix("("), !words.isEmpty { words.removeLast() }  // a word being typed
         let last = words.last ?? ""
         if ["where", "and", "or", "not"].contains(last) || last.hasSuffix("(") || text.hasSuffix("(") {
-            return properties.map { item($0.name, kind: 10, detail: "property: \($0.type)") }
+            return properties.map { Self.item($0.name, kind: 10, detail: "property: \($0.type)") }
         }
         guard text.hasSuffix(" "), words.count >= 2 else { return [] }
         if let property = properties.first(where: { $0.name == last }), property.type != "bool" {
             let operators = property.type == "int" ? ["==", "!=", ">=", "<="] : ["==", "!="]
-            return operators.map { item($0, kind: 24, detail: "compare the \(property.type)") }
+            return operators.map { Self.item($0, kind: 24, detail: "compare the \(property.type)") }
         }
-        let joins = [item("and", kind: 14, detail: "both"), item("or", kind: 14, detail: "either")]
+        let joins = [Self.item("and", kind: 14, detail: "both"), Self.item("or", kind: 14, detail: "either")]
         return joins + (scopes ? scopeItems : [])
     }
 
-    private var withinItem: JSONObject { item("within", kind: 14, detail: "within D", snippet: "within ${1:7d}") }
+    private var withinItem: JSONObject { Self.item("within", kind: 14, detail: "within D", snippet: "within ${1:7d}") }
 
     private func eventItems() -> [JSONObject] {
-        program.events.map { item($0.text, kind: 23, detail: "event") }
+        program.events.map { Self.item($0.text, kind: 23, detail: "event") }
     }
 
     private func scenarioAndGroupItems() -> [JSONObject] {
-        program.scenarios.map { item($0.name, kind: 7, detail: "scenario") }
-            + program.groups.map { item($0.name.text, kind: 9, detail: "group") }
+        program.scenarios.map { Self.item($0.name, kind: 7, detail: "scenario") }
+            + program.groups.map { Self.item($0.name.text, kind: 9, detail: "group") }
     }
 
     private func expressionItems(_ language: LanguageVersion) -> [JSONObject] {
-        var items = program.params.map { item($0.name.text, kind: 6, detail: "param: \($0.type?.rawValue ?? "?")") }
+        var items = program.params.map {
+            Self.item($0.name.text, kind: 6, detail: "param: \($0.type?.rawValue ?? "?")")
+        }
         for function in BuiltinFunction.allCases {
             if function == .activeDays && language < Construct.days.version { continue }
             if function == .bucket && language < Construct.buckets.version { continue }
@@ -304,10 +336,10 @@ extension LSPFeatures {
             let scope = function == .activeDays ? " within ${2:7d}" : ""
             let snippet =
                 function == .bucket ? "bucket(\"${1:salt}\")" : "\(function.name)(${1:\(argument)}\(scope))"
-            items.append(item(function.name, kind: 3, detail: "function", snippet: snippet))
+            items.append(Self.item(function.name, kind: 3, detail: "function", snippet: snippet))
         }
-        items += BuiltinValue.allCases.map { item($0.rawValue, kind: 21, detail: "bool") }
-        items += ["true", "false"].map { item($0, kind: 21, detail: "bool") }
+        items += BuiltinValue.allCases.map { Self.item($0.rawValue, kind: 21, detail: "bool") }
+        items += ["true", "false"].map { Self.item($0, kind: 21, detail: "bool") }
         return items
     }
 }

@@ -85,6 +85,8 @@ struct LSPFeatures {
             case .version: return " in this version"
             case .session: return " in this session"
             case .within(let seconds): return " in the last " + DurationText.format(seconds)
+            case .day: return " today (the local day)"
+            case .week: return " this week (the local ISO week, from Monday)"
             }
         }
         var parts: [String] = []
@@ -128,7 +130,8 @@ struct LSPFeatures {
     static let keywordHelp: [String: String] = [
         "min_events": "passes when the events in scope are at least N (`min_events N [scope]`).",
         "max_events": "passes when the events in scope are at most N (`max_events N [scope]`).",
-        "max_exec": "passes when the executions in scope are fewer than N: at most N (`max_exec N [scope]`).",
+        "max_exec":
+            "passes when the executions in scope are fewer than N: at most N (`max_exec N [scope]`); `per day` and `per week` count on the local calendar (language 1.2).",
         "since_first": "passes when the first counted event is at least D old; fails when there is none.",
         "since_last": "passes when the last counted event is at least D old, or there is none.",
         "after":

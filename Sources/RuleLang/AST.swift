@@ -38,6 +38,12 @@ public enum ScopeKind: Equatable, Hashable, Sendable {
     case session
     /// A sliding window: times less than `seconds` old (an event exactly `seconds` old has left it).
     case within(seconds: Int64)
+    /// Since the local calendar day began, in the device's zone (`per day`, language 1.2;
+    /// `max_exec` only).
+    case day
+    /// Since the local ISO week began, Monday 00:00 in the device's zone (`per week`, language
+    /// 1.2; `max_exec` only).
+    case week
 }
 
 /// A scope with its range; `range` is empty when the default was implied.

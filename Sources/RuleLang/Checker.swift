@@ -328,9 +328,10 @@ struct Checker {
             let clause = clauses[position]
             let keyword = clause.kind.keyword
             if inGroup {
+                // Every kind is listed (no `default`): a new clause kind is placed here on purpose.
                 switch clause.kind {
                 case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until, .holdout: break
-                default:
+                case .minEvents, .minEventsWhere, .maxEvents, .sinceFirst, .sinceLast, .on, .priority, .minDays, .after:
                     error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
                 }

@@ -214,6 +214,7 @@ extension Checker {
         case (_, .install): return true
         case (.session, .version): return true
         case (.within(let a), .within(let b)): return a <= b
+        case (.day, .week): return true
         default: return false
         }
     }
@@ -233,8 +234,11 @@ extension Checker {
     }
 
     mutating func checkWindow(_ n: IntLiteral, _ scope: Scope, _ file: SourceFile) {
-        if case .within = scope.kind, n.value > Limits.maxWindowedThreshold {
-            error(Message.windowThresholdTooLarge(n.value), file, n.range)
+        switch scope.kind {
+        case .within, .day, .week:
+            // Each keeps that many recent times, one more than the number.
+            if n.value > Limits.maxWindowedThreshold { error(Message.windowThresholdTooLarge(n.value), file, n.range) }
+        case .install, .version, .session: break
         }
     }
 }

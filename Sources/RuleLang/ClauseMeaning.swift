@@ -4,25 +4,62 @@ extension ClauseKind {
     /// apart by their keyword before any payload is compared.
     func means(_ other: ClauseKind) -> Bool {
         guard word == other.word else { return false }
-        switch (self, other) {
-        case (.minEvents(let x, let s), .minEvents(let y, let t)), (.maxEvents(let x, let s), .maxEvents(let y, let t)),
-            (.maxExec(let x, let s), .maxExec(let y, let t)):
+        // One arm per kind (no `default`): a new clause kind must say what a duplicate of it is.
+        switch self {
+        case .minEvents(let x, let s):
+            guard case .minEvents(let y, let t) = other else { return false }
             return x.value == y.value && s.kind == t.kind
-        case (.sinceFirst(let x), .sinceFirst(let y)), (.sinceLast(let x), .sinceLast(let y)),
-            (.between(let x), .between(let y)):
+        case .minEventsWhere(let x, let f, let s):
+            guard case .minEventsWhere(let y, let g, let t) = other else { return false }
+            return x.value == y.value && ClauseKind.same(f, g) && s.kind == t.kind
+        case .maxEvents(let x, let s):
+            guard case .maxEvents(let y, let t) = other else { return false }
+            return x.value == y.value && s.kind == t.kind
+        case .maxExec(let x, let s):
+            guard case .maxExec(let y, let t) = other else { return false }
+            return x.value == y.value && s.kind == t.kind
+        case .sinceFirst(let x):
+            guard case .sinceFirst(let y) = other else { return false }
             return x.seconds == y.seconds
-        case (.minDays(let x, let d), .minDays(let y, let e)): return x.value == y.value && d.seconds == e.seconds
-        case (.growingBetween(let x), .growingBetween(let y)): return x.map(\.seconds) == y.map(\.seconds)
-        case (.on(let x), .on(let y)): return x.map(\.text) == y.map(\.text)
-        case (.when(let x), .when(let y)): return ClauseKind.same(x, y)
-        case (.priority(let x), .priority(let y)): return x.value == y.value
-        case (.after(let x, let w), .after(let y, let v)): return x.text == y.text && w.means(v)
-        case (.during(let a, let b, let o), .during(let c, let d, let p)):
+        case .sinceLast(let x):
+            guard case .sinceLast(let y) = other else { return false }
+            return x.seconds == y.seconds
+        case .between(let x):
+            guard case .between(let y) = other else { return false }
+            return x.seconds == y.seconds
+        case .minDays(let x, let d):
+            guard case .minDays(let y, let e) = other else { return false }
+            return x.value == y.value && d.seconds == e.seconds
+        case .growingBetween(let x):
+            guard case .growingBetween(let y) = other else { return false }
+            return x.map(\.seconds) == y.map(\.seconds)
+        case .on(let x):
+            guard case .on(let y) = other else { return false }
+            return x.map(\.text) == y.map(\.text)
+        case .when(let x):
+            guard case .when(let y) = other else { return false }
+            return ClauseKind.same(x, y)
+        case .priority(let x):
+            guard case .priority(let y) = other else { return false }
+            return x.value == y.value
+        case .after(let x, let w):
+            guard case .after(let y, let v) = other else { return false }
+            return x.text == y.text && w.means(v)
+        case .during(let a, let b, let o):
+            guard case .during(let c, let d, let p) = other else { return false }
             return a.minutes == c.minutes && b.minutes == d.minutes && o == p
-        case (.days(let x), .days(let y)): return Weekday.mask(x) == Weekday.mask(y)
-        case (.from(let x), .from(let y)), (.until(let x), .until(let y)): return x.dayNumber == y.dayNumber
-        case (.holdout(let x, let s), .holdout(let y, let t)): return x.value == y.value && s.text == t.text
-        default: return false
+        case .days(let x):
+            guard case .days(let y) = other else { return false }
+            return Weekday.mask(x) == Weekday.mask(y)
+        case .from(let x):
+            guard case .from(let y) = other else { return false }
+            return x.dayNumber == y.dayNumber
+        case .until(let x):
+            guard case .until(let y) = other else { return false }
+            return x.dayNumber == y.dayNumber
+        case .holdout(let x, let s):
+            guard case .holdout(let y, let t) = other else { return false }
+            return x.value == y.value && s.text == t.text
         }
     }
 

@@ -211,12 +211,20 @@ enum Message {
         .wrongOperator, "use '==' to compare; '=' only gives a param its default")
     static func scopeUnit(_ word: String, _ fix: String?) -> DiagnosticMessage {
         let text =
-            if let fix { "there is no 'per \(word)'; a \(word) is a window: '\(fix)'" } else if word == "year" {
+            if let fix {
+                "there is no 'per \(word)'; \(word == "hour" ? "an" : "a") \(word) is a window: '\(fix)'"
+            } else if word == "year" {
                 "there is no 'per year'; years differ in length: use a window such as 'within 365d'"
             } else {
                 "there is no 'per month'; months differ in length: use a window such as 'within 30d' or 'within 4w'"
             }
         return DiagnosticMessage(.unknownScope, text)
+    }
+    static func calendarScopeElsewhere(_ word: String, _ fix: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .unknownScope,
+            "'per \(word)' caps executions on the local calendar: only 'max_exec' takes it; "
+                + "a sliding \(word) is '\(fix)'")
     }
     static func numberBeforeScope(_ clause: String, _ fix: String) -> DiagnosticMessage {
         DiagnosticMessage(.expectedToken, "the number comes before the scope: '\(clause) \(fix)'")

@@ -91,12 +91,14 @@ public enum Construct: String, Sendable {
     case buckets = "buckets"
     /// Typed event properties and filters over them.
     case properties = "event properties"
+    /// `max_exec N per day` and `per week`: caps on the local calendar.
+    case calendarCaps = "'per day' and 'per week'"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
-        case .retired, .outcomes, .localTime, .buckets, .properties: return LanguageVersion(1, 2)
+        case .retired, .outcomes, .localTime, .buckets, .properties, .calendarCaps: return LanguageVersion(1, 2)
         }
     }
 }

@@ -144,7 +144,7 @@ extension Parser {
         if check(.kwPer) || check(.kwWithin) {
             // `max_exec per version 1`: the scope first, then the number.
             let keywordToken = previous
-            guard let scope = parseScope() else { return nil }
+            guard let scope = parseScope(calendar: keyword == "max_exec") else { return nil }
             guard check(.integer) else {
                 error(expected: "a whole number before the scope")
                 return nil
@@ -170,7 +170,7 @@ extension Parser {
         }
         let scope: Scope
         if check(.kwPer) || check(.kwWithin) {
-            guard let parsed = parseScope() else { return nil }
+            guard let parsed = parseScope(calendar: keyword == "max_exec" && filter == nil) else { return nil }
             scope = parsed
         } else if check(.identifier), let misspelt = misspeltScopeKeyword() {
             // `max_exec 1 withn 1d`, `max_exec 1 pr session`: a misspelt scope keyword.
@@ -380,8 +380,9 @@ extension Parser {
         return parseName("an event name")
     }
 
-    /// scope = "per" ("install" | "version" | "session") | "within" DURATION
-    mutating func parseScope() -> Scope? {
+    /// scope = "per" ("install" | "version" | "session" | "day" | "week") | "within" DURATION;
+    /// `per day` and `per week` (language 1.2) only where `calendar` (a `max_exec`).
+    mutating func parseScope(calendar: Bool = false) -> Scope? {
         let start = current.range.lowerBound
         if match(.kwWithin) {
             guard let window = parseDurationLiteral() else { return nil }
@@ -395,6 +396,16 @@ extension Parser {
         case "install": return Scope(.install, range)
         case "version": return Scope(.version, range)
         case "session": return Scope(.session, range)
+        case "day", "week":
+            let window = word == "day" ? "1d" : "7d"
+            guard calendar else {
+                let fix = "within \(window)"
+                sink.error(
+                    Message.calendarScopeElsewhere(word, fix), range, fixIts: [FixIt(range: range, replacement: fix)])
+                return Scope(.within(seconds: DurationText.seconds(window) ?? 0), range)
+            }
+            noteNewer(.calendarCaps, "'per \(word)'", at: range)
+            return Scope(word == "day" ? .day : .week, range)
         default:
             let unit = word.hasSuffix("s") && word.count > 3 ? String(word.dropLast()) : word
             let windows = ["second": "1s", "minute": "1m", "hour": "1h", "day": "1d", "week": "1w"]

@@ -8,6 +8,8 @@ public enum Printer {
         case .version: return "per version"
         case .session: return "per session"
         case .within(let seconds): return "within \(DurationText.format(seconds))"
+        case .day: return "per day"
+        case .week: return "per week"
         }
     }
 

@@ -257,6 +257,8 @@ public enum RuleDiff {
             case .version: scopeKind = "version"
             case .session: scopeKind = "session"
             case .within: scopeKind = "within"
+            case .day: scopeKind = "day"
+            case .week: scopeKind = "week"
             }
             return kind.keyword + " " + scopeKind
         case .when(let expr): return "when " + Printer.expression(expr)
@@ -376,8 +378,18 @@ public enum RuleDiff {
             return "after '\(outcome.text)' it now waits \(wait(b)), not \(wait(a))"
         case (.priority(let a), .priority(let b)):
             return "priority \(a.value < b.value ? "raised" : "lowered") from \(a.value) to \(b.value)"
+        case (.holdout(let a, let s), .holdout(let b, let t)):
+            if s.text != t.text { return "a new salt: every install is placed in an arm anew" }
+            return a.value < b.value
+                ? "the control arm grows from \(a.value)% to \(b.value)%: some users who saw it are held out"
+                : "the control arm shrinks from \(a.value)% to \(b.value)%: some held-out users see it"
+        case (.on, .on):
+            return nil  // said once per scenario, with the streams' renames (`onChanged`)
+        case (.during, .during), (.days, .days), (.from, .from), (.until, .until):
+            return "the local window changed: users see it at other local times"
         default:
-            return nil
+            // Any other change of a clause is still said, in its own words.
+            return "changed"
         }
     }
 

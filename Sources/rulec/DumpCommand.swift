@@ -25,7 +25,7 @@ enum DumpCommand: Command {
             clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
             (priority), 'outcome' and 'seconds' or 'scope' (after: 'next version' is the
             version scope, 'never' the install scope). The engine's own streams are named
-            with '@': 'crash' is "@crash". A scope is {"kind": "install"|"version"|"session"} or {"kind":
+            with '@': 'crash' is "@crash". A scope is {"kind": "install"|"version"|"session"|"day"|"week"} or {"kind":
             "within", "seconds": N}. Every event, param, group and scenario has 'was': its
             former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,
             bool, param, builtin, not, and, or, compare, call, parenthesized), 'type' (bool,
@@ -147,6 +147,8 @@ struct Dump {
         case .version: return ["kind": "version"]
         case .session: return ["kind": "session"]
         case .within(let seconds): return ["kind": "within", "seconds": seconds]
+        case .day: return ["kind": "day"]
+        case .week: return ["kind": "week"]
         }
     }
 

@@ -96,10 +96,10 @@ final class AuthoringDiagnosticsTests: XCTestCase {
             ),
             // Scopes.
             (
-                "scenario A < max_exec 1 per day >",
+                "scenario A < min_events 1 per day >",
                 [
-                    "1:25: error: there is no 'per day'; a day is a window: 'within 1d' "
-                        + "[fix: replace 'per day' with 'within 1d']"
+                    "1:27: error: 'per day' caps executions on the local calendar: only 'max_exec' takes it; "
+                        + "a sliding day is 'within 1d' [fix: replace 'per day' with 'within 1d']"
                 ]
             ),
             (

@@ -66,6 +66,31 @@ import XCTest
             XCTAssertTrue(status.isEligible, "expired: the wake-up at its end updates the status")
         }
 
+        /// Read on one thread while another thread's calls change it (run under ThreadSanitizer
+        /// in CI: the `@Observable` form stored its properties unguarded).
+        func testReadWhileAnotherThreadChangesIt() throws {
+            let (engine, clock) = try makeEngine("scenario Ask < min_events 2; between 1h >")
+            let status = engine.status(of: "Ask")
+            let done = Locked(false)
+            let writer = Thread {
+                for _ in 0..<500 {
+                    engine.trigger("Ask")
+                    _ = engine.tryToExecute("Ask")
+                    clock.advance(by: 1_800)
+                }
+                done.withValue { $0 = true }
+            }
+            writer.start()
+            var reads = 0
+            while !done.withValue({ $0 }) || reads == 0 {
+                _ = status.isEligible
+                _ = status.explanation.reason
+                reads += 1
+            }
+            XCTAssertGreaterThan(reads, 0)
+            XCTAssertEqual(status.isEligible, engine.canExecute("Ask"), "it ends where the engine is")
+        }
+
         func testAnUnknownScenarioIsNotEligibleUntilASwapBringsIt() throws {
             let (engine, _) = try makeEngine("scenario A < min_events 1 >")
             let status = engine.status(of: "B")

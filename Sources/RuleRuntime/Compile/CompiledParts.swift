@@ -21,6 +21,9 @@ enum CompiledClause: Sendable {
     case afterNone(slot: Int, CountScope)
     /// `during`, `days`, `from`, `until`: judged on the engine's local clock.
     case local(LocalWindow)
+    /// `max_exec N per day` / `per week`: fewer than N executions since the local day (ISO week)
+    /// began; judged on the engine's local clock.
+    case maxExecLocal(Int64, week: Bool)
 }
 
 extension CompiledExpr {

@@ -282,8 +282,10 @@ extension CompiledRules {
             var compiled: [CompiledClause] = []
             compiled.reserveCapacity(clauses.count)
             func needs(_ n: IntLiteral, _ scope: Scope, _ keep: inout Int) {
-                if case .within = scope.kind {
+                switch scope.kind {
+                case .within, .day, .week:
                     keep = max(keep, Int(min(max(n.value, 0), Limits.maxWindowedThreshold)) + 1)
+                case .install, .version, .session: break
                 }
             }
             for clause in clauses {
@@ -313,6 +315,9 @@ extension CompiledRules {
                 case .maxEvents(let n, let scope):
                     needs(n, scope, &events)
                     lowered = .maxEvents(n.value, CountScope(scope.kind))
+                case .maxExec(let n, let scope) where scope.kind == .day || scope.kind == .week:
+                    needs(n, scope, &executions)
+                    lowered = .maxExecLocal(n.value, week: scope.kind == .week)
                 case .maxExec(let n, let scope):
                     needs(n, scope, &executions)
                     lowered = .maxExec(n.value, CountScope(scope.kind))

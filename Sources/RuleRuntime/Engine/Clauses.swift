@@ -109,9 +109,33 @@ extension EngineCore {
                 ? ClockTime.text(Int(at.second / 60))
                 : CalendarDate.text(dayNumber: at.day) + " " + ClockTime.text(Int(at.second / 60))
             return Assessment(passes: false, detail: detail + "; opens at " + when, readyAt: .at(opens))
+        case .maxExecLocal(let n, let week):
+            // Executions since the local day (ISO week, from Monday) began; a later time (the
+            // clock went back) counts as now. Waiting ends the day: ready at the next one's start.
+            let clock = LocalClock(zone: zone())
+            let (start, next) = Self.calendarPeriod(week: week, at: time, clock)
+            let recent = executions(of: owner).recent
+            var first = recent.count
+            while first > 0 && recent[first - 1] >= start { first -= 1 }
+            let count = Int64(recent.count - first)
+            let passes = count < n
+            guard detailed else { return Assessment(passes: passes) }
+            let detail = "\(count) \(week ? "this week" : "today")"
+            return Assessment(passes: passes, detail: detail, readyAt: passes ? .now : n <= 0 ? .never : .at(next))
         default:
             return judgeTallies(clause, of: owner, now: time, detailed: detailed)
         }
+    }
+
+    /// The first instant of the local day (or ISO week, Monday first) holding `time`, and of the
+    /// next one, on `clock`.
+    static func calendarPeriod(week: Bool, at time: Double, _ clock: LocalClock) -> (start: Double, next: Double) {
+        let today = clock.local(time).day
+        // Day 0 (1970-01-01) was a Thursday: Monday is 3 days before.
+        let first = week ? today - ((today % 7 + 7 + 3) % 7) : today
+        let length: Int64 = week ? 7 : 1
+        let start = clock.firstInstant(ofLocalDay: first, after: time - Double(length + 2) * 86_400)
+        return (start, clock.firstInstant(ofLocalDay: first + length, after: time))
     }
 
     /// The outcome an outcome stream's name is of (`declined` for `@declined:RateApp`).
@@ -196,7 +220,7 @@ extension EngineCore {
             return since(events.last, d, "last", none: true, noneDetail: "no event yet")
         case .between(let d):
             return since(executions.last, d, "last", none: true, noneDetail: "never executed")
-        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local:
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal:
             return Assessment(passes: false)  // answered by the engine, which holds the tables
         }
     }

@@ -18,45 +18,66 @@ import Foundation
     /// // OfferBanner(offer: engine.status(of: .askToSubscribe))
     /// ```
     ///
-    /// Properties change on the thread of the engine call that changed them. Releasing the status
-    /// (with its view) stops its updates.
+    /// Properties change on the thread of the engine call that changed them, and may be read
+    /// from any thread (a lock guards them). Releasing the status (with its view) stops its
+    /// updates.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    @Observable
-    public final class ScenarioStatus: @unchecked Sendable {
+    public final class ScenarioStatus: Observable, @unchecked Sendable {
         /// True when the scenario would run now (what ``RuleEngine/canExecute(_:)-(Scenario)`` answers).
-        public private(set) var isEligible: Bool
+        public var isEligible: Bool {
+            registrar.access(self, keyPath: \.isEligible)
+            return lock.withLock { stored.isEligible }
+        }
         /// Why, clause by clause, with the earliest time (what ``RuleEngine/explain(_:)-(Scenario)`` says).
-        public private(set) var explanation: Explanation
+        public var explanation: Explanation {
+            registrar.access(self, keyPath: \.explanation)
+            return lock.withLock { stored.explanation }
+        }
         /// The scenario it follows.
-        @ObservationIgnored public let scenario: Scenario
-        @ObservationIgnored private weak var engine: RuleEngine?
-        @ObservationIgnored private var id: Int?
-        // `isEligible`, `explanation` and `id` are written by the engine under its lock (one call
-        // at a time) or before the status is shared; Observation's registrar is thread-safe.
-        // `@unchecked` for that: an `@Observable` class's observed properties are stored `var`s,
-        // which a checked `Sendable` class cannot have (nothing to measure).
+        public let scenario: Scenario
+        private weak var engine: RuleEngine?
+        // `@unchecked Sendable`: `lock` guards `stored` and `id`, written by the engine's threads
+        // (one call at a time, under the engine's lock) and read from any thread (SwiftUI's main
+        // thread); the registrar is thread-safe. Observation's macro would store them unguarded.
+        private let lock = NSLock()
+        private var stored: (isEligible: Bool, explanation: Explanation)
+        private var id: Int?
+        private let registrar = ObservationRegistrar()
 
         init(scenario: Scenario, engine: RuleEngine) {
             self.scenario = scenario
             self.engine = engine
-            isEligible = false
-            explanation = Explanation(
-                scenario: scenario.name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+            stored = (
+                false,
+                Explanation(scenario: scenario.name, isKnown: false, wouldRun: false, clauses: [], earliest: nil)
+            )
         }
 
         func attach() {
-            id = engine?.addStatusObserver(for: scenario) { [weak self] value, explanation in
+            let id = engine?.addStatusObserver(for: scenario) { [weak self] value, explanation in
                 self?.update(value, explanation)
+            }
+            lock.withLock { self.id = id }
+        }
+
+        /// Under the engine's lock: each property that changes is changed under `lock`, and
+        /// its observers told.
+        private func update(_ value: Bool, _ explanation: Explanation) {
+            let (eligibleChanged, explanationChanged) = lock.withLock {
+                (stored.isEligible != value, stored.explanation != explanation)
+            }
+            if eligibleChanged {
+                registrar.withMutation(of: self, keyPath: \.isEligible) { lock.withLock { stored.isEligible = value } }
+            }
+            if explanationChanged {
+                registrar.withMutation(of: self, keyPath: \.explanation) {
+                    lock.withLock { stored.explanation = explanation }
+                }
             }
         }
 
-        private func update(_ value: Bool, _ explanation: Explanation) {
-            if isEligible != value { isEligible = value }
-            self.explanation = explanation
-        }
-
         deinit {
-            if let id, let engine { engine.removeObserver(id) }
+            if let id = lock.withLock({ id }), let engine { engine.removeObserver(id) }
         }
     }
 

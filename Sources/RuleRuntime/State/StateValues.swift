@@ -68,6 +68,10 @@ public enum CountScope: Equatable, Hashable, Sendable {
         case .version: self = .version
         case .session: self = .session
         case .within(let seconds): self = .within(TimeInterval(seconds))
+        // Only `max_exec` takes the calendar's scopes, and it is lowered apart
+        // (``CompiledClause/maxExecLocal(_:week:)``): a day's or a week's window stands in.
+        case .day: self = .within(86_400)
+        case .week: self = .within(604_800)
         }
     }
 }

@@ -7,7 +7,8 @@ import XCTest
 /// histories: `canExecute`, `tryToExecute` and `explain`'s earliest time, after every step.
 /// Sessions and versions, windows, stacked caps, groups, growing gaps, and local days across
 /// zones and daylight-saving changes (the histories start four days before Europe's change),
-/// and a clock set back now and then.
+/// and a clock set back now and then. Language 1.2 too: caps on the local calendar (`per day`,
+/// `per week`), `days`, outcomes (`after`), the crash stream, holdouts.
 final class ClauseModelTests: XCTestCase {
     /// A history's random numbers (a fixed seed per history).
     struct Random {
@@ -40,6 +41,17 @@ final class ClauseModelTests: XCTestCase {
         case sinceLast(Double)
         case between([Double])
         case minDays(Int, days: Int)
+        /// `max_exec N per day` / `per week`.
+        case maxExecCalendar(Int, week: Bool)
+        /// `days ...`: the weekdays (1 Sunday ... 7 Saturday, as Foundation numbers them).
+        case days(Set<Int>)
+        /// `after OUTCOME D`, `after OUTCOME next session|next version|never` (scope: install).
+        case afterWait(String, Double)
+        case afterNone(String, Scope)
+        /// `when since_last(crash) >= D`.
+        case crashQuiet(Double)
+        /// `holdout N% "SALT"`, the install in bucket `bucket` of it.
+        case holdout(Int, salt: String, bucket: Int)
         var text: String {
             switch self {
             case .minEvents(let n, let scope): return "min_events \(n)\(scope.text)"
@@ -49,6 +61,16 @@ final class ClauseModelTests: XCTestCase {
             case .sinceLast(let d): return "since_last \(Int(d))s"
             case .between(let gaps): return "between " + gaps.map { "\(Int($0))s" }.joined(separator: ", ")
             case .minDays(let n, let days): return "min_days \(n) within \(days)d"
+            case .maxExecCalendar(let n, let week): return "max_exec \(n) per \(week ? "week" : "day")"
+            case .days(let set):
+                let names = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+                return "days " + set.sorted().map { names[$0 - 1] }.joined(separator: ", ")
+            case .afterWait(let outcome, let d): return "after \(outcome) \(Int(d))s"
+            case .afterNone(let outcome, let scope):
+                return "after \(outcome) "
+                    + (scope == .session ? "next session" : scope == .version ? "next version" : "never")
+            case .crashQuiet(let d): return "when since_last(crash) >= \(Int(d))s"
+            case .holdout(let share, let salt, _): return "holdout \(share)% \"\(salt)\""
             }
         }
     }
@@ -78,6 +100,9 @@ final class ClauseModelTests: XCTestCase {
         /// S's executions (its view's), and its group's (S's and T's: the budget).
         var executions: [Stamp] = []
         var budget: [Stamp] = []
+        /// S's outcomes by word, and the crashes.
+        var outcomes: [String: [Stamp]] = [:]
+        var crashes: [Stamp] = []
         var session = 0
         var version = 0
         var zone: TimeZone
@@ -104,8 +129,16 @@ final class ClauseModelTests: XCTestCase {
         return Int((utc.date(from: parts)!.timeIntervalSince1970 / 86_400).rounded())
     }
 
+    /// The ISO 8601 calendar (weeks from Monday) in `zone`.
+    static func calendar(_ zone: TimeZone) -> Calendar {
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = zone
+        return calendar
+    }
+
     /// Whether `clause` holds, and from when it would hold by waiting alone: `now` when it is
-    /// not time-based or holds already, a time, or nil (never by waiting).
+    /// not time-based or holds already, a time, or nil (never by waiting). A `days` clause's
+    /// time is found with the others' (``earliestDay(_:from:_:)``): here it is `now`.
     static func model(
         _ clause: Clause, events: [Stamp], executions: [Stamp], _ h: History
     ) -> (passes: Bool, ready: Double?) {
@@ -150,7 +183,43 @@ final class ClauseModelTests: XCTestCase {
             let today = day(now, h.zone)
             let active = Set(events.map { day($0.recorded, $0.zone) }.filter { $0 <= today && $0 > today - days })
             return (active.count >= n, active.count >= n ? now : nil)
+        case .maxExecCalendar(let n, let week):
+            // Executions since the local day (ISO week) began; ready when the next one begins.
+            let period = calendar(h.zone).dateInterval(
+                of: week ? .weekOfYear : .day, for: Date(timeIntervalSince1970: now))!
+            let count = executions.filter { $0.time >= period.start.timeIntervalSince1970 }.count
+            if count < n { return (true, now) }
+            return (false, n <= 0 ? nil : period.end.timeIntervalSince1970)
+        case .days(let set):
+            let weekday = calendar(h.zone).component(.weekday, from: Date(timeIntervalSince1970: now))
+            return (set.contains(weekday), now)
+        case .afterWait(let outcome, let d):
+            guard let last = h.outcomes[outcome]?.map(\.time).max() else { return (true, now) }
+            return atLeast(last, d)
+        case .afterNone(let outcome, let scope):
+            let none = count(h.outcomes[outcome] ?? [], scope, h) == 0
+            return (none, none ? now : nil)
+        case .crashQuiet(let d):
+            // A `when` bounds no earliest time.
+            guard let last = h.crashes.map(\.time).max() else { return (true, now) }
+            return (atLeast(last, d).passes, now)
+        case .holdout(let share, _, let bucket):
+            return (bucket >= share, bucket >= share ? now : nil)
         }
+    }
+
+    /// The first time from `start` at which every `days` clause holds: `start` itself, or the
+    /// first local midnight of a day all allow, within two weeks (nil: none ever does).
+    static func earliestDay(_ sets: [Set<Int>], from start: Double, _ zone: TimeZone) -> Double? {
+        guard !sets.isEmpty else { return start }
+        let allowed = sets.reduce(Set(1...7)) { $0.intersection($1) }
+        let calendar = calendar(zone)
+        var time = start
+        for _ in 0..<15 {
+            if allowed.contains(calendar.component(.weekday, from: Date(timeIntervalSince1970: time))) { return time }
+            time = calendar.dateInterval(of: .day, for: Date(timeIntervalSince1970: time))!.end.timeIntervalSince1970
+        }
+        return nil
     }
 
     struct Rules {
@@ -163,7 +232,23 @@ final class ClauseModelTests: XCTestCase {
     static func makeRules(_ random: inout Random) -> Rules {
         let scopes: [Scope] = [.install, .version, .session, .within(3_600), .within(86_400), .within(3 * 86_400)]
         let durations: [Double] = [1_800, 3_600, 86_400, 2 * 86_400 + 7]
+        var salts = 0
         func clause(group: Bool) -> Clause {
+            // Language 1.2's clauses, a third of the time.
+            if random.next(3) == 0 {
+                switch random.next(group ? 3 : 6) {
+                case 0: return .maxExecCalendar(random.next(3), week: random.next(2) == 0)
+                case 1:
+                    salts += 1
+                    return .holdout(1 + random.next(60), salt: "h\(salts)", bucket: random.next(100))
+                case 2: return .days(Set((1...7).filter { _ in random.next(3) != 0 }).union([1 + random.next(7)]))
+                case 3: return .afterWait(random.pick(["later", "declined"]), random.pick(durations))
+                case 4:
+                    return .afterNone(
+                        random.pick(["accepted", "dismissed"]), random.pick([.install, .version, .session]))
+                default: return .crashQuiet(random.pick(durations))
+                }
+            }
             switch random.next(group ? 2 : 7) {
             case 0: return .maxExec(random.next(4), random.pick(scopes))
             case 1:
@@ -182,10 +267,10 @@ final class ClauseModelTests: XCTestCase {
         let streams = random.pick([["S"], ["a"], ["a", "b"]])
         let on = streams == ["S"] ? "" : "on " + streams.joined(separator: ", ") + "; "
         let body = "scenario S < \(on)" + own.map(\.text).joined(separator: "; ") + " >"
-        guard random.next(2) == 0 else { return Rules(text: "# language 1.1\n\(body)\n", own: own, streams: streams) }
+        guard random.next(2) == 0 else { return Rules(text: "# language 1.2\n\(body)\n", own: own, streams: streams) }
         let shared = (0..<(1 + random.next(2))).map { _ in clause(group: true) }
         let text = """
-            # language 1.1
+            # language 1.2
             group G < \(shared.map(\.text).joined(separator: "; ")) > {
                 \(body)
                 scenario T < on b >
@@ -211,11 +296,13 @@ final class ClauseModelTests: XCTestCase {
             let rules = Self.makeRules(&random)
             let clock = ManualClock(Date(timeIntervalSince1970: start))
             var h = History(zone: random.pick(zones), now: start)
+            var options = RuleEngine.Options(recentLimit: 64, logSubsystem: nil, timeZone: h.zone)
+            for case .holdout(_, let salt, let bucket) in rules.own + (rules.group ?? []) {
+                options.bucketOverrides[salt] = bucket
+            }
             // The checker refuses clauses that can never hold together: another seed.
             guard
-                let engine = try? RuleEngine(
-                    source: rules.text, store: InMemoryStore(), clock: clock,
-                    options: RuleEngine.Options(recentLimit: 64, logSubsystem: nil, timeZone: h.zone))
+                let engine = try? RuleEngine(source: rules.text, store: InMemoryStore(), clock: clock, options: options)
             else {
                 refused += 1
                 continue
@@ -234,26 +321,43 @@ final class ClauseModelTests: XCTestCase {
             func rebase() {
                 let now = h.now
                 for key in h.events.keys { h.events[key] = h.events[key]!.map { $0.rebased(to: now) } }
+                for key in h.outcomes.keys { h.outcomes[key] = h.outcomes[key]!.map { $0.rebased(to: now) } }
+                h.crashes = h.crashes.map { $0.rebased(to: now) }
                 h.executions = h.executions.map { $0.rebased(to: now) }
                 h.budget = h.budget.map { $0.rebased(to: now) }
             }
-            func expected() -> (passes: Bool, earliest: Double?) {
+            /// Whether S would run (`passes`), whether its clauses pass but for its holdouts
+            /// (`clauses`: a call then records an execution, shown or a control exposure), and
+            /// the earliest time.
+            func expected() -> (passes: Bool, clauses: Bool, earliest: Double?) {
                 rebase()
                 let events = rules.streams.flatMap { h.events[$0] ?? [] }
                 let own = h.executions
                 let budget = h.budget
-                var passes = true
+                var clauses = true
+                var held = false
+                var days: [Set<Int>] = []
                 var earliest: Double? = h.now
                 let all = rules.own.map { ($0, own) } + (rules.group ?? []).map { ($0, budget) }
                 for (clause, executions) in all {
                     let result = Self.model(clause, events: events, executions: executions, h)
-                    passes = passes && result.passes
+                    if case .holdout = clause {
+                        held = held || !result.passes
+                    } else {
+                        clauses = clauses && result.passes
+                    }
+                    // Local windows bound the earliest time together, from the others' time.
+                    if case .days(let set) = clause {
+                        days.append(set)
+                        continue
+                    }
                     earliest = earliest.flatMap { e in result.ready.map { max(e, $0) } }
                 }
-                return (passes, earliest)
+                if let start = earliest { earliest = Self.earliestDay(days, from: start, h.zone) }
+                return (clauses && !held, clauses, earliest)
             }
             for step in 0..<24 {
-                switch random.next(10) {
+                switch random.next(12) {
                 case 0:
                     h.session += 1
                     if random.next(2) == 0 {
@@ -280,13 +384,23 @@ final class ClauseModelTests: XCTestCase {
                     if name == "S" { h.executions.append(executed) }
                     h.budget.append(executed)
                 case 5:
-                    let want = expected().passes
-                    XCTAssertEqual(engine.tryToExecute("S"), want, "seed \(seed) step \(step): \(rules.text)")
-                    if want {
+                    let want = expected()
+                    XCTAssertEqual(engine.tryToExecute("S"), want.passes, "seed \(seed) step \(step): \(rules.text)")
+                    // Shown, or held out: a control exposure is an execution too.
+                    if want.clauses {
                         let executed = stamp()
                         h.executions.append(executed)
                         h.budget.append(executed)
                     }
+                case 7:
+                    let word = random.pick(["later", "declined", "accepted", "dismissed"])
+                    try engine.recordOutcome(Outcome(rawValue: word)!, of: "S")
+                    h.outcomes[word, default: []].append(stamp())
+                case 8 where random.next(3) == 0:
+                    // A crash and the launch after it: a session of the same version.
+                    engine.relaunchAfterCrash()
+                    h.session += 1
+                    h.crashes.append(stamp())
                 case 6 where random.next(8) == 0:
                     // The device travels: dates recorded stay; "today" is in the new zone.
                     h.zone = random.pick(zones)

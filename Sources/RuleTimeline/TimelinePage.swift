@@ -17,7 +17,7 @@ extension TimelinePicture {
     /// back; the `svg` element carries the scale (`data-t0`, `data-t1`, `data-left`, `data-width`).
     static func page(
         title: String, zone: TimeZone, first: Int64, end: Int64, times: [Int64], lanes unordered: [Lane],
-        ticks: [Mark], tries: [Mark], events: [Mark], markers: [Mark]
+        ticks: [Mark], tries: [Mark], events: [Mark], markers: [Mark], showings: [Mark]
     ) -> String {
         // Scenarios (a swap's new ones after the first rules'), then groups, then streams.
         let lanes = [Lane.Kind.scenario, .group, .stream].flatMap { kind in unordered.filter { $0.kind == kind } }
@@ -49,19 +49,25 @@ extension TimelinePicture {
         // elements of the class `key` besides their kind's (so that no reading of the drawing
         // takes them for marks).
         var legend = ""
-        var legendX = Layout.left + Layout.width - 600
+        var legendX = Layout.left + Layout.width - 700
         for (kind, label) in [
-            ("line tick", "execution"), ("line tick outcome", "outcome"), ("line session", "session"),
-            ("line session crash", "crash"), ("circle try yes", "try: yes"), ("circle try no", "try: no"),
-            ("circle event", "event"),
+            ("line tick", "execution"), ("line tick outcome", "outcome"), ("line tick control", "held out"),
+            ("rect showing", "on screen"), ("line session", "session"), ("line session crash", "crash"),
+            ("circle try yes", "try: yes"), ("circle try no", "try: no"), ("circle event", "event"),
         ] {
             let parts = kind.split(separator: " ", maxSplits: 1).map(String.init)
-            legend +=
-                parts[0] == "line"
-                ? "<line class=\"key \(parts[1])\" x1=\"\(number(legendX))\" x2=\"\(number(legendX))\" y1=\"10\" y2=\"22\"/>"
-                : "<circle class=\"key \(parts[1])\" cx=\"\(number(legendX))\" cy=\"16\" r=\"3\"/>"
+            switch parts[0] {
+            case "line":
+                legend +=
+                    "<line class=\"key \(parts[1])\" x1=\"\(number(legendX))\" x2=\"\(number(legendX))\" y1=\"10\" y2=\"22\"/>"
+            case "rect":
+                legend +=
+                    "<rect class=\"key \(parts[1])\" x=\"\(number(legendX - 4))\" y=\"11\" width=\"8\" height=\"10\"/>"
+            default:
+                legend += "<circle class=\"key \(parts[1])\" cx=\"\(number(legendX))\" cy=\"16\" r=\"3\"/>"
+            }
             legend += "<text class=\"key axis\" x=\"\(number(legendX + 6))\" y=\"20\">\(label)</text>"
-            legendX += 86
+            legendX += 80
         }
         svg.append(legend)
         for (seconds, label) in axis(first: first, end: end, zone: zone) {
@@ -104,6 +110,16 @@ extension TimelinePicture {
                 }
             }
             svg.append("</g>")
+        }
+        // A presentation on screen: a band over its lane from `present` to `finish` (or its expiry).
+        for showing in showings {
+            guard let row = ruleRow[showing.lane], let until = showing.until else { continue }
+            let y = laneY(row)
+            svg.append(
+                "<rect class=\"showing\" data-lane=\"\(escape(showing.lane))\" data-from=\"\(showing.seconds)\" "
+                    + "data-to=\"\(until)\" x=\"\(number(x(showing.seconds)))\" y=\"\(number(y + 1))\" "
+                    + "width=\"\(number(max(x(until) - x(showing.seconds), 1)))\" height=\"3\">"
+                    + "<title>\(escape(showing.text))</title></rect>")
         }
         for tick in ticks {
             guard let row = ruleRow[tick.lane] else { continue }
@@ -175,6 +191,7 @@ extension TimelinePicture {
             .grid { stroke: #ddd; stroke-width: 1; }
             .span.yes { fill: #4caf6a; } .span.no { fill: #e4e4e4; } .span.absent { fill: none; }
             .tick { stroke: #1b3fa0; stroke-width: 2; } .tick.outcome { stroke: #ef6c00; stroke-dasharray: 2 2; }
+            .tick.control { stroke: #757575; stroke-dasharray: 1 3; } .showing { fill: #6a1b9a; }
             .try.yes { fill: #1b3fa0; } .try.no { fill: #c62828; }
             .event { fill: #ef8c00; } .session { stroke: #7b1fa2; stroke-width: 1.5; }
             .session.crash { stroke: #c62828; stroke-width: 3; }

@@ -44,8 +44,10 @@ public struct TimelinePicture {
         /// The step came after a later one (the clock set back): no sample was taken for it.
         var behind = false
         /// What it marks, when a tick or a session line is of a kind of its own (`outcome`,
-        /// `crash`): a class of the element, drawn apart and named in the legend.
+        /// `crash`, `control`): a class of the element, drawn apart and named in the legend.
         var kind: String?
+        /// For a span of time (a presentation on screen): where it ends.
+        var until: Int64?
     }
 
     /// Replays `steps` like ``TimelineRunner/run(_:on:clock:json:)`` and draws them. `zone` is
@@ -73,6 +75,19 @@ public struct TimelinePicture {
         var tries: [Mark] = []
         var events: [Mark] = []
         var markers: [Mark] = []
+        /// Presentations from `present` to `finish` (or to their expiry).
+        var showings: [Mark] = []
+        var opened: [String: (seconds: Int64, sample: Int)] = [:]
+        /// Control exposures (a holdout) are found by counting each scenario's before and after a step.
+        let holdouts = engine.usesInstallID
+        func controlExposures() -> [String: Int] {
+            guard holdouts else { return [:] }
+            var counts: [String: Int] = [:]
+            for lane in lanes where lane.kind == .scenario {
+                counts[lane.name] = engine.controlExposures(of: Scenario(lane.name))
+            }
+            return counts
+        }
         let first = steps.map(\.offset).min() ?? 0
         let last = steps.map(\.offset).max() ?? 0
         let end = last + max(3_600, (last - first) / 20)
@@ -146,7 +161,14 @@ public struct TimelinePicture {
             sample(at: step.offset)
             let before = times.count - 1
             clock.set(TimelineRunner.start.addingTimeInterval(TimeInterval(step.offset)))
+            let exposed = controlExposures()
             let result = TimelineRunner.outcome(step, engine)
+            for (name, count) in controlExposures() where count > exposed[name] ?? 0 {
+                ticks.append(
+                    Mark(
+                        lane: name, seconds: step.offset, sample: before, text: "control exposure (held out)",
+                        kind: "control"))
+            }
             if let result { lines.append(json ? TimelineRunner.encode(result.output) : result.plain) }
             switch step.action {
             case .tryScenario(let name), .present(let name):
@@ -160,8 +182,12 @@ public struct TimelinePicture {
                         lane: name, seconds: step.offset, sample: before, text: text, answer: yes ? "yes" : "no",
                         behind: behind))
                 if yes {
-                    let tick = result?.output.step == "present" ? "presented" : "executed"
-                    ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: tick))
+                    let presented = result?.output.step == "present"
+                    ticks.append(
+                        Mark(
+                            lane: name, seconds: step.offset, sample: before, text: presented ? "presented" : "executed"
+                        ))
+                    if presented { opened[name] = (step.offset, before) }
                 }
             case .next:
                 if let chosen = result?.output.name {
@@ -174,6 +200,14 @@ public struct TimelinePicture {
             case .finish(let name, let outcome), .outcome(let name, let outcome):
                 _ = laneIndex(name, .scenario)
                 // A finish of nothing showing records nothing.
+                if case .finish = step.action, result?.output.result != "not showing",
+                    let open = opened.removeValue(forKey: name)
+                {
+                    showings.append(
+                        Mark(
+                            lane: name, seconds: open.seconds, sample: open.sample,
+                            text: "on screen until finished: \(outcome.rawValue)", kind: "showing", until: step.offset))
+                }
                 if result?.output.result != "not showing" {
                     ticks.append(
                         Mark(
@@ -200,6 +234,15 @@ public struct TimelinePicture {
             if next != step.offset { sampleBetween(step.offset, max(next, step.offset)) }
         }
         if steps.isEmpty { sampleBetween(first, end) }
+        // Presentations never finished: on screen until they expire (or the drawing ends).
+        for (name, open) in opened.sorted(by: { $0.value.seconds < $1.value.seconds }) {
+            let expiry = open.seconds + Int64(engine.presentationTimeout)
+            showings.append(
+                Mark(
+                    lane: name, seconds: open.seconds, sample: open.sample,
+                    text: "on screen, never finished: it expires",
+                    kind: "showing", until: min(expiry, end)))
+        }
         // Lanes added after the first sample (a swap's new scenarios, streams) were absent before.
         for k in lanes.indices where lanes[k].kind != .stream && lanes[k].states.count < times.count {
             let missing = times.count - lanes[k].states.count
@@ -208,6 +251,6 @@ public struct TimelinePicture {
         }
         html = Self.page(
             title: title, zone: zone, first: first, end: end, times: times, lanes: lanes, ticks: ticks,
-            tries: tries, events: events, markers: markers)
+            tries: tries, events: events, markers: markers, showings: showings)
     }
 }

@@ -65,7 +65,7 @@ final class TimelinePictureTests: XCTestCase {
     /// against the text output; returns the number of spans checked at a `try`, and the DOM's
     /// SVG elements.
     func checkPicture(
-        rules: [String], timeline: String, in directory: URL, extra: [String] = []
+        rules: [String], timeline: String, in directory: URL, extra: [String] = [], answers: Bool = true
     ) throws -> (checked: Int, elements: [Element]) {
         let chromium = try ExternalTool.chromium()
         let page = directory.appendingPathComponent("page.html")
@@ -85,6 +85,8 @@ final class TimelinePictureTests: XCTestCase {
         let dom = dumped.stdout
         XCTAssertTrue(dom.contains("data-ready=\"yes\""), "the page's script did not run")
         let elements = Self.elements(dom)
+        // A timeline of prompts, swaps and holdouts is checked kind by kind by its test.
+        guard answers else { return (0, elements) }
         let svg = try XCTUnwrap(elements.first { $0.name == "svg" })
         let t0 = Double(svg.attributes["data-t0"]!)!
         let t1 = Double(svg.attributes["data-t1"]!)!
@@ -182,6 +184,108 @@ final class TimelinePictureTests: XCTestCase {
         // The legend names each kind once, and the drawing keeps its size.
         for label in ["execution", "outcome", "session", "crash", "try: yes", "try: no", "event"] {
             XCTAssertTrue(picture.html.contains(">\(label)</text>"), label)
+        }
+    }
+
+    /// Every kind of mark, loaded in the browser, where the text output (or the timeline, for
+    /// steps that print nothing) puts it: executions, outcomes, a presentation on screen from
+    /// `present` to `finish`, control exposures of a holdout, crashes, sessions, a swap and a
+    /// zone change.
+    func testEveryKindIsDrawnWhereTheSimulationSays() throws {
+        TemporaryFiles.watch()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = directory.appendingPathComponent("p.rules")
+        let next = directory.appendingPathComponent("next.rules")
+        let text = """
+            # language 1.2
+            event visit
+            group G < between 1h > {
+                scenario Rate < on visit; when since_last(crash) >= 1d >
+            }
+            scenario Offer < on visit; holdout 50% "offer" >
+
+            """
+        try text.write(to: rules, atomically: true, encoding: .utf8)
+        try (text + "scenario Tip < on visit >\n").write(to: next, atomically: true, encoding: .utf8)
+        let timeline = directory.appendingPathComponent("t.timeline")
+        try """
+        0 launch 1
+        0 trigger visit
+        1m present Rate
+        10m finish Rate later
+        20m try Offer
+        2h present Rate
+        3h crash
+        4h timezone Asia/Tokyo
+        5h try Offer
+        6h rules next.rules
+        7h try Tip
+        8h outcome Rate declined
+
+        """.write(to: timeline, atomically: true, encoding: .utf8)
+        // An install the offer's holdout holds out.
+        let probe = "# language 1.2\nscenario O < holdout 50% \"offer\" >"
+        let id = try XCTUnwrap(
+            (0..<100).map { "install-\($0)" }.first { id in
+                var options = RuleEngine.Options(logSubsystem: nil)
+                options.installID = id
+                return (try? RuleEngine(source: probe, options: options))?.isHeldOut("O") == true
+            })
+        let (_, elements) = try checkPicture(
+            rules: [rules.path], timeline: timeline.path, in: directory, extra: ["--install-id", id], answers: false)
+        func at(_ name: String, _ kind: String) -> [String] {
+            elements.filter { $0.name == name && $0.attributes["class"] == kind }.map {
+                ($0.attributes["data-lane"].map { $0 + "@" } ?? "")
+                    + ($0.attributes["data-at"] ?? "\($0.attributes["data-from"]!)-\($0.attributes["data-to"]!)")
+            }
+        }
+        let text2 = try RulecBinary.run(["simulate", "--json", "--install-id", id, rules.path, timeline.path])
+        let outputs = try text2.stdout.split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        func seconds(_ step: String, _ result: (String) -> Bool) -> [String] {
+            outputs.filter { $0["step"] as? String == step && result($0["result"] as? String ?? "") }.map {
+                "\($0["name"]!)@\($0["seconds"]!)"
+            }
+        }
+        // Held out: each `try Offer` answered no with the control arm, a control tick there.
+        let held = outputs.filter { ($0["reason"] as? String ?? "").contains("the control arm") }.map {
+            "\($0["name"]!)@\($0["seconds"]!)"
+        }
+        XCTAssertEqual(held, ["Offer@1200", "Offer@18000"])
+        XCTAssertEqual(at("line", "tick control"), held)
+        // Outcomes: a finish and an outcome step.
+        XCTAssertEqual(at("line", "tick outcome"), ["Rate@600", "Rate@28800"])
+        XCTAssertEqual(seconds("finish", { $0 == "later" }), ["Rate@600"])
+        // On screen: from the shown presentation to its finish; the second never finished, until
+        // it expires (an hour).
+        XCTAssertEqual(seconds("present", { $0 == "shown" }), ["Rate@60", "Rate@7200"])
+        XCTAssertEqual(at("rect", "showing"), ["Rate@60-600", "Rate@7200-10800"])
+        // Executions: the presentations and the swap's new scenario.
+        XCTAssertEqual(at("line", "tick"), ["Rate@60", "Rate@7200", "Tip@25200"])
+        XCTAssertEqual(at("line", "session"), ["0"])
+        XCTAssertEqual(at("line", "session crash"), ["10800"])
+        XCTAssertEqual(at("line", "marker zone"), ["14400"])
+        XCTAssertEqual(at("line", "marker rules"), ["21600"])
+        // Every answer (a `try`, a `present`) where the text output puts it.
+        let answered = outputs.filter { ["try", "present"].contains($0["step"] as? String) }.map {
+            "\($0["name"]!)@\($0["seconds"]!):\($0["result"] as? String == "no" ? "no" : "yes")"
+        }
+        let dots = elements.filter { $0.name == "circle" && ($0.attributes["class"] ?? "").hasPrefix("try ") }.map {
+            "\($0.attributes["data-lane"]!)@\($0.attributes["data-at"]!):\($0.attributes["class"]!.dropFirst(4))"
+        }
+        XCTAssertEqual(dots, answered)
+        // Each at its own time on the axis.
+        let svg = try XCTUnwrap(elements.first { $0.name == "svg" })
+        let (t0, t1) = (Double(svg.attributes["data-t0"]!)!, Double(svg.attributes["data-t1"]!)!)
+        let (left, width) = (Double(svg.attributes["data-left"]!)!, Double(svg.attributes["data-width"]!)!)
+        for element in elements where ["tick control", "tick outcome", "showing"].contains(element.attributes["class"])
+        {
+            let time = Double(element.attributes["data-at"] ?? element.attributes["data-from"]!)!
+            let x = Double(element.attributes["x1"] ?? element.attributes["x"]!)!
+            XCTAssertEqual(x, left + (time - t0) / (t1 - t0) * width, accuracy: 0.01)
         }
     }
 

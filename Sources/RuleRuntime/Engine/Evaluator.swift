@@ -32,7 +32,8 @@ protocol DecisionFindings {
     /// One finding. `text` is asked only when ``detailed``; `window`: a local window's clause
     /// (windows bound the earliest time together, not each by its own opening).
     mutating func add(
-        _ text: @autoclosure () -> String, group: String?, _ result: EngineCore.Assessment, window: LocalWindow?)
+        _ text: @autoclosure () -> String, group: String?, _ result: EngineCore.Assessment,
+        window: @autoclosure () -> LocalWindow?)
 }
 
 /// The answer alone: nothing is kept.
@@ -40,7 +41,8 @@ struct FirstRefusal: DecisionFindings {
     static var detailed: Bool { false }
     @inline(__always)
     mutating func add(
-        _ text: @autoclosure () -> String, group: String?, _ result: EngineCore.Assessment, window: LocalWindow?
+        _ text: @autoclosure () -> String, group: String?, _ result: EngineCore.Assessment,
+        window: @autoclosure () -> LocalWindow?
     ) {}
 }
 
@@ -57,11 +59,12 @@ struct Findings: DecisionFindings {
     init(now time: Double) { earliest = time }
 
     mutating func add(
-        _ text: @autoclosure () -> String, group: String?, _ result: EngineCore.Assessment, window: LocalWindow?
+        _ text: @autoclosure () -> String, group: String?, _ result: EngineCore.Assessment,
+        window: @autoclosure () -> LocalWindow?
     ) {
         let clause = ClauseExplanation(clause: text(), group: group, passes: result.passes, detail: result.detail)
         if clause.clause == Findings.showing { hold = clause } else { clauses.append(clause) }
-        if let window {
+        if let window = window() {
             windows.append(window)
             return
         }
@@ -117,22 +120,26 @@ extension EngineCore {
         if ahead || (group >= 0 && budgets.withUnsafeBufferPointer { $0[group].isAhead(of: time) }) {
             rebase(index, to: time)
         }
+        // Each clause is read in place (a copy of one holding a window retains its arrays); its
+        // text and window are asked only for an explanation.
         var passes = true
         let scenarioTexts = detailed ? texts(scenario: index) : []
-        for (n, k) in clauses.range(ofScenario: index).enumerated() {
-            let clause = clauses.clauses[k]
-            let result = judge(clause, of: .scenario(index), now: time, detailed: detailed)
-            found.add(scenarioTexts[n], group: nil, result, window: Self.window(clause))
+        let own = clauses.range(ofScenario: index)
+        for k in own {
+            let result = judge(clauses.clauses[k], of: .scenario(index), now: time, detailed: detailed)
+            found.add(scenarioTexts[k - own.lowerBound], group: nil, result, window: Self.window(clauses.clauses[k]))
             guard result.passes || detailed else { return .refused }
             passes = passes && result.passes
         }
         if group >= 0 {
             let groupTexts = detailed ? texts(group: group) : []
             let groupName = detailed ? rules.groups[group].name : nil
-            for (n, k) in clauses.range(ofGroup: group).enumerated() {
-                let clause = clauses.clauses[k]
-                let result = judge(clause, of: .group(group), now: time, detailed: detailed)
-                found.add(groupTexts[n], group: groupName, result, window: Self.window(clause))
+            let shared = clauses.range(ofGroup: group)
+            for k in shared {
+                let result = judge(clauses.clauses[k], of: .group(group), now: time, detailed: detailed)
+                found.add(
+                    groupTexts[k - shared.lowerBound], group: groupName, result, window: Self.window(clauses.clauses[k])
+                )
                 guard result.passes || detailed else { return .refused }
                 passes = passes && result.passes
             }

@@ -241,7 +241,7 @@ public final class RuleEngine: @unchecked Sendable {
     /// ``Options/recentLimit``, for rules swapped in.
     let recentLimit: Int
     /// ``Options/presentationTimeout``, at least a second.
-    let presentationTimeout: Double
+    package let presentationTimeout: Double
     /// The clock, the same the core reads: kept here to ask for wake-ups outside the lock.
     let clock: RuleClock
     /// The store, when it is a file other processes write too.

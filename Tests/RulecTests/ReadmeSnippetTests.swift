@@ -3,7 +3,7 @@ import RuleLang
 import TestSupport
 import XCTest
 
-/// Every ```swift block of the README and of docs/*.md type-checks in Swift 6 mode against the RuleRuntime this
+/// Every ```swift block of the README, of docs/*.md and of the DocC articles type-checks in Swift 6 mode against the RuleRuntime this
 /// run built, with the names `rulec gen swift` makes for the rules the README uses. A block
 /// preceded by `<!-- not compiled: WHY -->` (another library's API, a manifest) is skipped.
 final class ReadmeSnippetTests: XCTestCase {
@@ -26,16 +26,29 @@ final class ReadmeSnippetTests: XCTestCase {
         func showOffer() {}
         func showTutorial() {}
         let appVersion = "1.0"
+        let rulesURL = URL(fileURLWithPath: "app.rules")
+        let stateURL = URL(fileURLWithPath: "app.state")
+        enum RatingAnswer { case rated, notNow }
+        func showRatingDialog(_ answered: @escaping (RatingAnswer) -> Void) {}
 
         """
 
     func testEveryReadmeSwiftSnippetCompiles() throws {
         // The README and the pages under docs/ that it sends readers to.
         let docs = RulecBinary.packageRoot.appendingPathComponent("docs")
-        let pages =
+        let readmeAndDocs =
             ["README.md"]
             + (try FileManager.default.contentsOfDirectory(atPath: docs.path)).filter { $0.hasSuffix(".md") }.sorted()
             .map { "docs/" + $0 }
+        // The DocC articles too (the catalogs' own snippets).
+        let articles = ["Sources/RuleRuntime/RuleRuntime.docc", "Sources/RuleLang/RuleLang.docc"].flatMap { catalog in
+            ((try? FileManager.default.contentsOfDirectory(
+                atPath: RulecBinary.packageRoot.appendingPathComponent(catalog).path)) ?? []).filter {
+                    $0.hasSuffix(".md")
+                }.sorted().map { catalog + "/" + $0 }
+        }
+        XCTAssertGreaterThanOrEqual(articles.count, 10)
+        let pages = readmeAndDocs + articles
         XCTAssertGreaterThanOrEqual(pages.count, 8)
         let readme = try pages.map {
             try String(contentsOf: RulecBinary.packageRoot.appendingPathComponent($0), encoding: .utf8)

@@ -152,15 +152,12 @@ extension EngineCore {
         let epoch = meta.epoch
         switch owner {
         case .scenario(let index):
-            return views.withUnsafeBufferPointer {
-                Self.judge(
-                    clause, events: $0[index].events, executions: $0[index].executions, now: time, in: epoch,
-                    detailed: detailed)
-            }
+            return Self.judge(
+                clause, events: views[index].events, executions: views[index].executions, now: time, in: epoch,
+                detailed: detailed)
         case .group(let group):
-            return budgets.withUnsafeBufferPointer {
-                Self.judge(clause, events: .empty, executions: $0[group], now: time, in: epoch, detailed: detailed)
-            }
+            return Self.judge(
+                clause, events: .empty, executions: budgets[group], now: time, in: epoch, detailed: detailed)
         }
     }
 

@@ -300,6 +300,9 @@ final class ClauseModelTests: XCTestCase {
             for case .holdout(_, let salt, let bucket) in rules.own + (rules.group ?? []) {
                 options.bucketOverrides[salt] = bucket
             }
+            // Now and then a tester's override: it decides alone (grammar.md, "Overrides").
+            let forced: Bool? = random.next(20) == 0 ? random.next(2) == 0 : nil
+            if let forced { options.overrides = ["S": forced] }
             // The checker refuses clauses that can never hold together: another seed.
             guard
                 let engine = try? RuleEngine(source: rules.text, store: InMemoryStore(), clock: clock, options: options)
@@ -354,6 +357,7 @@ final class ClauseModelTests: XCTestCase {
                     earliest = earliest.flatMap { e in result.ready.map { max(e, $0) } }
                 }
                 if let start = earliest { earliest = Self.earliestDay(days, from: start, h.zone) }
+                if let forced { return (forced, forced, forced ? h.now : nil) }
                 return (clauses && !held, clauses, earliest)
             }
             for step in 0..<24 {

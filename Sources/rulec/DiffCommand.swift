@@ -81,14 +81,15 @@ enum DiffCommand: Command {
         let losses = findings.filter(RuleDiff.losesHistory).count
         if let statePath {
             guard let entries = StateFile.entries(statePath) else { return ExitCode.failure }
+            let snapshot = try? StateSnapshot(entries: entries)
             guard
                 let options = JudgedState.options(
-                    parsed, entries: entries, path: statePath, at: parsed[Self.at] == nil ? nil : at, usage: usage)
+                    parsed, state: snapshot, path: statePath, at: parsed[Self.at] == nil ? nil : at, usage: usage)
             else { return ExitCode.usage }
             guard
                 let changes = answerChanges(
                     entries, path: statePath, old: oldSources, new: newSources, at: at, options: options,
-                    parsed: parsed)
+                    parsed: parsed, state: snapshot)
             else { return ExitCode.failure }
             for change in changes {
                 if json {
@@ -140,13 +141,13 @@ enum DiffCommand: Command {
     /// former name; the file is read, never written.
     static func answerChanges(
         _ entries: [String: [UInt8]], path: String, old: [SourceFile], new: [SourceFile], at: Date,
-        options: RuleEngine.Options, parsed: ParsedOptions
+        options: RuleEngine.Options, parsed: ParsedOptions, state: StateSnapshot?
     ) -> [AnswerChange]? {
         let clock = FixedClock(date: at)
         do {
             let before = try RuleEngine(sources: old, store: InMemoryStore(entries), clock: clock, options: options)
             let after = try RuleEngine(sources: new, store: InMemoryStore(entries), clock: clock, options: options)
-            JudgedState.warnWithoutInstallID([before, after], parsed, entries: entries, path: path)
+            JudgedState.warnWithoutInstallID([before, after], parsed, state: state, path: path)
             let oldNames = Set(before.scenarioNames)
             // The new rules' former names of each scenario that the old rules declare.
             var formerOf: [String: String] = [:]

@@ -200,15 +200,17 @@ enum ExplainCommand: Command {
         let (sources, unreadable) = CLI.readSources(files)
         if let exit = StateFile.misuseIfMissing(statePath, usage: usage) { return exit }
         guard unreadable.isEmpty, let entries = StateFile.entries(statePath) else { return ExitCode.failure }
+        // Decoded once, for the zone, the id and the last record (the engine decodes its own).
+        let snapshot = try? StateSnapshot(entries: entries)
         guard
-            let options = JudgedState.options(parsed, entries: entries, path: statePath, at: at, usage: usage)
+            let options = JudgedState.options(parsed, state: snapshot, path: statePath, at: at, usage: usage)
         else { return ExitCode.usage }
         guard
             let engine = CLI.engine(
                 sources, store: InMemoryStore(entries), clock: FixedClock(date: at ?? Date()), options: options,
                 statePath: statePath)
         else { return ExitCode.failure }
-        JudgedState.warnWithoutInstallID([engine], parsed, entries: entries, path: statePath)
+        JudgedState.warnWithoutInstallID([engine], parsed, state: snapshot, path: statePath)
         let all = engine.scenarioNames
         // A former name (`was`) is known: the engine explains it under its name now.
         for name in names where !engine.explain(Scenario(name)).isKnown {
@@ -250,10 +252,9 @@ enum JudgedState {
     /// The engine's options for the state `entries` (read from `path`) judged at `at`; prints a
     /// warning when `at` is earlier than the state's last record. Nil, after printing why, for
     /// an unknown zone (exit 64).
-    static func options(_ parsed: ParsedOptions, entries: [String: [UInt8]], path: String, at: Date?, usage: String)
+    static func options(_ parsed: ParsedOptions, state snapshot: StateSnapshot?, path: String, at: Date?, usage: String)
         -> RuleEngine.Options?
     {
-        let snapshot = try? StateSnapshot(entries: entries)
         var options = RuleEngine.Options(logSubsystem: nil)
         if let value = parsed[timeZone] {
             guard let zone = TimeZone(identifier: value) else {
@@ -278,11 +279,11 @@ enum JudgedState {
     /// Warns when `engines`' rules place the install by its id but neither the state `entries`
     /// nor the options give one: the answers are then those of a new, random id.
     static func warnWithoutInstallID(
-        _ engines: [RuleEngine], _ parsed: ParsedOptions, entries: [String: [UInt8]], path: String
+        _ engines: [RuleEngine], _ parsed: ParsedOptions, state: StateSnapshot?, path: String
     ) {
-        guard parsed[installID] == nil, engines.contains(where: \.usesInstallID),
-            (try? StateSnapshot(entries: entries))?.installID == nil
-        else { return }
+        guard parsed[installID] == nil, engines.contains(where: \.usesInstallID), state?.installID == nil else {
+            return
+        }
         CLI.printError(
             "\(path): warning: the state holds no install id: bucket() and holdouts are judged for a new, random "
                 + "one; pass --install-id ID")

@@ -26,6 +26,17 @@ enum CompiledClause: Sendable {
     case maxExecLocal(Int64, week: Bool)
 }
 
+extension CompiledClause {
+    /// True for the clauses over counts and times alone, which
+    /// ``EngineCore/judge(_:events:executions:now:in:for:)`` answers from two tallies.
+    var readsTallies: Bool {
+        switch self {
+        case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between: return true
+        case .growingBetween, .minDays, .when, .afterDuration, .afterNone, .local, .maxExecLocal: return false
+        }
+    }
+}
+
 extension CompiledExpr {
     /// True when the expression calls `bucket`.
     var readsBucket: Bool {

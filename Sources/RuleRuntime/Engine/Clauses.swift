@@ -31,9 +31,24 @@ extension EngineCore {
     /// What `clause` of `owner` means at `time`. Reads the view or budget in place (a copy of a
     /// view retains its four arrays).
     @inline(__always)
-    mutating func judge(_ clause: CompiledClause, of owner: ClauseOwner, now time: Double, detailed: Bool)
-        -> Assessment
-    {
+    mutating func judge<F: DecisionFindings>(
+        _ clause: CompiledClause, of owner: ClauseOwner, now time: Double, for findings: F.Type
+    ) -> Assessment {
+        switch clause {
+        case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between:
+            return judgeTallies(clause, of: owner, now: time, for: F.self)
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal:
+            return judgeWithTables(clause, of: owner, now: time, for: F.self)
+        }
+    }
+
+    /// The clauses that read the engine's tables (conditions, streams, the zone): out of line,
+    /// so that the common ones inline into the decision whole.
+    @inline(never)
+    private mutating func judgeWithTables<F: DecisionFindings>(
+        _ clause: CompiledClause, of owner: ClauseOwner, now time: Double, for findings: F.Type
+    ) -> Assessment {
+        let detailed = F.detailed
         switch clause {
         case .when(let condition):
             let passes = evaluate(rules.conditions[condition], now: time) == .bool(true)
@@ -60,7 +75,7 @@ extension EngineCore {
             guard let gap = rules.gap(list, after: total) else {
                 return Assessment(passes: true, detail: detailed ? "never executed" : "")
             }
-            var result = judgeTallies(.between(gap.seconds), of: owner, now: time, detailed: detailed)
+            var result = judgeTallies(.between(gap.seconds), of: owner, now: time, for: F.self)
             if detailed {
                 let after = "after the \(EngineCore.ordinal(Int(clamping: total))) execution"
                 result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
@@ -122,8 +137,8 @@ extension EngineCore {
             guard detailed else { return Assessment(passes: passes) }
             let detail = "\(count) \(week ? "this week" : "today")"
             return Assessment(passes: passes, detail: detail, readyAt: passes ? .now : n <= 0 ? .never : .at(next))
-        default:
-            return judgeTallies(clause, of: owner, now: time, detailed: detailed)
+        case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between:
+            return judgeTallies(clause, of: owner, now: time, for: F.self)
         }
     }
 
@@ -143,21 +158,21 @@ extension EngineCore {
         EngineStream.parseOutcome(stream)?.outcome.rawValue ?? stream
     }
 
-    /// ``judge(_:events:executions:now:in:detailed:)`` over `owner`'s view or budget, read in
-    /// place (not a recursion of ``judge(_:of:now:detailed:)``, so that it is inlined).
+    /// ``judge(_:events:executions:now:in:for:)`` over `owner`'s view or budget, read in
+    /// place (not a recursion of ``judge(_:of:now:for:)``, so that it is inlined).
     @inline(__always)
-    private func judgeTallies(_ clause: CompiledClause, of owner: ClauseOwner, now time: Double, detailed: Bool)
-        -> Assessment
-    {
+    private func judgeTallies<F: DecisionFindings>(
+        _ clause: CompiledClause, of owner: ClauseOwner, now time: Double, for findings: F.Type
+    ) -> Assessment {
         let epoch = meta.epoch
         switch owner {
         case .scenario(let index):
             return Self.judge(
                 clause, events: views[index].events, executions: views[index].executions, now: time, in: epoch,
-                detailed: detailed)
+                for: F.self)
         case .group(let group):
             return Self.judge(
-                clause, events: .empty, executions: budgets[group], now: time, in: epoch, detailed: detailed)
+                clause, events: .empty, executions: budgets[group], now: time, in: epoch, for: F.self)
         }
     }
 
@@ -170,14 +185,16 @@ extension EngineCore {
     }
 
     /// What a clause over counts and times means (any but `when`, `min_days` and a growing
-    /// `between`, which ``judge(_:of:now:detailed:)`` answers) for these tallies at `time`.
+    /// `between`, which ``judge(_:of:now:for:)`` answers) for these tallies at `time`.
     /// Thresholds are inclusive; ages are never negative: a time later than now (the clock
     /// went back) counts as just now, so a clause waits until the clock passes that time plus
     /// D, never less.
     @inline(__always)
-    static func judge(
-        _ clause: CompiledClause, events: Tally, executions: Tally, now time: Double, in epoch: Epoch, detailed: Bool
+    static func judge<F: DecisionFindings>(
+        _ clause: CompiledClause, events: Tally, executions: Tally, now time: Double, in epoch: Epoch,
+        for findings: F.Type
     ) -> Assessment {
+        let detailed = F.detailed
         /// When enough of the times counted in a window leave it for at most `allowed` to be left.
         /// Other scopes are not time-based: they do not bound the earliest time.
         func windowReady(_ tally: Tally, _ scope: CountScope, allowed: Int64) -> ReadyAt {

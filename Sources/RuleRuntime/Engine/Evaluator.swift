@@ -7,7 +7,7 @@ import RuleLang
 ///
 /// 1. an override (``RuleEngine/Options/overrides``): it decides alone, holdout included;
 /// 2. retirement (`retired scenario`): no;
-/// 3. the scenario's clauses, then its group's (``EngineCore/judge(_:of:now:detailed:)``);
+/// 3. the scenario's clauses, then its group's (``EngineCore/judge(_:of:now:for:)``);
 /// 4. a presentation holding its group (``EngineCore/hold(of:now:)``);
 /// 5. its holdouts (its own and its group's): the control arm is never shown.
 ///
@@ -131,7 +131,13 @@ extension EngineCore {
         let scenarioTexts = detailed ? texts(scenario: index) : []
         let own = clauses.range(ofScenario: index)
         for k in own {
-            let result = judge(clauses.clauses[k], of: .scenario(index), now: time, detailed: detailed)
+            let clause = clauses.clauses[k]
+            let result =
+                clause.readsTallies
+                ? Self.judge(
+                    clause, events: views[index].events, executions: views[index].executions, now: time,
+                    in: meta.epoch, for: F.self)
+                : judge(clause, of: .scenario(index), now: time, for: F.self)
             found.add(scenarioTexts[k - own.lowerBound], group: nil, result, window: Self.window(clauses.clauses[k]))
             guard result.passes || detailed else { return .refused }
             passes = passes && result.passes
@@ -141,7 +147,12 @@ extension EngineCore {
             let groupName = detailed ? rules.groups[group].name : nil
             let shared = clauses.range(ofGroup: group)
             for k in shared {
-                let result = judge(clauses.clauses[k], of: .group(group), now: time, detailed: detailed)
+                let clause = clauses.clauses[k]
+                let result =
+                    clause.readsTallies
+                    ? Self.judge(
+                        clause, events: .empty, executions: budgets[group], now: time, in: meta.epoch, for: F.self)
+                    : judge(clause, of: .group(group), now: time, for: F.self)
                 found.add(
                     groupTexts[k - shared.lowerBound], group: groupName, result, window: Self.window(clauses.clauses[k])
                 )
@@ -163,18 +174,25 @@ extension EngineCore {
             guard detailed else { return .refused }
             passes = false
         }
-        var heldOut = false
-        if flags & ClauseTables.holdout != 0 {
-            for holdout in rules.scenarios[index].holdouts {
-                let (held, bucket) = arm(of: holdout)
-                heldOut = heldOut || held
-                var result = Assessment(passes: !held, readyAt: held ? .never : .now)
-                if detailed { result.detail = "bucket \(bucket): " + (held ? "the control arm, never shown" : "shown") }
-                found.add("holdout \(holdout.share)% " + Printer.string(holdout.salt), group: nil, result, window: nil)
-                if held && !detailed { break }
-            }
-        }
+        let heldOut = flags & ClauseTables.holdout != 0 && judgeHoldouts(index, &found)
         return !passes ? .refused : heldOut ? .heldOut : .shows
+    }
+
+    /// True when the install is in the control arm of one of scenario `index`'s holdouts. Out
+    /// of line: most scenarios have none, and the decision stays small enough for its clauses
+    /// to be inlined into it.
+    @inline(never)
+    private mutating func judgeHoldouts<F: DecisionFindings>(_ index: Int, _ found: inout F) -> Bool {
+        var heldOut = false
+        for holdout in rules.scenarios[index].holdouts {
+            let (held, bucket) = arm(of: holdout)
+            heldOut = heldOut || held
+            var result = Assessment(passes: !held, readyAt: held ? .never : .now)
+            if F.detailed { result.detail = "bucket \(bucket): " + (held ? "the control arm, never shown" : "shown") }
+            found.add("holdout \(holdout.share)% " + Printer.string(holdout.salt), group: nil, result, window: nil)
+            if held && !F.detailed { break }
+        }
+        return heldOut
     }
 
     /// The local window `clause` is, if it is one.

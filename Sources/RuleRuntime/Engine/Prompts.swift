@@ -150,6 +150,14 @@ extension EngineCore {
     @inline(__always)
     func hold(of index: Int, now time: Double) -> ToDoItem? {
         if todos.isEmpty { return nil }
+        return pendingHold(of: index, now: time)
+    }
+
+    /// ``hold(of:now:)`` when something is pending: out of line, so that the decision it is
+    /// inlined into stays small enough for its clauses to be inlined (callgrind of `rulebench
+    /// profile shared-try`).
+    @inline(never)
+    private func pendingHold(of index: Int, now time: Double) -> ToDoItem? {
         // A hold always expires: one stored without an expiry (damaged, or written by hand) holds nothing.
         if let item = pendingToDo(rules.holdKeys[index], now: time), item.expires != nil { return item }
         // Only when some hold is pending: the running mark alone needs no look at the renames.

@@ -27,6 +27,14 @@ enum CompiledClause: Sendable {
 }
 
 extension CompiledClause {
+    /// True for `after OUTCOME ...`, answered from the outcome streams' tallies.
+    var readsOutcomes: Bool {
+        switch self {
+        case .afterDuration, .afterNone: return true
+        default: return false
+        }
+    }
+
     /// True for the clauses over counts and times alone, which
     /// ``EngineCore/judge(_:events:executions:now:in:for:)`` answers from two tallies.
     var readsTallies: Bool {

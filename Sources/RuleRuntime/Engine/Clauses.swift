@@ -42,9 +42,8 @@ extension EngineCore {
         }
     }
 
-    /// The clauses that read the engine's tables (conditions, streams, the zone): out of line,
-    /// so that the common ones inline into the decision whole.
-    @inline(never)
+    /// The clauses that read the engine's tables (conditions, streams, the zone).
+    @inline(__always)
     private mutating func judgeWithTables<F: DecisionFindings>(
         _ clause: CompiledClause, of owner: ClauseOwner, now time: Double, for findings: F.Type
     ) -> Assessment {
@@ -81,28 +80,8 @@ extension EngineCore {
                 result.detail = "\(DurationText.human(gap.seconds)) (\(after)): " + result.detail
             }
             return result
-        case .afterDuration(let slot, let d):
-            // `since_last` over the outcome's stream: none yet passes.
-            let last = tallies.counts(slot).last
-            let word = detailed ? EngineCore.outcomeWord(streams.name(slot)) : ""
-            var result = Self.since(last, d, word, none: true, noneDetail: "none yet", now: time, detailed: detailed)
-            if detailed && !result.passes, let last {
-                result.detail = "\(word) \(DurationText.human(max(0, time - last))) ago; " + result.detail
-            }
-            return result
-        case .afterNone(let slot, let scope):
-            // None in the scope passes; waiting alone never ends a version, a session or forever.
-            let passes = tallies.count(slot, scope, now: time, in: meta.epoch) == 0
-            guard detailed else { return Assessment(passes: passes) }
-            let word = EngineCore.outcomeWord(streams.name(slot))
-            let ago = tallies.counts(slot).last.map { "\(word) \(DurationText.human(max(0, time - $0))) ago" }
-            let this = scope == .version ? "version" : "session"
-            if passes {
-                let none = scope == .install ? "none yet" : "none this \(this)"
-                return Assessment(passes: true, detail: ago.map { "\($0), \(none)" } ?? none)
-            }
-            let quiet = scope == .install ? "quiet for good" : "quiet until the next \(this)"
-            return Assessment(passes: false, detail: "\(ago ?? word); \(quiet)", readyAt: .never)
+        case .afterDuration, .afterNone:
+            return Self.judgeOutcome(clause, tallies: tallies, streams: streams, now: time, in: meta.epoch, for: F.self)
         case .local(let window):
             let clock = LocalClock(zone: zone())
             let (day, second) = clock.local(time)
@@ -139,6 +118,42 @@ extension EngineCore {
             return Assessment(passes: passes, detail: detail, readyAt: passes ? .now : n <= 0 ? .never : .at(next))
         case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between:
             return judgeTallies(clause, of: owner, now: time, for: F.self)
+        }
+    }
+
+    /// `after OUTCOME D` and `after OUTCOME next ...|never` over the outcome streams' tallies,
+    /// read in place (static, so that the decision inlines it as it does the count clauses).
+    @inline(__always)
+    static func judgeOutcome<F: DecisionFindings>(
+        _ clause: CompiledClause, tallies: StreamTallies, streams: StreamTable, now time: Double, in epoch: Epoch,
+        for findings: F.Type
+    ) -> Assessment {
+        let detailed = F.detailed
+        switch clause {
+        case .afterDuration(let slot, let d):
+            // `since_last` over the outcome's stream: none yet passes.
+            let last = tallies.counts(slot).last
+            let word = detailed ? EngineCore.outcomeWord(streams.name(slot)) : ""
+            var result = Self.since(last, d, word, none: true, noneDetail: "none yet", now: time, detailed: detailed)
+            if detailed && !result.passes, let last {
+                result.detail = "\(word) \(DurationText.human(max(0, time - last))) ago; " + result.detail
+            }
+            return result
+        case .afterNone(let slot, let scope):
+            // None in the scope passes; waiting alone never ends a version, a session or forever.
+            let passes = tallies.count(slot, scope, now: time, in: epoch) == 0
+            guard detailed else { return Assessment(passes: passes) }
+            let word = EngineCore.outcomeWord(streams.name(slot))
+            let ago = tallies.counts(slot).last.map { "\(word) \(DurationText.human(max(0, time - $0))) ago" }
+            let this = scope == .version ? "version" : "session"
+            if passes {
+                let none = scope == .install ? "none yet" : "none this \(this)"
+                return Assessment(passes: true, detail: ago.map { "\($0), \(none)" } ?? none)
+            }
+            let quiet = scope == .install ? "quiet for good" : "quiet until the next \(this)"
+            return Assessment(passes: false, detail: "\(ago ?? word); \(quiet)", readyAt: .never)
+        default:
+            return Assessment(passes: false)  // not an outcome clause
         }
     }
 

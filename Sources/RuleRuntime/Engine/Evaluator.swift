@@ -137,7 +137,10 @@ extension EngineCore {
                 ? Self.judge(
                     clause, events: views[index].events, executions: views[index].executions, now: time,
                     in: meta.epoch, for: F.self)
-                : judge(clause, of: .scenario(index), now: time, for: F.self)
+                : clause.readsOutcomes
+                    ? Self.judgeOutcome(
+                        clause, tallies: tallies, streams: streams, now: time, in: meta.epoch, for: F.self)
+                    : judge(clause, of: .scenario(index), now: time, for: F.self)
             found.add(scenarioTexts[k - own.lowerBound], group: nil, result, window: Self.window(clauses.clauses[k]))
             guard result.passes || detailed else { return .refused }
             passes = passes && result.passes

@@ -87,15 +87,17 @@ public enum TimelineRunner {
     static func outcome(_ step: TimelineStep, _ engine: RuleEngine) -> (output: Output, plain: String)? {
         func line(_ output: Output, _ plain: String) -> (output: Output, plain: String) { (output, plain) }
         let time = step.timeText
-        /// A `try` or `present` step's line: `yes` (`shown`), or `no` with the reason.
-        func answer(_ verb: String, _ name: String, _ yes: String?) -> (output: Output, plain: String) {
-            if let yes {
+        /// A `try` or `present` step's line: `yes` (`shown`), or `no` with the reason, which is
+        /// asked first: a `no` of an install held out records a control exposure (an execution),
+        /// after which `between` and `max_exec` would be worded against it.
+        func answer(_ verb: String, _ name: String, _ call: () -> String?) -> (output: Output, plain: String) {
+            let explanation = engine.explain(Scenario(name))
+            if let yes = call() {
                 return line(
                     Output(time: time, seconds: step.offset, step: verb, name: name, result: yes),
                     "\(time) \(name) \(yes)")
             }
-            // A 'no' changed nothing, so explaining now gives the reason of that answer.
-            let reason = engine.explain(Scenario(name)).reason
+            let reason = explanation.reason
             return line(
                 Output(time: time, seconds: step.offset, step: verb, name: name, result: "no", reason: reason),
                 "\(time) \(name) no: \(reason)")
@@ -111,7 +113,7 @@ public enum TimelineRunner {
             // The parser checked the name against the program.
             try? engine.recordOutcome(outcome, of: Scenario(name))
         case .present(let name):
-            return answer("present", name, engine.present(Scenario(name)) != nil ? "shown" : nil)
+            return answer("present", name) { engine.present(Scenario(name)) != nil ? "shown" : nil }
         case .finish(let name, let outcome):
             // Not showing: it was refused, or its presentation was finished already; nothing changes.
             guard let open = engine.openPresentation(of: name), (try? engine.finish(open, outcome)) != nil else {
@@ -144,7 +146,7 @@ public enum TimelineRunner {
             // The parser checked the name and the value's type against the program.
             try? engine.setParam(named: name, to: value)
         case .tryScenario(let name):
-            return answer("try", name, engine.tryToExecute(Scenario(name)) ? "yes" : nil)
+            return answer("try", name) { engine.tryToExecute(Scenario(name)) ? "yes" : nil }
         case .check(let expr, let text):
             let result = engine.check(expr) ? "true" : "false"
             return line(

@@ -17,6 +17,19 @@ final class TimelineRunnerTests: XCTestCase {
             ["0 Onboarding yes", "1d Onboarding no: max_exec 1: 1 so far", "2d Ask no: min_events 2: 1 so far"])
     }
 
+    /// A `no` of an install held out records a control exposure (an execution): its reason is
+    /// asked before the call. Before, it was asked after and named `between`, failing because of
+    /// the exposure just recorded (found by `ClauseModelTests`).
+    func testAHeldOutNoGivesTheReasonOfTheDecision() throws {
+        XCTAssertLessThan(LanguageModel.bucket("x", TimelineRunner.installID), 99, "the install is held out")
+        let rules = SourceFile(path: "h.rules", text: "# language 1.2\nscenario S < between 1h; holdout 99% \"x\" >\n")
+        let timeline = SourceFile(path: "t.timeline", text: "0 try S\n")
+        let lines = try TimelineRunner.replay(rules: [rules], timeline: timeline)
+        XCTAssertEqual(lines.count, 1)
+        XCTAssertTrue(lines[0].hasPrefix("0 S no: holdout 99% \"x\": bucket"), lines[0])
+        XCTAssertFalse(lines[0].contains("between"), lines[0])
+    }
+
     func testErrorsAreLocatedWithDistinctIDs() throws {
         let timeline = SourceFile(path: "t.timeline", text: "soon trigger launch\n0 tirgger launch\n")
         XCTAssertThrowsError(try TimelineRunner.replay(rules: [rules], timeline: timeline)) { error in

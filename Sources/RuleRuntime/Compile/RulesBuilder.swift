@@ -143,14 +143,6 @@ extension CompiledRules {
             var countedBy: [Int] = []
             countedBy.reserveCapacity(listedNames)
             for (index, info) in program.scenarios.enumerated() {
-                // The group's holdout holds out each of its scenarios.
-                if let group = scenarios[index].group {
-                    for clause in program.groups[group].clauses {
-                        if case .holdout(let n, let salt) = clause.kind {
-                            scenarios[index].holdouts.append((Int(n.value), salt.text))
-                        }
-                    }
-                }
                 var listed: [Name]?
                 var listedAt = 0
                 for clause in info.decl.clauses {
@@ -158,6 +150,15 @@ extension CompiledRules {
                     if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
                     if case .holdout(let n, let salt) = clause.kind {
                         scenarios[index].holdouts.append((Int(n.value), salt.text))
+                    }
+                }
+                // Then the group's holdouts, which hold out each of its scenarios: `explain`
+                // lists a scenario's own first, then its group's, as it lists their clauses.
+                if let group = scenarios[index].group {
+                    for clause in program.groups[group].clauses {
+                        if case .holdout(let n, let salt) = clause.kind {
+                            scenarios[index].holdouts.append((Int(n.value), salt.text))
+                        }
                     }
                 }
                 let listedSlots: [Int]

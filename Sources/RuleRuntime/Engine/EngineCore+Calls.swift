@@ -225,6 +225,24 @@ extension EngineCore {
     private mutating func rebaseAhead(to time: Double) {
         latestRecorded = time
         for slot in tallies.indices where tallies.rebase(slot, to: time) { rebasedStreams.insert(slot) }
+        // Every view built so far and every budget too, not only the judged scenario's: a view
+        // merged before the correction would otherwise keep times its streams no longer hold,
+        // and a scenario's answer would depend on whether it had been asked before (found by
+        // `ClauseModelTests`).
+        for index in views.indices where built[index] {
+            let events = views[index].events.rebase(to: time)
+            if views[index].executions.rebase(to: time) || events {
+                storedAsStream[index] = false
+                if !rebasedUnsaved.contains(index) { rebasedUnsaved.append(index) }
+            }
+        }
+        for group in budgets.indices where budgets[group].rebase(to: time) {
+            if let member = rules.scenarios.indices.first(where: { rules.scenarios[$0].group == group }),
+                !rebasedUnsaved.contains(member)
+            {
+                rebasedUnsaved.append(member)
+            }
+        }
         var movedExpiry = false
         for (key, item) in todos where item.created > time {
             var moved = item
@@ -244,6 +262,10 @@ extension EngineCore {
     mutating func addRebased() {
         for index in rebasedUnsaved {
             record.add(EngineState.change(key: rules.scenarios[index].key, views[index]))
+            // Written whole, after any entry this call wrote for it by its stream: the next
+            // event must write it again (else a swap or another process reads it without that
+            // event; found by `ClauseModelTests`, a rename swapped in after a clock correction).
+            storedAsStream[index] = false
             if let group = rules.scenarios[index].group {
                 record.add(EngineState.change(key: rules.groups[group].key, budgets[group]))
             }

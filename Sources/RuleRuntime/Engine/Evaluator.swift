@@ -99,6 +99,9 @@ extension EngineCore {
     @inline(__always)
     mutating func decide<F: DecisionFindings>(_ index: Int, now time: Double, _ found: inout F) -> Verdict {
         let detailed = F.detailed
+        // The state is looked over at every decision when the clock reads earlier than it did,
+        // whatever decides it: an answer never depends on which scenario was asked first.
+        rebaseAheadIfNeeded(to: time)
         if !forced.isEmpty, let forced = forced[index] {
             let result = Assessment(
                 passes: forced, detail: detailed ? "forced by override to \(forced ? "pass" : "fail")" : "",
@@ -115,7 +118,6 @@ extension EngineCore {
             return .refused
         }
         buildView(index)
-        rebaseAheadIfNeeded(to: time)
         let group = Int(clauses.groupOf[index])
         // Read in place, checked: through `withUnsafeBufferPointer` (this and the clauses' reads
         // in `judgeTallies`) it took 7 instructions fewer of about 1,070 a refused shared

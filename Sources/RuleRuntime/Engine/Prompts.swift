@@ -99,12 +99,12 @@ extension RuleEngine {
     }
 
     /// The presentation of scenario `name` this engine made and has not finished, if any
-    /// (timelines' `finish` step).
+    /// (timelines' `finish` step), under whichever of its names it was opened.
     package func openPresentation(of name: String) -> Presentation? {
         locked { core in
             guard let index = core.scenario(named: name) else { return nil }
-            let scenario = core.rules.scenarios[index].name
-            return core.hooks.openPresentations.last { $0.scenario == scenario }
+            // Opened under a former name (rules swapped since, `was`): the same scenario.
+            return core.hooks.openPresentations.last { core.scenario(named: $0.scenario) == index }
         }
     }
 

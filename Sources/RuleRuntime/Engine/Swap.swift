@@ -187,6 +187,13 @@ extension EngineCore {
     /// whether something else wrote it meanwhile (not a ``RecordStore``): that swap reads the
     /// store under the lock (``finishSwap``).
     mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int, hooks: EngineHooks)? {
+        // Times re-based in memory (a clock corrected; reads write nothing) are stored first: the
+        // new core is made from the store, and would otherwise re-base them again, at the swap's
+        // time (found by `ClauseModelTests`).
+        if !rebasedUnsaved.isEmpty || !rebasedStreams.isEmpty || !rebasedToDos.isEmpty {
+            addRebased()
+            commit()
+        }
         guard !shared, let records else { return nil }
         let reader: (taken: Int, read: () throws -> StoredEntries)
         do { reader = try records.entriesReader() } catch {

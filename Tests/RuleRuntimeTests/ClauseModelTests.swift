@@ -87,20 +87,20 @@ final class ClauseModelTests: XCTestCase {
                     let index = model.scenario(named: name)!
                     let want = model.judge(index)
                     let explanation = engine.explain(name)
-                    let where_ = "step \(step), \(name): \(explanation)\n\(context())"
-                    XCTAssertEqual(engine.canExecute(name), want.shows, where_)
-                    XCTAssertEqual(explanation.wouldRun, want.shows, where_)
-                    XCTAssertEqual(explanation.clauses.map(\.clause), want.clauses.map(\.text), where_)
-                    XCTAssertEqual(explanation.clauses.map(\.passes), want.clauses.map(\.passes), where_)
+                    let place = "step \(step), \(name): \(explanation)\n\(context())"
+                    XCTAssertEqual(engine.canExecute(name), want.shows, place)
+                    XCTAssertEqual(explanation.wouldRun, want.shows, place)
+                    XCTAssertEqual(explanation.clauses.map(\.clause), want.clauses.map(\.text), place)
+                    XCTAssertEqual(explanation.clauses.map(\.passes), want.clauses.map(\.passes), place)
                     for (clause, wanted) in zip(explanation.clauses, want.clauses) {
                         // A window keeps the times its clause needs (N+1): past them, the count
                         // `explain` words is a lower bound, whatever the verdict.
                         guard let count = wanted.count, recentLimit == 64 || !clause.clause.contains("within") else {
                             continue
                         }
-                        XCTAssertTrue(clause.detail.hasPrefix("\(count) so far"), "\(clause.detail) " + where_)
+                        XCTAssertTrue(clause.detail.hasPrefix("\(count) so far"), "\(clause.detail) " + place)
                     }
-                    XCTAssertEqual(explanation.earliest?.timeIntervalSince1970, want.earliest, where_)
+                    XCTAssertEqual(explanation.earliest?.timeIntervalSince1970, want.earliest, place)
                     compared += 1
                 }
                 if testRun?.failureCount ?? 0 > 10 { return }

@@ -67,6 +67,8 @@ public enum TimelineRunner {
         var condition: String?
         var result: String
         var reason: String?
+        /// A `no`'s failing clauses, each as `explain` writes it (the reason without the words).
+        var failing: [String]?
     }
 
     /// One JSON object on one line, keys sorted.
@@ -99,7 +101,9 @@ public enum TimelineRunner {
             }
             let reason = explanation.reason
             return line(
-                Output(time: time, seconds: step.offset, step: verb, name: name, result: "no", reason: reason),
+                Output(
+                    time: time, seconds: step.offset, step: verb, name: name, result: "no", reason: reason,
+                    failing: explanation.failing.map(\.clause)),
                 "\(time) \(name) no: \(reason)")
         }
         switch step.action {

@@ -1,18 +1,32 @@
 import Foundation
 import RuleLang
 import RuleTimeline
+import TestSupport
 import XCTest
 
 /// The language-neutral conformance cases of `conformance/cases.json`: rules, a zone, an install
-/// id, and a trace of calls at times with the answers and reasons expected. Every case runs
-/// here; `conformance/README.md` says how another implementation runs them.
+/// id, and a trace of calls at times with the answers expected. Every case runs here;
+/// `conformance/README.md` says how another implementation runs them, and
+/// `conformance/case.schema.json` is a case's JSON Schema.
 ///
-/// The cases were generated from the example timelines and from a grid of rules (every clause,
-/// scope, function and language version) against a set of traces, then frozen. To generate them
-/// again after an intended change of meaning: `RULES_WRITE_CONFORMANCE=1 swift test --filter
+/// The cases and their answers come from the whole-language model (`TestSupport`'s
+/// `LanguageModel`, written from grammar.md alone), never from the engine: seeded random rules
+/// of every language version and random traces, each answer the model's. To write them again
+/// after the model or the language changes: `RULES_WRITE_CONFORMANCE=1 swift test --filter
 /// ConformanceTests/testWriteTheCases`, and review the diff.
 final class ConformanceTests: XCTestCase {
     static let casesURL = RulecBinary.packageRoot.appendingPathComponent("conformance/cases.json")
+    static let schemaURL = RulecBinary.packageRoot.appendingPathComponent("conformance/case.schema.json")
+    /// How many cases the writer makes.
+    static let caseCount = 1_200
+
+    /// The file: the language version the cases hold to, the schema of a case, and the cases.
+    struct Corpus: Codable {
+        var spec: String
+        var schema: String
+        var generator: String
+        var cases: [Case]
+    }
 
     struct Case: Codable, Equatable {
         var name: String
@@ -31,7 +45,7 @@ final class ConformanceTests: XCTestCase {
     struct Step: Codable, Equatable {
         /// Seconds after the start, 2026-01-01T00:00:00Z.
         var at: Int64
-        /// The call: the first word of `text` (`launch`, `trigger`, `try`, `check`...).
+        /// The call: the first word of `text` (`launch`, `trigger`, `try`, `next`...).
         var call: String
         /// The step as a timeline writes it, without its time (grammar.md, "Timelines").
         var text: String
@@ -40,19 +54,21 @@ final class ConformanceTests: XCTestCase {
     }
 
     struct Expect: Codable, Equatable {
+        /// `yes`, `no`, `shown`, a scenario's name or `none` (`next`), an outcome (`finish`),
+        /// `swapped` (`rules`).
         var result: String
-        var reason: String?
-        var name: String?
-        var condition: String?
+        /// A `no`'s failing clauses, each as `explain` writes it, in its order.
+        var failing: [String]?
     }
 
     /// The timeline output's fields.
     struct Output: Codable {
         var result: String
-        var reason: String?
-        var name: String?
-        var condition: String?
-        var seconds: Int64
+        var failing: [String]?
+    }
+
+    static func load() throws -> Corpus {
+        try JSONDecoder().decode(Corpus.self, from: Data(contentsOf: casesURL))
     }
 
     // MARK: - Running a case
@@ -64,10 +80,7 @@ final class ConformanceTests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         for file in item.files {
-            let url = folder.appendingPathComponent(file.path)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try file.text.write(to: url, atomically: true, encoding: .utf8)
+            try file.text.write(to: folder.appendingPathComponent(file.path), atomically: true, encoding: .utf8)
         }
         let timeline = item.steps.map { "\($0.at)s \($0.text)" }.joined(separator: "\n") + "\n"
         let timelineFile = SourceFile(path: folder.appendingPathComponent("case.timeline").path, text: timeline)
@@ -77,52 +90,47 @@ final class ConformanceTests: XCTestCase {
             installID: item.installID)
         return try lines.map { line in
             let output = try JSONDecoder().decode(Output.self, from: Data(line.utf8))
-            return Expect(result: output.result, reason: output.reason, name: output.name, condition: output.condition)
+            return Expect(result: output.result, failing: output.failing)
         }
-    }
-
-    static let answering: Set<String> = ["try", "check", "next", "info", "present", "finish", "rules"]
-
-    /// A case from rule files and a timeline's text (its steps one per line; `#` comments and
-    /// `#>` lines are left out), its expectations filled by running it.
-    static func make(_ name: String, files: [File], timeline: String, zone: String = "UTC") throws -> Case {
-        var steps: [Step] = []
-        for raw in timeline.split(separator: "\n") {
-            var line = raw.trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix("#") || line.isEmpty { continue }
-            // A comment after the step (no step has `#` in it but a quoted name, which these do not).
-            if let hash = line.range(of: " #") { line = String(line[..<hash.lowerBound]) }
-            let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-            guard parts.count == 2, let at = TimelineText.seconds(String(parts[0])) else {
-                throw NSError(domain: "conformance", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(name): \(line)"])
-            }
-            let text = parts[1].trimmingCharacters(in: .whitespaces)
-            let call = String(text.prefix { $0 != " " })
-            steps.append(Step(at: at, call: call, text: text, expect: nil))
-        }
-        var item = Case(name: name, files: files, zone: zone, installID: TimelineRunner.installID, steps: steps)
-        var answers = try run(item)[...]
-        for index in item.steps.indices where answering.contains(item.steps[index].call) {
-            item.steps[index].expect = answers.popFirst()
-        }
-        return item
     }
 
     // MARK: - The cases
 
     func testEveryCaseHolds() throws {
-        let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: Self.casesURL))
-        XCTAssertGreaterThanOrEqual(cases.count, 300)
-        for item in cases {
+        let corpus = try Self.load()
+        XCTAssertGreaterThanOrEqual(corpus.cases.count, 1_000)
+        XCTAssertEqual(corpus.spec, "1.2")
+        for item in corpus.cases {
             let expected = item.steps.compactMap(\.expect)
             XCTAssertEqual(try Self.run(item), expected, item.name)
+            if testRun?.failureCount ?? 0 > 10 { return }
         }
     }
 
-    /// The cases cover every clause keyword (as the parsed rules have them), function, scope and
-    /// language version.
+    /// Every case is what the schema says a case is.
+    func testEveryCaseMatchesTheSchema() throws {
+        let schema = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: Self.schemaURL))
+        let file = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: Self.casesURL))
+        guard case .object(let top) = file, case .array(let cases)? = top["cases"] else {
+            return XCTFail("cases.json is an object with an array of cases")
+        }
+        XCTAssertEqual(top["schema"], .string("case.schema.json"))
+        for (index, item) in cases.enumerated() {
+            XCTAssertEqual(SchemaCheck.problems(item, schema), [], "case \(index)")
+        }
+        // The check finds what is wrong: a case without its steps, a zone that is a number.
+        guard case .object(var broken) = cases[0] else { return XCTFail("a case is an object") }
+        broken["steps"] = nil
+        XCTAssertEqual(SchemaCheck.problems(.object(broken), schema), ["$: 'steps' is missing"])
+        guard case .object(var other) = cases[0] else { return }
+        other["zone"] = .integer(3)
+        XCTAssertEqual(SchemaCheck.problems(.object(other), schema), ["$.zone: not string"])
+    }
+
+    /// The cases cover every clause keyword (as the parsed rules have them), function, scope,
+    /// construct, language version and timeline step the model makes.
     func testTheCasesCoverTheLanguage() throws {
-        let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: Self.casesURL))
+        let cases = try Self.load().cases
         let texts = cases.flatMap { $0.files.map(\.text) }
         var keywords: Set<String> = []
         for text in texts {
@@ -136,324 +144,160 @@ final class ConformanceTests: XCTestCase {
         for function in BuiltinFunction.names {
             XCTAssertTrue(texts.contains { $0.contains(function + "(") }, function)
         }
-        for word in ["per install", "per version", "per session", "within", "not during", "retired", " was "] {
-            XCTAssertTrue(texts.contains { $0.contains(word) }, word)
-        }
+        let words = [
+            "per version", "per session", "within", "not during", "per day", "per week", "retired", " was ", "where",
+            "holdout", "after", "upgraded", "priority", "group", "param", ": declined", "crash", "problem",
+        ]
+        for word in words { XCTAssertTrue(texts.contains { $0.contains(word) }, word) }
         for version in ["# language 1.1", "# language 1.2"] {
             XCTAssertTrue(texts.contains { $0.hasPrefix(version) }, version)
         }
         XCTAssertTrue(texts.contains { !$0.hasPrefix("# language") }, "language 1.0")
+        let calls = Set(cases.flatMap { $0.steps.map(\.call) })
+        XCTAssertEqual(
+            calls,
+            [
+                "launch", "trigger", "done", "todo", "set", "try", "next", "present", "finish", "outcome", "crash",
+                "problem", "timezone", "rules",
+            ])
         let zones = Set(cases.map(\.zone) + cases.flatMap { $0.steps.filter { $0.call == "timezone" }.map(\.text) })
-        XCTAssertGreaterThan(zones.count, 2)
+        XCTAssertGreaterThan(zones.count, 4)
+        let answers = cases.flatMap { $0.steps.compactMap(\.expect?.result) }
+        for result in ["yes", "no", "shown", "none", "swapped", "declined"] {
+            XCTAssertTrue(answers.contains(result), result)
+        }
     }
 
     func testWriteTheCases() throws {
         guard ProcessInfo.processInfo.environment["RULES_WRITE_CONFORMANCE"] != nil else {
             throw XCTSkip("set RULES_WRITE_CONFORMANCE=1 to generate conformance/cases.json again")
         }
+        let start = 1_767_225_600.0  // 2026-01-01T00:00:00Z, where a timeline starts
+        let zones = ["UTC", "Europe/Paris", "America/New_York", "Asia/Tokyo", "Asia/Kathmandu", "Australia/Sydney"]
         var cases: [Case] = []
-        // The example timelines, each with its rules (and the files its `rules` steps read).
-        let examples = RulecBinary.packageRoot.appendingPathComponent("examples")
-        let enumerator = FileManager.default.enumerator(atPath: examples.path)!
-        var timelines: [String] = []
-        while let entry = enumerator.nextObject() as? String {
-            if entry.hasSuffix(".timeline") { timelines.append(entry) }
-        }
-        for entry in timelines.sorted() {
-            let folder = (entry as NSString).deletingLastPathComponent
-            let base = ((entry as NSString).lastPathComponent as NSString).deletingPathExtension
-            let timeline = try String(contentsOf: examples.appendingPathComponent(entry), encoding: .utf8)
-            var files = [
-                File(
-                    path: base + ".rules",
-                    text: try String(
-                        contentsOf: examples.appendingPathComponent(folder).appendingPathComponent(base + ".rules"),
-                        encoding: .utf8))
-            ]
-            for line in timeline.split(separator: "\n") {
-                let words = line.split(separator: " ", omittingEmptySubsequences: true)
-                if words.count >= 3, words[1] == "rules" {
-                    let path = String(words[2])
-                    files.append(
-                        File(
-                            path: path,
-                            text: try String(
-                                contentsOf: examples.appendingPathComponent(folder).appendingPathComponent(path),
-                                encoding: .utf8)))
-                }
+        var seed = 0
+        while cases.count < Self.caseCount {
+            seed += 1
+            var random = ModelRandom(seed: 1_000_000 + seed)
+            let rules = ModelRules.random(&random, start: start)
+            // Rules the checker refuses (windows that share no day): another seed.
+            if RuleCompiler.check(text: rules.text).hasErrors { continue }
+            if let swapped = rules.swapped, RuleCompiler.check(text: swapped).hasErrors { continue }
+            let zone = random.pick(zones)
+            let installID = "install-\(seed)"
+            var model = LanguageModel(
+                rules: rules, start: start, zone: TimeZone(identifier: zone)!, installID: installID)
+            var steps: [Step] = []
+            func add(_ step: ModelStep) {
+                let answer = model.apply(step)
+                let text = step.timelineText
+                guard !text.isEmpty else { return }
+                let expect = answer.map { Expect(result: $0.result, failing: $0.result == "no" ? $0.failing : nil) }
+                steps.append(
+                    Step(
+                        at: Int64(model.now - start), call: String(text.prefix { $0 != " " }), text: text,
+                        expect: expect))
             }
-            cases.append(try Self.make("examples/" + entry, files: files, timeline: timeline))
+            add(.launch("1"))
+            for _ in 0..<30 { add(model.randomStep(&random, floor: start)) }
+            var files = [File(path: "case.rules", text: rules.text)]
+            if let swapped = rules.swapped { files.append(File(path: "swapped.rules", text: swapped)) }
+            cases.append(
+                Case(name: "model/\(seed)", files: files, zone: zone, installID: installID, steps: steps))
         }
-        // The grid: each rule text against each trace.
-        for (r, rules) in Self.grid.enumerated() {
-            for (t, trace) in Self.traces.enumerated() {
-                cases.append(
-                    try Self.make(
-                        "grid/\(r)-\(t)", files: [File(path: "case.rules", text: rules)], timeline: trace.text,
-                        zone: trace.zone))
-            }
-        }
-        // Event properties: their rules against traces whose triggers carry properties.
-        for (r, rules) in Self.propertyGrid.enumerated() {
-            for (t, trace) in Self.propertyTraces.enumerated() {
-                cases.append(
-                    try Self.make(
-                        "properties/\(r)-\(t)", files: [File(path: "case.rules", text: Self.properties + rules)],
-                        timeline: trace))
-            }
-        }
+        let corpus = Corpus(
+            spec: "1.2", schema: "case.schema.json",
+            generator: "the whole-language model, Tests/TestSupport/LanguageModel.swift (seeds 1000001...)",
+            cases: cases)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try FileManager.default.createDirectory(
-            at: Self.casesURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try (encoder.encode(cases) + Data("\n".utf8)).write(to: Self.casesURL)
+        try (encoder.encode(corpus) + Data("\n".utf8)).write(to: Self.casesURL)
     }
-
-    /// Rule texts over the streams `a` and `b`, each with a scenario `S`: every clause, scope,
-    /// function and version.
-    static let grid: [String] = [
-        "scenario S < on a; min_events 3 >",
-        "scenario S < on a; min_events 2 per session >",
-        "scenario S < on a; min_events 2 per version >",
-        "scenario S < on a; min_events 2 within 1h >",
-        "scenario S < on a; max_events 2 >",
-        "scenario S < on a; max_events 1 per session >",
-        "scenario S < on a; max_events 3 within 1d >",
-        "scenario S < on a; max_exec 2 >",
-        "scenario S < on a; max_exec 1 per session >",
-        "scenario S < on a; max_exec 1 per version >",
-        "scenario S < on a; max_exec 2 within 1d >",
-        "scenario S < on a; since_first 1h >",
-        "scenario S < on a; since_last 30m >",
-        "scenario S < on a; between 1d >",
-        "scenario S < on a; between 2h; max_exec 3 >",
-        "scenario S < on a, b; min_events 2 >",
-        "scenario S < min_events 5; since_first 7d; max_exec 4; between 2d >",
-        "scenario S < on a; min_events 2 per session; max_exec 1 per session; since_first 1h >",
-        "scenario S < when (count(a) > 2) >",
-        "scenario S < when count(a per session) >= 1 and since_last(a) >= 1h >",
-        "scenario S < when since_first(a) >= 1d >",
-        "scenario S < on a; when executions(S within 1d) == 0 >",
-        "scenario S < when todo(task) or upgraded >",
-        "param p: int = 3\nscenario S < on a; when count(a) >= p >",
-        "param on_sale: bool = false\nscenario S < on a; when not on_sale; min_events 1 >",
-        "group G < max_exec 1 within 1d; between 2h > {\n    scenario S < on a; min_events 1 >\n    scenario T < on a >\n}",
-        "scenario S < on a; min_events 1; priority 2 >\nscenario T < on a; priority 5 >",
-        "# language 1.1\nscenario S < on a; between 1h, 1d, 3d >",
-        "# language 1.1\nscenario S < on a; min_days 2 within 3d >",
-        "# language 1.1\nscenario S < when active_days(a within 7d) >= 2 >",
-        "# language 1.1\nscenario S was Old < on a; min_events 1 >",
-        "# language 1.2\nscenario S < on a; after declined next version >",
-        "# language 1.2\nscenario S < on a; after later 1d >",
-        "# language 1.2\nscenario S < on a; after accepted never >",
-        "# language 1.2\nscenario S < on a; after dismissed next session >",
-        "# language 1.2\nscenario S < on a; when count(S: declined) == 0 >",
-        "# language 1.2\nscenario S < on a; when since_last(crash) >= 1d >",
-        "# language 1.2\nscenario S < on a; not during 22:00-08:00 >",
-        "# language 1.2\nscenario S < on a; during 09:00-17:00 >",
-        "# language 1.2\nscenario S < on a; days weekdays >",
-        "# language 1.2\nscenario S < on a; days sat, sun >",
-        "# language 1.2\nscenario S < on a; from 2026-01-02 >",
-        "# language 1.2\nscenario S < on a; until 2026-01-03 >",
-        "# language 1.2\nscenario S < on a; when (bucket(\"x\") < 50) >",
-        "# language 1.2\nscenario S < on a; when bucket(\"y\") >= 50 >",
-        "# language 1.2\nretired scenario Old\nscenario S < on a >",
-        "# language 1.2\ngroup G < max_exec 1 within 1d; not during 22:00-08:00 > {\n    scenario S < on a >\n}",
-        "# language 1.2\nscenario S < on a, crash; min_events 2 >",
-        "# language 1.2\nscenario S < on a; when count(problem) == 0 >",
-        "scenario S < on a; max_events 0 per session; max_exec 5 >",
-        "scenario S < on a; min_events 2 per install; max_exec 1 per install >",
-        "# language 1.2\nscenario S < on a; holdout 50% \"h\" >\nscenario T < on a; holdout 10% \"t\" >",
-    ]
-
-    /// The events of the property grid, with properties of each type (language 1.2).
-    static let properties = "# language 1.2\nevent a(n: int, k: string, f: bool), b(n: int, k: string, f: bool), go\n"
-
-    /// Rule texts over `a` and `b` with properties, each with a scenario `S`: every function that
-    /// takes a filter, `min_events ... where`, every operator and property type, and scopes.
-    static let propertyGrid: [String] = [
-        "scenario S < on go; when count(a where n >= 10) >= 2 >",
-        "scenario S < on go; when count(a where k == \"x\" and (n < 5) within 1h) >= 1 >",
-        "scenario S < on go; when since_last(a where not (n == 3)) >= 30m >",
-        "scenario S < on go; when since_first(a where k != \"y\" or f) >= 1h >",
-        "scenario S < on go; when active_days(a where (n > 2) within 7d) >= 2 >",
-        "scenario S < on go; when count(a where f == false per session) == 0 >",
-        "scenario S < on go; when count(a where n <= 10 per version) >= 2 >",
-        "scenario S < on a; min_events 2 where n >= 10 >",
-        "scenario S < on a, b; min_events 3 where k == \"x\" within 1d >",
-        "scenario S < on a; min_events 1 where f per session; max_exec 1 per session >",
-        "scenario S < on go; when sum(a.n) >= 25 >",
-        "scenario S < on go; when sum(a.n where k == \"x\" per session) >= 10 and sum(b.n per version) == 0 >",
-        "scenario S < on go; when sum(a.n within 1h) >= 12 and (sum(b.n where k == \"x\" within 1d) < 30) >",
-    ]
-
-    /// Traces of triggers with properties (some missing, one event without any) for the property grid.
-    static let propertyTraces: [String] = [
-        """
-        0 launch 1.0
-        0 trigger a n=12 k=x f=true
-        0 trigger go
-        0 try S
-        1h trigger a n=3 k=x f=false
-        1h trigger b n=20 k=x
-        90m trigger go
-        90m try S
-        2h trigger a n=15 k=y
-        2h trigger go
-        150m try S
-        1d launch 1.0
-        1d trigger a n=10 k=x f=true
-        1d trigger go
-        1d try S
-        3d trigger a n=1 k=x f=true
-        3d trigger b k=x
-        3d try S
-        """,
-        """
-        0 launch 1.0
-        0 trigger a
-        0 trigger a n=4 k=x
-        30m trigger b n=4 k=x f=false
-        30m try S
-        2h launch 2.0
-        2h trigger a n=11 k=z f=false
-        2h trigger a n=11 k=x f=true
-        2h1m try S
-        2d trigger a n=3 k=x
-        2d try S
-        8d try S
-        """,
-    ]
-
-    /// Traces over the streams `a` and `b` and the scenario `S`, which every rule text has.
-    static let traces: [(zone: String, text: String)] = [
-        (
-            "UTC",
-            """
-            0 launch 1.0
-            0 trigger a
-            0 try S
-            1h trigger a
-            90m try S
-            2h trigger a
-            150m try S
-            1d try S
-            3d try S
-            """
-        ),
-        (
-            "UTC",
-            """
-            0 launch 1.0
-            0 trigger a
-            0 try S
-            1h launch 1.0
-            1h trigger a
-            1h trigger a
-            2h try S
-            1d launch 2.0
-            1d try S
-            1d1h trigger a
-            1d2h try S
-            2d check count(a) >= 3
-            """
-        ),
-        (
-            "Europe/Paris",
-            """
-            0 launch 1.0
-            9h trigger a
-            9h try S
-            23h try S
-            1d9h trigger b
-            1d10h trigger a
-            1d10h try S
-            2d10h try S
-            3d23h try S
-            9d10h trigger a
-            9d10h try S
-            """
-        ),
-        (
-            "America/New_York",
-            """
-            0 launch 1.0
-            0 trigger a
-            12h trigger a
-            12h try S
-            1d timezone Asia/Tokyo
-            1d try S
-            1d6h trigger a
-            1d6h try S
-            2d timezone America/New_York
-            2d14h try S
-            3d3h try S
-            """
-        ),
-        (
-            "UTC",
-            """
-            0 launch 1.0
-            0 trigger a
-            0 trigger a
-            1h present S
-            1h finish S declined
-            2h try S
-            1d try S
-            2d launch 2.0
-            2d present S
-            2d finish S later
-            3d try S
-            9d try S
-            10d crash
-            10d1h try S
-            11d2h try S
-            """
-        ),
-        (
-            "UTC",
-            """
-            0 launch 1.0
-            0 trigger a
-            0 trigger a
-            0 trigger a
-            0 try S
-            1d try S
-            2d try S
-            2d reset S
-            2d1h try S
-            3d next
-            3d check count(a) >= 3
-            """
-        ),
-    ]
 }
 
-/// Offsets as timelines write them (`90m`, `1d2h`, `3600s`, `0`).
-enum TimelineText {
-    static func seconds(_ text: String) -> Int64? {
-        if text == "0" { return 0 }
-        var total: Int64 = 0
-        var number: Int64 = 0
-        var digits = false
-        for character in text {
-            if let digit = character.wholeNumberValue {
-                number = number * 10 + Int64(digit)
-                digits = true
-                continue
-            }
-            guard digits else { return nil }
-            switch character {
-            case "s": total += number
-            case "m": total += number * 60
-            case "h": total += number * 3_600
-            case "d": total += number * 86_400
-            case "w": total += number * 604_800
-            default: return nil
-            }
-            number = 0
-            digits = false
+/// A decoded JSON value, its numbers told apart (an integer is not a bool, nor a fraction).
+enum JSONValue: Decodable, Equatable {
+    case object([String: JSONValue])
+    case array([JSONValue])
+    case string(String)
+    case integer(Int64)
+    case number(Double)
+    case bool(Bool)
+    case null
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
         }
-        return digits ? nil : total
+    }
+}
+
+/// The part of JSON Schema that `case.schema.json` uses (`type`, `required`, `properties`,
+/// `additionalProperties: false`, `items`, `enum`, `minItems`, `$ref` into `$defs`), checked
+/// over a decoded JSON value: a list of what does not match, empty when it does.
+enum SchemaCheck {
+    static func problems(_ value: JSONValue, _ schema: JSONValue, root: JSONValue? = nil, at path: String = "$")
+        -> [String]
+    {
+        guard case .object(var rule) = schema else { return ["\(path): the schema is not an object"] }
+        let root = root ?? schema
+        if case .string(let ref)? = rule["$ref"], ref.hasPrefix("#/$defs/"), case .object(let top) = root,
+            case .object(let defs)? = top["$defs"], case .object(let target)? = defs[String(ref.dropFirst(8))]
+        {
+            rule = target
+        }
+        if case .string(let type)? = rule["type"] {
+            let matches: Bool
+            switch (type, value) {
+            case ("object", .object), ("array", .array), ("string", .string), ("integer", .integer): matches = true
+            case ("object", _), ("array", _), ("string", _), ("integer", _): matches = false
+            default: matches = true
+            }
+            if !matches { return ["\(path): not \(type)"] }
+        }
+        var found: [String] = []
+        if case .array(let choices)? = rule["enum"], case .string = value, !choices.contains(value) {
+            found.append("\(path): not one of the values listed")
+        }
+        if case .object(let object) = value {
+            if case .array(let required)? = rule["required"] {
+                for case .string(let key) in required where object[key] == nil {
+                    found.append("\(path): '\(key)' is missing")
+                }
+            }
+            var properties: [String: JSONValue] = [:]
+            if case .object(let listed)? = rule["properties"] { properties = listed }
+            for key in object.keys.sorted() {
+                if let property = properties[key] {
+                    found += problems(object[key]!, property, root: root, at: path + "." + key)
+                } else if rule["additionalProperties"] == .bool(false) {
+                    found.append("\(path): '\(key)' is not allowed")
+                }
+            }
+        }
+        if case .array(let array) = value {
+            if case .integer(let minimum)? = rule["minItems"], array.count < minimum {
+                found.append("\(path): fewer than \(minimum) items")
+            }
+            if let items = rule["items"] {
+                for (index, item) in array.enumerated() {
+                    found += problems(item, items, root: root, at: path + "[\(index)]")
+                }
+            }
+        }
+        return found
     }
 }

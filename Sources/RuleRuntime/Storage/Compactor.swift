@@ -68,11 +68,8 @@ extension FileStore {
         guard renameCompacted(temporary, newIdentity, size: size) != .failed else { throw fail("rename", errno) }
         // The old file's last close frees its blocks (0.3 ms for 1 MiB here, a fifth of a
         // shared compaction): done on the compaction queue, off the caller's path and the lock.
-        let replaced = file.replace(with: out, identity: newIdentity, length: size)
+        let replaced = switchToCompacted(out, newIdentity, length: size, liveBytes: size)
         compactionQueue.async { close(replaced) }
-        compactionCount += 1
-        liveBytes = size
-        loadedVersion = RecordFormat.version
         contentsUnknown = false
         if let region {
             // Replaced: other processes open the new file at their next call.
@@ -84,6 +81,18 @@ extension FileStore {
             appendedInCall = true
         }
         try syncDirectory()
+    }
+
+    /// Under the lock: the one switch to a compacted file, whichever path made it (here, in the
+    /// background, or shared): the store then appends to `out`, its live bytes are `liveBytes`,
+    /// and its format is the current one (a compaction writes no other). Returns the old file's
+    /// descriptor, for the caller to close where it suits (its last close frees its blocks).
+    func switchToCompacted(_ out: Int32, _ identity: FileIdentity, length: Int, liveBytes live: Int) -> Int32 {
+        let replaced = file.replace(with: out, identity: identity, length: length)
+        compactionCount += 1
+        liveBytes = live
+        loadedVersion = RecordFormat.version
+        return replaced
     }
 
     // MARK: - In the background
@@ -275,13 +284,11 @@ extension FileStore {
         if switched == .failed { return drop(.io(path: temporary, operation: "rename", errno: errno)) }
         // The old file is removed (when swapped) and closed after the lock is released: its
         // last close frees its blocks, which a trigger waiting on the lock need not wait for.
-        let replaced = file.replace(with: out, identity: newIdentity, length: size)
+        let replaced = switchToCompacted(out, newIdentity, length: size, liveBytes: liveSize)
         defer {
             if switched == .swapped { unlink(temporary) }
             _ = system.close(replaced)
         }
-        compactionCount += 1
-        liveBytes = liveSize
         let directory = (realPath as NSString).deletingLastPathComponent
         if options.syncEveryWrite {
             do { try syncDirectory() } catch { backgroundError = error as? RuleStoreError }
@@ -435,7 +442,7 @@ extension FileStore {
         let size = Int(lseek(out, 0, SEEK_END))
         let switched = renameCompacted(ready.temporary, newIdentity, size: size, swapping: true)
         if switched == .failed { return drop(.io(path: ready.temporary, operation: "rename", errno: errno)) }
-        let replaced = file.replace(with: out, identity: newIdentity, length: size)
+        let replaced = switchToCompacted(out, newIdentity, length: size, liveBytes: ready.liveSize)
         let directory = (realPath as NSString).deletingLastPathComponent
         let system = self.system
         // The old file, at the new one's former name when swapped (a name of this process's
@@ -446,9 +453,6 @@ extension FileStore {
             close(replaced)
             _ = system.syncDirectory(directory.isEmpty ? "." : directory)
         }
-        compactionCount += 1
-        liveBytes = ready.liveSize
-        loadedVersion = RecordFormat.version
         seenGeneration = region.generation
         if !engineBehind { seenSequence = region.sequence }
         appendedInCall = true

@@ -88,6 +88,7 @@ func fetchBounded(_ address: String, limit: Int) -> Never {
 }
 
 /// Errors a store reported: fault reports (the file written again) apart from failed calls.
+/// `@unchecked Sendable`: `lock` guards `failed`, its one changing field.
 final class Failures: @unchecked Sendable {
     private let lock = NSLock()
     private var failed = 0

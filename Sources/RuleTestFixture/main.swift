@@ -152,7 +152,8 @@ func stageLoop(_ directory: String) -> Never {
     }
 }
 
-/// A clock that calls back into its engine.
+/// A clock that calls back into its engine. `@unchecked Sendable`: `engine` is set once, before
+/// the engine's first call, by the one thread of this child process; nothing else changes.
 final class CallingClock: RuleClock, @unchecked Sendable {
     var engine: RuleEngine?
     func now() -> Date {
@@ -161,7 +162,7 @@ final class CallingClock: RuleClock, @unchecked Sendable {
     }
 }
 
-/// A store whose writes fail.
+/// A store whose writes fail. `@unchecked Sendable`: it holds nothing that changes.
 final class FailingStore: RuleStore, @unchecked Sendable {
     struct Failure: Error {}
     func load() throws -> [String: [UInt8]] { [:] }

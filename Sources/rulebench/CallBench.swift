@@ -12,7 +12,9 @@ import RuleLang
 
 // MARK: - Per-call, file store and front-end benchmarks
 
-/// Where the limit's work goes, so that the optimizer keeps it.
+/// Where the limit's work goes, so that the optimizer keeps it. `@unchecked Sendable`: `value`
+/// is written only by the benchmark's one thread (under the limit's lock) and never read
+/// concurrently; it exists to be written.
 final class LimitSink: @unchecked Sendable {
     var value = 0.0
 }

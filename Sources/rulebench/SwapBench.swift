@@ -108,7 +108,8 @@ func swapBenchmarks(_ goals: inout [Goal]) throws {
     try? FileManager.default.removeItem(at: bigPath)
 }
 
-/// A value read and written under a lock, across threads.
+/// A value read and written under a lock, across threads. `@unchecked Sendable`: `lock` guards
+/// `stored`, its one changing field.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value

@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "RuleRuntime", targets: ["RuleRuntime"]),
         .library(name: "RuleTimeline", targets: ["RuleTimeline"]),
         .library(name: "RuleTools", targets: ["RuleTools"]),
+        // The same rules over many installs' state in PostgreSQL, for servers: apps never link it.
+        .library(name: "RuleServer", targets: ["RuleServer"]),
         .executable(name: "rulec", targets: ["rulec"]),
         .plugin(name: "RulesPlugin", targets: ["RulesPlugin"]),
     ],
@@ -27,6 +29,11 @@ let package = Package(
         .target(name: "CFileCalls"),
         .target(
             name: "RuleRuntime", dependencies: ["RuleLang", "CZlib", "CRegionGuard", "CRuleChecksum", "CFileCalls"]),
+        // libpq, PostgreSQL's C client, found by pkg-config (a system library, no package).
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        .target(name: "RuleServer", dependencies: ["RuleLang", "RuleRuntime", "CLibPQ"]),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.
@@ -48,6 +55,7 @@ let package = Package(
             name: "RuleRuntimeTests", dependencies: [
                 "RuleRuntime", "CRuleChecksum", "rule-test-fixture", "readme-app", "TestSupport",
             ]),
+        .testTarget(name: "RuleServerTests", dependencies: ["RuleServer", "RuleRuntime", "TestSupport"]),
         .testTarget(name: "RulecTests", dependencies: [
                 "rulec", "RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport",
             ]),

@@ -98,6 +98,14 @@ extension RuleEngine {
         }
     }
 
+    /// Stores now what reads re-based in memory (times recorded while the clock was ahead),
+    /// which a device keeps in memory until its next write: RuleServer, whose every call is a
+    /// new engine over the stored state, stores them at the end of a read so that the next
+    /// call reads what this one did.
+    package func storeReBasedTimes() {
+        locked { $0.storeReBased() }
+    }
+
     /// The presentation of scenario `name` this engine made and has not finished, if any
     /// (timelines' `finish` step), under whichever of its names it was opened.
     package func openPresentation(of name: String) -> Presentation? {

@@ -63,6 +63,14 @@ public final class RuleEngine: @unchecked Sendable {
             checked: result, store: store, clock: clock, options: options, staged: staged, listed: listed)
     }
 
+    /// An engine over rules checked once for many engines (RuleServer: one per call, each over
+    /// one install's state).
+    package convenience init(
+        checkedOnce result: CheckResult, store: RuleStore, clock: RuleClock, options: Options
+    ) throws {
+        try self.init(checked: result, store: store, clock: clock, options: options)
+    }
+
     /// An engine over rules already checked (a delivery checks them before it decides to run them),
     /// from `origin`.
     init(

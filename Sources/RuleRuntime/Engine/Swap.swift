@@ -186,14 +186,20 @@ extension EngineCore {
     /// processes share (whose writes must be taken in in order) and over a store that cannot say
     /// whether something else wrote it meanwhile (not a ``RecordStore``): that swap reads the
     /// store under the lock (``finishSwap``).
-    mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int, hooks: EngineHooks)? {
-        // Times re-based in memory (a clock corrected; reads write nothing) are stored first: the
-        // new core is made from the store, and would otherwise re-base them again, at the swap's
-        // time (found by `ClauseModelTests`).
+    /// Stores the times re-based in memory (a clock corrected), which otherwise wait for the
+    /// next call that writes.
+    mutating func storeReBased() {
         if !rebasedUnsaved.isEmpty || !rebasedStreams.isEmpty || !rebasedToDos.isEmpty {
             addRebased()
             commit()
         }
+    }
+
+    mutating func beginSwap() throws -> (read: () throws -> StoredEntries, token: Int, hooks: EngineHooks)? {
+        // Times re-based in memory (a clock corrected; reads write nothing) are stored first: the
+        // new core is made from the store, and would otherwise re-base them again, at the swap's
+        // time (found by `ClauseModelTests`).
+        storeReBased()
         guard !shared, let records else { return nil }
         let reader: (taken: Int, read: () throws -> StoredEntries)
         do { reader = try records.entriesReader() } catch {

@@ -1,0 +1,193 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+import RuleServer
+import TestSupport
+import XCTest
+
+/// The rules over many installs' state in a throwaway PostgreSQL (`ThrowawayPostgres`): the
+/// device engine's answers, caps kept under concurrent workers, a request applied once, faults.
+/// They skip when PostgreSQL is not installed, unless `RULES_POSTGRES=required` (CI sets it).
+final class RuleServerTests: XCTestCase {
+    let start = Date(timeIntervalSince1970: 1_767_225_600)
+
+    func database() throws -> ThrowawayPostgres {
+        do {
+            return try ThrowawayPostgres()
+        } catch let missing as ThrowawayPostgres.Unavailable
+            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
+        {
+            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
+        }
+    }
+
+    func testMigrateCreatesTheSchemaOnceAndAServerRefusesADatabaseWithout() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        let rules = [SourceFile(path: "r.rules", text: "scenario S < max_exec 1 >")]
+        XCTAssertThrowsError(try RuleServer(sources: rules, database: pg.conninfo)) { error in
+            guard case RuleServerError.schema(let message)? = error as? RuleServerError else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertTrue(message.contains("migrate"), message)
+        }
+        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 0)
+        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 1)
+        XCTAssertNoThrow(try RuleServer(sources: rules, database: pg.conninfo))
+    }
+
+    /// Seeded random histories of the whole-language model's rules, each step run on a device
+    /// engine and on the server for one install (a few installs in turn): every answer, and
+    /// every scenario's explanation after each step, the same.
+    func testTheServerAnswersAsADeviceEngine() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let begin = 1_774_440_000.0
+        var compared = 0
+        var seed = 0
+        var histories = 0
+        while histories < 40 {
+            seed += 1
+            var random = ModelRandom(seed: 50_000 + seed)
+            let rules = ModelRules.random(&random, start: begin)
+            // Steps a server call makes: no swap (the server swaps for every install at once),
+            // no presentations (not served yet).
+            guard
+                let server = try? RuleServer(
+                    sources: [SourceFile(path: "r.rules", text: rules.text)], database: pg.conninfo)
+            else { continue }
+            histories += 1
+            let install = "install-\(seed)"
+            let clock = ManualClock(Date(timeIntervalSince1970: begin))
+            var options = RuleEngine.Options(logSubsystem: nil)
+            options.installID = install
+            let device = try RuleEngine(source: rules.text, clock: clock, options: options)
+            var model = LanguageModel(
+                rules: rules, start: begin, zone: TimeZone(identifier: "UTC")!, installID: install)
+            for _ in 0..<20 {
+                let step = model.randomStep(&random)
+                let now = Date(timeIntervalSince1970: model.now)
+                switch step {
+                case .advance: break
+                case .launch(let version):
+                    device.startSession(version: version)
+                    try server.startSession(install: install, version: version, at: now)
+                case .trigger(let stream, nil):
+                    device.trigger(Event(stream))
+                    try server.trigger(install: install, stream, at: now)
+                case .trigger(let stream, let properties?):
+                    let values: [String: PropertyValue] = [
+                        "amount": .int(Int64(properties.amount)), "plan": .string(properties.plan),
+                    ]
+                    device.trigger(Event(stream), properties: values)
+                    try server.trigger(install: install, stream, properties: values, at: now)
+                case .tryToExecute(let name) where !name.hasPrefix("S2"):
+                    XCTAssertEqual(
+                        try server.tryToExecute(install: install, name, at: now), device.tryToExecute(name),
+                        "seed \(seed): \(rules.text)")
+                case .outcome(let name, let word):
+                    try device.recordOutcome(Outcome(rawValue: word)!, of: name)
+                    try server.recordOutcome(install: install, Outcome(rawValue: word)!, of: name, at: now)
+                default: continue
+                }
+                _ = model.apply(step)
+                clock.set(Date(timeIntervalSince1970: model.now))
+                for name in rules.scenarios.map(\.name) {
+                    XCTAssertEqual(
+                        try server.explain(install: install, name, at: Date(timeIntervalSince1970: model.now)),
+                        device.explain(name), "seed \(seed): \(rules.text)")
+                    compared += 1
+                }
+            }
+            if testRun?.failureCount ?? 0 > 5 { return }
+        }
+        XCTAssertGreaterThan(compared, 500)
+    }
+
+    /// Workers on threads, each with its own server (and so its own connections), try one
+    /// scenario on the same installs at once: no install ever runs more than the cap, and the
+    /// yes answers are exactly the executions the database holds.
+    func testConcurrentWorkersNeverExceedACap() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let rules = [SourceFile(path: "r.rules", text: "scenario Offer < max_exec 3 within 1d; between 1h >")]
+        let installs = (0..<20).map { "user-\($0)" }
+        let yes = Locked([String: Int]())
+        let failures = Locked([String]())
+        let (database, start) = (pg.conninfo, start)
+        DispatchQueue.concurrentPerform(iterations: 16) { worker in
+            do {
+                let server = try RuleServer(sources: rules, database: database, options: .init(connections: 1))
+                for round in 0..<40 {
+                    let install = installs[(worker + round) % installs.count]
+                    // Time moves in steps of 30 minutes: `between 1h` lets every other step through.
+                    let time = start.addingTimeInterval(Double(round / 4) * 1_800)
+                    if try server.tryToExecute(install: install, "Offer", at: time) {
+                        yes.withValue { $0[install, default: 0] += 1 }
+                    }
+                }
+            } catch {
+                failures.withValue { $0.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withValue { $0 }, [])
+        let server = try RuleServer(sources: rules, database: pg.conninfo)
+        let counts = yes.withValue { $0 }
+        for install in installs {
+            let shown = counts[install, default: 0]
+            XCTAssertLessThanOrEqual(shown, 3, install)
+            let explanation = try server.explain(install: install, "Offer", at: start.addingTimeInterval(5 * 3_600))
+            XCTAssertTrue(explanation.description.contains("max_exec 3 within 1d: \(shown) so far"), "\(explanation)")
+        }
+        XCTAssertGreaterThan(counts.values.reduce(0, +), 20)
+    }
+
+    /// A call retried with its request id is applied once, and answers what it answered.
+    func testARequestIDIsAppliedOnce() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: "scenario Offer < on a; max_exec 1 >")], database: pg.conninfo)
+        try server.trigger(install: "u", "a", at: start, requestID: "t1")
+        try server.trigger(install: "u", "a", at: start, requestID: "t1")
+        XCTAssertTrue(try server.tryToExecute(install: "u", "Offer", at: start, requestID: "r1"))
+        XCTAssertTrue(try server.tryToExecute(install: "u", "Offer", at: start, requestID: "r1"), "the same answer")
+        XCTAssertFalse(try server.tryToExecute(install: "u", "Offer", at: start, requestID: "r2"))
+        let explanation = try server.explain(install: "u", "Offer", at: start)
+        XCTAssertEqual(explanation.clauses.map(\.detail), ["1 so far"], "\(explanation)")
+    }
+
+    /// The database stopped: a call fails at once with a connection error, nothing is kept; the
+    /// database back, the next call connects again and works.
+    func testTheDatabaseDownFailsFastAndTheNextCallReconnects() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: "scenario Offer < on a; max_exec 5 >")], database: pg.conninfo)
+        try server.trigger(install: "u", "a", at: start)
+        pg.kill()
+        let began = Date()
+        XCTAssertThrowsError(try server.tryToExecute(install: "u", "Offer", at: start)) { error in
+            guard case RuleServerError.connection? = error as? RuleServerError else { return XCTFail("\(error)") }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(began), 5)
+        try pg.start()
+        XCTAssertTrue(try server.tryToExecute(install: "u", "Offer", at: start))
+        XCTAssertEqual(try server.explain(install: "u", "Offer", at: start).clauses.map(\.detail), ["1 so far"])
+    }
+
+    func testAnUnknownScenarioIsATypedError() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: "scenario Offer < >")], database: pg.conninfo)
+        XCTAssertThrowsError(try server.tryToExecute(install: "u", "Ofer", at: start)) { error in
+            XCTAssertEqual(error as? RuleServerError, .unknownScenario("Ofer"))
+        }
+    }
+}

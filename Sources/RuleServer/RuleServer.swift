@@ -35,11 +35,11 @@ public final class RuleServer: @unchecked Sendable {
         }
     }
 
-    private let pool: ConnectionPool
-    private let options: Options
-    private let lock = NSLock()
+    let pool: ConnectionPool
+    let options: Options
+    let lock = NSLock()
     /// The rules every call runs, checked once; swapped whole by ``replaceRules(sources:)``.
-    private var rules: CheckResult
+    var rules: CheckResult
 
     /// A server over the rule files `sources` (checked together as one program) and the database
     /// `database` (a libpq connection string or URL; `PGHOST` and friends fill what it leaves
@@ -77,7 +77,7 @@ public final class RuleServer: @unchecked Sendable {
         install: String, _ event: String, properties: [String: PropertyValue]? = nil, at time: Date,
         requestID: String? = nil
     ) throws {
-        _ = try call(install, at: time, requestID: requestID, writes: true) { engine in
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
             if let properties {
                 engine.trigger(Event(event), properties: properties)
             } else {
@@ -92,7 +92,7 @@ public final class RuleServer: @unchecked Sendable {
     public func tryToExecute(install: String, _ scenario: String, at time: Date, requestID: String? = nil) throws
         -> Bool
     {
-        try call(install, at: time, requestID: requestID, writes: true) { engine in
+        try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
             try Self.known(engine, scenario)
             return engine.tryToExecute(scenario) ? "yes" : "no"
         } == "yes"
@@ -100,7 +100,7 @@ public final class RuleServer: @unchecked Sendable {
 
     /// `canExecute` for `install` at `time`: the answer alone; nothing is written.
     public func canExecute(install: String, _ scenario: String, at time: Date) throws -> Bool {
-        try call(install, at: time, requestID: nil, writes: false) { engine in
+        try call(install, at: time, requestID: nil, writes: false) { engine, _ in
             try Self.known(engine, scenario)
             return engine.canExecute(scenario) ? "yes" : "no"
         } == "yes"
@@ -109,7 +109,7 @@ public final class RuleServer: @unchecked Sendable {
     /// `explain` for `install` at `time`; nothing is written.
     public func explain(install: String, _ scenario: String, at time: Date) throws -> Explanation {
         var explanation: Explanation?
-        _ = try call(install, at: time, requestID: nil, writes: false) { engine in
+        _ = try call(install, at: time, requestID: nil, writes: false) { engine, _ in
             explanation = engine.explain(scenario)
             return ""
         }
@@ -120,7 +120,7 @@ public final class RuleServer: @unchecked Sendable {
     public func recordOutcome(
         install: String, _ outcome: Outcome, of scenario: String, at time: Date, requestID: String? = nil
     ) throws {
-        _ = try call(install, at: time, requestID: requestID, writes: true) { engine in
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
             try Self.known(engine, scenario)
             try engine.recordOutcome(outcome, of: scenario)
             return "done"
@@ -129,20 +129,21 @@ public final class RuleServer: @unchecked Sendable {
 
     /// Records a session of `install` (an app launch the server hears of).
     public func startSession(install: String, version: String, at time: Date, requestID: String? = nil) throws {
-        _ = try call(install, at: time, requestID: requestID, writes: true) { engine in
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
             engine.startSession(version: version)
             return "done"
         }
     }
 
-    private static func known(_ engine: RuleEngine, _ scenario: String) throws {
+    static func known(_ engine: RuleEngine, _ scenario: String) throws {
         guard engine.explain(scenario).isKnown else { throw RuleServerError.unknownScenario(scenario) }
     }
 
     /// One call over `install`'s state in one transaction; returns what `body` answered (or, for
     /// a request id already answered, that answer, with nothing changed).
-    private func call(
-        _ install: String, at time: Date, requestID: String?, writes: Bool, _ body: (RuleEngine) throws -> String
+    func call(
+        _ install: String, at time: Date, requestID: String?, writes: Bool,
+        _ body: (RuleEngine, ManualClock) throws -> String
     ) throws -> String {
         let rules = lock.withLock { self.rules }
         let id = Array(install.utf8)
@@ -172,9 +173,9 @@ public final class RuleServer: @unchecked Sendable {
                 let store = RowStore(entries)
                 var engineOptions = options.engine
                 engineOptions.installID = install
-                let engine = try RuleEngine(
-                    checkedOnce: rules, store: store, clock: ManualClock(time), options: engineOptions)
-                let answer = try body(engine)
+                let clock = ManualClock(time)
+                let engine = try RuleEngine(checkedOnce: rules, store: store, clock: clock, options: engineOptions)
+                let answer = try body(engine, clock)
                 if !writes { engine.storeReBasedTimes() }
                 let changes = store.changes()
                 if writes || !changes.isEmpty {
@@ -218,7 +219,7 @@ public final class RuleServer: @unchecked Sendable {
 /// `@unchecked Sendable`: `lock` guards `entries` and `changed`; the engine calls it under its
 /// own lock, from the one thread of the call.
 final class RowStore: RuleStore, @unchecked Sendable {
-    private let lock = NSLock()
+    let lock = NSLock()
     private let entries: [String: [UInt8]]
     private var changed: [String: [UInt8]?] = [:]
     private var order: [String] = []

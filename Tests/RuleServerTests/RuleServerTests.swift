@@ -180,6 +180,23 @@ final class RuleServerTests: XCTestCase {
         XCTAssertEqual(try server.explain(install: "u", "Offer", at: start).clauses.map(\.detail), ["1 so far"])
     }
 
+    /// docs/server.md's walkthrough, as written there (the database's name aside).
+    func testTheWalkthrough() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        let rulesText = "scenario WinBack < on purchase; max_exec 1 within 7d >"
+        try RuleServer.migrate(database: pg.conninfo)
+        let server = try RuleServer(
+            sources: [SourceFile(path: "app.rules", text: rulesText)], database: pg.conninfo)
+        try server.trigger(install: "user-42", "purchase", at: Date())
+        var sent = 0
+        if try server.tryToExecute(install: "user-42", "WinBack", at: Date(), requestID: "push-9f2c") {
+            sent += 1
+        }
+        XCTAssertEqual(sent, 1)
+        XCTAssertFalse(try server.explain(install: "user-42", "WinBack", at: Date()).wouldRun)
+    }
+
     func testAnUnknownScenarioIsATypedError() throws {
         let pg = try database()
         defer { pg.stop() }

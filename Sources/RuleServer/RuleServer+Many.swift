@@ -1,0 +1,162 @@
+import Foundation
+import RuleLang
+import RuleRuntime
+
+extension RuleServer {
+    /// One event of a batch: an install, the event, its properties, its time.
+    public struct BatchEvent: Sendable {
+        public var install: String
+        public var event: String
+        public var properties: [String: PropertyValue]?
+        public var time: Date
+
+        public init(install: String, event: String, properties: [String: PropertyValue]? = nil, at time: Date) {
+            self.install = install
+            self.event = event
+            self.properties = properties
+            self.time = time
+        }
+    }
+
+    /// Records many events, each for its install at its time: an event pipeline's batch. One
+    /// transaction per install, its events in the order given, so that a failure keeps the
+    /// installs before it and says which failed (the error is thrown after them).
+    public func trigger(batch events: [BatchEvent]) throws {
+        var order: [String] = []
+        var byInstall: [String: [BatchEvent]] = [:]
+        for item in events {
+            if byInstall[item.install] == nil { order.append(item.install) }
+            byInstall[item.install, default: []].append(item)
+        }
+        for install in order {
+            let items = byInstall[install]!
+            _ = try call(install, at: items[0].time, requestID: nil, writes: true) { engine, clock in
+                for item in items {
+                    clock.set(item.time)
+                    if let properties = item.properties {
+                        engine.trigger(Event(item.event), properties: properties)
+                    } else {
+                        engine.trigger(Event(item.event))
+                    }
+                }
+                return "done"
+            }
+        }
+    }
+
+    /// The campaign question: calls `each` with every install for which `scenario` would answer
+    /// yes at `time` (`canExecute`; nothing is written), read through a server-side cursor
+    /// `batch` rows at a time, so that memory stays bounded whatever the number of installs.
+    /// `installs`: only those; `buckets`: only installs whose `bucket(salt)` is in the range.
+    public func eligible(
+        _ scenario: String, at time: Date, installs: [String]? = nil,
+        buckets: (salt: String, range: Range<Int>)? = nil, batch: Int = 500, _ each: (String) throws -> Void
+    ) throws {
+        let rules = lock.withLock { self.rules }
+        var engineOptions = options.engine
+        try pool.withConnection { connection in
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { _ = try? connection.execute("ROLLBACK") }
+            let filter = installs == nil ? "" : "WHERE i.install_id = ANY($1::text[])"
+            let parameters: [[UInt8]?] = installs.map { [Array(Self.arrayLiteral($0).utf8)] } ?? []
+            try connection.execute(
+                "DECLARE rules_eligible NO SCROLL CURSOR FOR SELECT i.install_id, e.key, e.value "
+                    + "FROM rules_installs i LEFT JOIN rules_entries e ON e.install_id = i.install_id \(filter) "
+                    + "ORDER BY i.install_id", parameters)
+            var current: String?
+            var entries: [String: [UInt8]] = [:]
+            func judge() throws {
+                guard let install = current else { return }
+                defer { entries = [:] }
+                if let buckets, !buckets.range.contains(Self.bucket(buckets.salt, install)) { return }
+                engineOptions.installID = install
+                let engine = try RuleEngine(
+                    checkedOnce: rules, store: RowStore(entries), clock: ManualClock(time), options: engineOptions)
+                try Self.known(engine, scenario)
+                if engine.canExecute(scenario) { try each(install) }
+            }
+            while true {
+                let rows = try connection.execute("FETCH \(max(1, batch)) FROM rules_eligible", binaryResult: true)
+                if rows.isEmpty { break }
+                for row in rows.rows {
+                    let install = String(decoding: row[0] ?? [], as: UTF8.self)
+                    if install != current {
+                        try judge()
+                        current = install
+                    }
+                    if let key = row[1], let value = row[2] { entries[String(decoding: key, as: UTF8.self)] = value }
+                }
+            }
+            try judge()
+        }
+    }
+
+    /// A text array literal (`{"a","b"}`) for `= ANY($1::text[])`.
+    static func arrayLiteral(_ values: [String]) -> String {
+        let quoted = values.map { value in
+            "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
+        }
+        return "{" + quoted.joined(separator: ",") + "}"
+    }
+
+    /// The install's bucket for `salt` (grammar.md, "Stable buckets": FNV-1a over SALT ":" ID,
+    /// then MurmurHash3's finalizer, modulo 100), to restrict `eligible` before any state is read.
+    static func bucket(_ salt: String, _ install: String) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array(salt.utf8) + [0x3A] + Array(install.utf8) {
+            h ^= UInt64(byte)
+            h = h &* 0x0000_0100_0000_01b3
+        }
+        h ^= h >> 33
+        h = h &* 0xff51_afd7_ed55_8ccd
+        h ^= h >> 33
+        h = h &* 0xc4ce_b9fe_1a85_ec53
+        h ^= h >> 33
+        return Int(h % 100)
+    }
+
+    // MARK: - State files
+
+    /// A device's state (the entries of its state file: `FileStore(url:).load()`) made
+    /// `install`'s rows, replacing what it had: "make user 42 look like my test phone".
+    public func importState(install: String, entries: [String: [UInt8]]) throws {
+        let id = Array(install.utf8)
+        try pool.withConnection { connection in
+            try connection.execute("BEGIN")
+            do {
+                try connection.execute(
+                    "INSERT INTO rules_installs (install_id) VALUES ($1) ON CONFLICT DO NOTHING", [id])
+                try connection.execute("SELECT revision FROM rules_installs WHERE install_id = $1 FOR UPDATE", [id])
+                try connection.execute("DELETE FROM rules_entries WHERE install_id = $1", [id])
+                for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+                    try connection.execute(
+                        "INSERT INTO rules_entries (install_id, key, value) VALUES ($1, $2, $3)",
+                        [id, Array(key.utf8), value], binary: [1, 2])
+                }
+                try connection.execute(
+                    "UPDATE rules_installs SET revision = revision + 1, updated_at = now() WHERE install_id = $1", [id])
+                try connection.execute("COMMIT")
+            } catch {
+                _ = try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// `install`'s entries as a device's state file holds them (write them into one with
+    /// `FileStore(url:).apply(...)`: "make my test phone look like user 42"); empty for an install
+    /// the database has never seen.
+    public func exportState(install: String) throws -> [String: [UInt8]] {
+        try pool.withConnection { connection in
+            let rows = try connection.execute(
+                "SELECT key, value FROM rules_entries WHERE install_id = $1", [Array(install.utf8)],
+                binaryResult: true)
+            var entries: [String: [UInt8]] = [:]
+            for row in rows.rows {
+                if let key = row[0], let value = row[1] { entries[String(decoding: key, as: UTF8.self)] = value }
+            }
+            return entries
+        }
+    }
+}

@@ -208,3 +208,57 @@ final class RuleServerTests: XCTestCase {
         }
     }
 }
+
+/// The database killed (`SIGKILL`) and started again in the middle of a load: every call
+/// acknowledged is kept, every call that failed says so, and retrying a failed call with its
+/// request id never counts it twice.
+final class RuleServerFaultTests: XCTestCase {
+    func testAKilledDatabaseLosesNoAcknowledgedCallAndCountsNoRetryTwice() throws {
+        let pg: ThrowawayPostgres
+        do {
+            pg = try ThrowawayPostgres()
+        } catch let missing as ThrowawayPostgres.Unavailable
+            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
+        {
+            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
+        }
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: "scenario Offer < on a; min_events 0 >")],
+            database: pg.conninfo,
+            options: .init(connections: 2, statementTimeout: 2))
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let installs = (0..<5).map { "user-\($0)" }
+        var sent: [String: Int] = [:]
+        var failed: [Int] = []
+        for k in 0..<300 {
+            let install = installs[k % installs.count]
+            // The database killed before the 100th call and back before the 130th.
+            if k == 100 { pg.kill() }
+            if k == 130 { try pg.start() }
+            do {
+                try server.trigger(install: install, "a", at: start, requestID: "event-\(k)")
+                sent[install, default: 0] += 1
+            } catch RuleServerError.connection {
+                failed.append(k)
+            }
+        }
+        // Every call while it was down failed and said so; a pipeline retries them with their ids
+        // (twice here: the second changes nothing).
+        XCTAssertEqual(failed, Array(100..<130))
+        for k in failed {
+            let install = installs[k % installs.count]
+            try server.trigger(install: install, "a", at: start, requestID: "event-\(k)")
+            sent[install, default: 0] += 1
+            try server.trigger(install: install, "a", at: start, requestID: "event-\(k)")
+        }
+        let failures = failed.count
+        XCTAssertGreaterThanOrEqual(failures, 30)
+        for install in installs {
+            let explanation = try server.explain(install: install, "Offer", at: start)
+            XCTAssertEqual(explanation.clauses.map(\.detail), ["\(sent[install, default: 0]) so far"], install)
+        }
+        XCTAssertEqual(sent.values.reduce(0, +), 300)
+    }
+}

@@ -34,6 +34,8 @@ let package = Package(
             name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         .target(name: "RuleServer", dependencies: ["RuleLang", "RuleRuntime", "CLibPQ"]),
+        // Worker processes of RuleServerTests (four processes trying the same installs at once).
+        .executableTarget(name: "rule-server-worker", dependencies: ["RuleLang", "RuleServer"], path: "Sources/RuleServerWorker"),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
         .target(name: "RuleTimeline", dependencies: ["RuleLang", "RuleRuntime"]),
         // rulec lsp's server, a library so that rulebench and the fuzz target drive it in process.
@@ -55,7 +57,8 @@ let package = Package(
             name: "RuleRuntimeTests", dependencies: [
                 "RuleRuntime", "CRuleChecksum", "rule-test-fixture", "readme-app", "TestSupport",
             ]),
-        .testTarget(name: "RuleServerTests", dependencies: ["RuleServer", "RuleRuntime", "TestSupport"]),
+        .testTarget(
+            name: "RuleServerTests", dependencies: ["RuleServer", "RuleRuntime", "TestSupport", "rule-server-worker"]),
         .testTarget(name: "RulecTests", dependencies: [
                 "rulec", "RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport",
             ]),

@@ -105,25 +105,25 @@ final class RuleServerTests: XCTestCase {
         XCTAssertGreaterThan(compared, 500)
     }
 
-    /// Workers on threads, each with its own server (and so its own connections), try one
-    /// scenario on the same installs at once: no install ever runs more than the cap, and the
+    /// 64 workers on threads, each with its own server (and so its own connection), try one
+    /// scenario on the same 1,000 installs at once: no install ever runs more than the cap, and the
     /// yes answers are exactly the executions the database holds.
     func testConcurrentWorkersNeverExceedACap() throws {
         let pg = try database()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let rules = [SourceFile(path: "r.rules", text: "scenario Offer < max_exec 3 within 1d; between 1h >")]
-        let installs = (0..<20).map { "user-\($0)" }
+        let installs = (0..<1_000).map { "user-\($0)" }
         let yes = Locked([String: Int]())
         let failures = Locked([String]())
         let (database, start) = (pg.conninfo, start)
-        DispatchQueue.concurrentPerform(iterations: 16) { worker in
+        DispatchQueue.concurrentPerform(iterations: 64) { worker in
             do {
                 let server = try RuleServer(sources: rules, database: database, options: .init(connections: 1))
-                for round in 0..<40 {
-                    let install = installs[(worker + round) % installs.count]
-                    // Time moves in steps of 30 minutes: `between 1h` lets every other step through.
-                    let time = start.addingTimeInterval(Double(round / 4) * 1_800)
+                for round in 0..<400 {
+                    let install = installs[(worker * 7_919 + round * 104_729) % installs.count]
+                    // Ten phases of an hour: `between 1h` lets an install through once a phase at most.
+                    let time = start.addingTimeInterval(Double(round / 40) * 3_600)
                     if try server.tryToExecute(install: install, "Offer", at: time) {
                         yes.withValue { $0[install, default: 0] += 1 }
                     }
@@ -138,10 +138,53 @@ final class RuleServerTests: XCTestCase {
         for install in installs {
             let shown = counts[install, default: 0]
             XCTAssertLessThanOrEqual(shown, 3, install)
-            let explanation = try server.explain(install: install, "Offer", at: start.addingTimeInterval(5 * 3_600))
+            let explanation = try server.explain(install: install, "Offer", at: start.addingTimeInterval(12 * 3_600))
             XCTAssertTrue(explanation.description.contains("max_exec 3 within 1d: \(shown) so far"), "\(explanation)")
         }
-        XCTAssertGreaterThan(counts.values.reduce(0, +), 20)
+        XCTAssertGreaterThan(counts.values.filter { $0 == 3 }.count, 100, "the cap is reached often")
+    }
+
+    /// Four worker processes of 16 threads each (64 workers, each with its own connection) try
+    /// one scenario on the same 1,000 installs at once: no install runs more than its cap, and
+    /// the yes answers the processes count are exactly the executions the database holds.
+    func testFourProcessesOfWorkersNeverExceedACap() throws {
+        let pg = try database()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let worker = Bundle.main.bundleURL.appendingPathComponent("rule-server-worker")
+        var children: [(Process, Pipe)] = []
+        for k in 0..<4 {
+            let process = Process()
+            process.executableURL = worker
+            process.arguments = [pg.conninfo, "\(k)", "16", "400", "1000"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            children.append((process, output))
+        }
+        var yes: [String: Int] = [:]
+        for (process, output) in children {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0, text)
+            XCTAssertTrue(text.hasSuffix("done\n"), text)
+            for line in text.split(separator: "\n") where line != "done" {
+                let parts = line.split(separator: " ")
+                yes[String(parts[0]), default: 0] += Int(parts[1]) ?? 0
+            }
+        }
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: "scenario Offer < max_exec 3 within 1d; between 1h >")],
+            database: pg.conninfo)
+        let later = start.addingTimeInterval(12 * 3_600)
+        for install in (0..<1_000).map({ "user-\($0)" }) {
+            let shown = yes[install, default: 0]
+            XCTAssertLessThanOrEqual(shown, 3, install)
+            let explanation = try server.explain(install: install, "Offer", at: later)
+            XCTAssertTrue(explanation.description.contains("max_exec 3 within 1d: \(shown) so far"), "\(explanation)")
+            if testRun?.failureCount ?? 0 > 5 { return }
+        }
+        XCTAssertGreaterThan(yes.values.filter { $0 == 3 }.count, 100, "the cap is reached often")
     }
 
     /// A call retried with its request id is applied once, and answers what it answered.

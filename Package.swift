@@ -12,6 +12,8 @@ let package = Package(
         // The same rules over many installs' state in PostgreSQL, for servers: apps never link it.
         .library(name: "RuleServer", targets: ["RuleServer"]),
         .executable(name: "rulec", targets: ["rulec"]),
+        // `rulec server`: a tool of its own, so that rulec (and the build plugin) never needs libpq.
+        .executable(name: "rulec-server", targets: ["rulec-server"]),
         .plugin(name: "RulesPlugin", targets: ["RulesPlugin"]),
     ],
     targets: [
@@ -34,6 +36,8 @@ let package = Package(
             name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         .target(name: "RuleServer", dependencies: ["RuleLang", "RuleRuntime", "CLibPQ"]),
+        .executableTarget(
+            name: "rulec-server", dependencies: ["RuleLang", "RuleRuntime", "RuleServer"], path: "Sources/RulecServer"),
         // Worker processes of RuleServerTests (four processes trying the same installs at once).
         .executableTarget(name: "rule-server-worker", dependencies: ["RuleLang", "RuleServer"], path: "Sources/RuleServerWorker"),
         // The timeline format (grammar.md, section 10): rulec simulate and apps' own tests replay with it.
@@ -58,7 +62,7 @@ let package = Package(
                 "RuleRuntime", "CRuleChecksum", "rule-test-fixture", "readme-app", "TestSupport",
             ]),
         .testTarget(
-            name: "RuleServerTests", dependencies: ["RuleServer", "RuleRuntime", "TestSupport", "rule-server-worker"]),
+            name: "RuleServerTests", dependencies: ["RuleServer", "RuleRuntime", "TestSupport", "rule-server-worker", "rulec-server"]),
         .testTarget(name: "RulecTests", dependencies: [
                 "rulec", "RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport",
             ]),

@@ -10,7 +10,7 @@ public enum RuleServerError: Error, Equatable, CustomStringConvertible {
     /// A statement failed: its SQLSTATE (`57014`: the statement timeout) and message. The
     /// call's transaction was rolled back.
     case query(sqlState: String, message: String)
-    /// The database's schema is missing (run `rulec server migrate`) or newer than this library.
+    /// The database's schema is missing (run `rulec-server migrate`) or newer than this library.
     case schema(String)
     /// A name these rules do not have.
     case unknownScenario(String)

@@ -54,7 +54,7 @@ public final class RuleServer: @unchecked Sendable {
         try pool.withConnection { try Schema.check($0) }
     }
 
-    /// Creates the schema, or brings an older one up to this library's (`rulec server migrate`).
+    /// Creates the schema, or brings an older one up to this library's (`rulec-server migrate`).
     /// Returns the version found before (0: none).
     @discardableResult
     public static func migrate(database: String) throws -> Int {

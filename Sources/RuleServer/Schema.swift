@@ -89,13 +89,13 @@ enum Schema {
         do {
             rows = try connection.execute("SELECT version FROM rules_schema")
         } catch RuleServerError.query(let state, _) where state == "42P01" {
-            throw RuleServerError.schema("none: run 'rulec server migrate --db ...' first")
+            throw RuleServerError.schema("none: run 'rulec-server migrate --db ...' first")
         }
         let found = rows.isEmpty ? 0 : Int(rows.text(0, 0) ?? "") ?? 0
         guard found == version else {
             throw RuleServerError.schema(
                 found < version
-                    ? "version \(found) is older than this library's \(version): run 'rulec server migrate'"
+                    ? "version \(found) is older than this library's \(version): run 'rulec-server migrate'"
                     : "version \(found) is newer than this library's \(version)")
         }
     }

@@ -113,3 +113,62 @@ final class RuleServerManyTests: XCTestCase {
         XCTAssertEqual(try server.exportState(install: "nobody"), [:])
     }
 }
+
+/// `rulec-server`, the tool: each command once, as a shell script would run them.
+final class RulecServerToolTests: XCTestCase {
+    func testEveryCommandFromAShell() throws {
+        let pg: ThrowawayPostgres
+        do {
+            pg = try ThrowawayPostgres()
+        } catch let missing as ThrowawayPostgres.Unavailable
+            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
+        {
+            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
+        }
+        defer { pg.stop() }
+        let folder = scratchFolder("rules-server-tool")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rules = folder.appendingPathComponent("app.rules").path
+        try "scenario Offer < on a; min_events 2; max_exec 1 >\n".write(
+            toFile: rules, atomically: true, encoding: .utf8)
+        func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+            let process = Process()
+            process.executableURL = Bundle.main.bundleURL.appendingPathComponent("rulec-server")
+            process.arguments = arguments
+            let (out, err) = (Pipe(), Pipe())
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let e = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, o, e)
+        }
+        let db = ["--db", pg.conninfo]
+        let noSchema = try run(["try", rules, "--install", "u1", "Offer"] + db)
+        XCTAssertEqual(noSchema.status, 1)
+        XCTAssertTrue(noSchema.err.contains("migrate"), noSchema.err)
+        XCTAssertEqual(try run(["migrate"] + db).out, "created the schema\n")
+        XCTAssertEqual(try run(["migrate"] + db).out, "the schema was there (version 1)\n")
+        for _ in 0..<2 {
+            XCTAssertEqual(try run(["trigger", rules, "--install", "u1", "a", "--at", "100"] + db).status, 0)
+        }
+        XCTAssertEqual(try run(["trigger", rules, "--install", "u2", "a", "--at", "100"] + db).status, 0)
+        XCTAssertEqual(try run(["eligible", rules, "Offer", "--at", "200"] + db).out, "u1\n")
+        let explained = try run(["explain", rules, "--install", "u1", "Offer", "--at", "200"] + db)
+        XCTAssertTrue(explained.out.contains("min_events 2: 2 so far"), explained.out)
+        XCTAssertEqual(try run(["try", rules, "--install", "u1", "Offer", "--at", "200"] + db).out, "yes\n")
+        let no = try run(["try", rules, "--install", "u1", "Offer", "--at", "300"] + db)
+        XCTAssertEqual(no.status, 1)
+        XCTAssertEqual(no.out, "no\n")
+        // u1's rows into a state file, and that file made u3's rows: u3 answers as u1.
+        let state = folder.appendingPathComponent("u1.state").path
+        XCTAssertEqual(try run(["export", rules, "--install", "u1", state] + db).status, 0)
+        XCTAssertEqual(try run(["import", rules, "--install", "u3", state] + db).status, 0)
+        let copied = try run(["explain", rules, "--install", "u3", "Offer", "--at", "300"] + db)
+        XCTAssertTrue(copied.out.contains("max_exec 1: 1 so far"), copied.out)
+        let misuse = try run(["try", rules, "Offer"] + db)
+        XCTAssertEqual(misuse.status, 64)
+        XCTAssertTrue(misuse.err.contains("--install"), misuse.err)
+    }
+}

@@ -160,3 +160,34 @@ extension RuleServer {
         }
     }
 }
+
+extension RuleServer {
+    /// `present` for `install` at `time`: when the scenario may show, records its execution and
+    /// holds its group (outside a group, the scenario) as on a device, and returns the
+    /// presentation's token, for ``finish(install:_:token:_:at:requestID:)``; nil when it may
+    /// not show. Every scenario held answers no, with "NAME is showing", until the presentation
+    /// is finished or ``RuleEngine/Options/presentationTimeout`` has passed.
+    public func present(install: String, _ scenario: String, at time: Date, requestID: String? = nil) throws
+        -> String?
+    {
+        let answer = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            try Self.known(engine, scenario)
+            return engine.present(Scenario(scenario)).map { "shown " + $0.token } ?? "no"
+        }
+        return answer.hasPrefix("shown ") ? String(answer.dropFirst(6)) : nil
+    }
+
+    /// Ends a presentation: records what the user did (`outcome`) and lets go of its hold if it
+    /// still holds. One expired or finished already records the outcome all the same: a call
+    /// retried after a lost connection says so with its request id, and is applied once.
+    public func finish(
+        install: String, _ scenario: String, token: String, _ outcome: Outcome, at time: Date,
+        requestID: String? = nil
+    ) throws {
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            try Self.known(engine, scenario)
+            try engine.finish(scenario: scenario, token: token, outcome)
+            return "done"
+        }
+    }
+}

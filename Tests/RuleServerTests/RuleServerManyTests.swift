@@ -172,3 +172,46 @@ final class RulecServerToolTests: XCTestCase {
         XCTAssertTrue(misuse.err.contains("--install"), misuse.err)
     }
 }
+
+/// A presentation on the server: it holds its group across calls (each a new engine), and
+/// finishing it lets go and records the outcome, as on a device.
+final class RuleServerPresentationTests: XCTestCase {
+    func testAPresentationHoldsItsGroupUntilFinished() throws {
+        let pg: ThrowawayPostgres
+        do {
+            pg = try ThrowawayPostgres()
+        } catch let missing as ThrowawayPostgres.Unavailable
+            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
+        {
+            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
+        }
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let rules = """
+            # language 1.2
+            group Prompts < > {
+                scenario Rate < after declined never >
+                scenario Offer < max_exec 5 >
+            }
+            """
+        let server = try RuleServer(sources: [SourceFile(path: "r.rules", text: rules)], database: pg.conninfo)
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let clock = ManualClock(start)
+        let device = try RuleEngine(source: rules, clock: clock)
+        let token = try XCTUnwrap(try server.present(install: "u", "Rate", at: start))
+        let shown = try XCTUnwrap(device.present(Scenario("Rate")))
+        let later = start.addingTimeInterval(60)
+        clock.set(later)
+        XCTAssertNil(try server.present(install: "u", "Offer", at: later))
+        XCTAssertNil(device.present(Scenario("Offer")))
+        XCTAssertEqual(
+            try server.explain(install: "u", "Offer", at: later).failing.map(\.clause),
+            device.explain("Offer").failing.map(\.clause))
+        try server.finish(install: "u", "Rate", token: token, .declined, at: later, requestID: "f1")
+        try server.finish(install: "u", "Rate", token: token, .declined, at: later, requestID: "f1")
+        try device.finish(shown, .declined)
+        XCTAssertEqual(try server.explain(install: "u", "Rate", at: later), device.explain("Rate"))
+        XCTAssertEqual(try server.explain(install: "u", "Offer", at: later), device.explain("Offer"))
+        XCTAssertNotNil(try server.present(install: "u", "Offer", at: later))
+    }
+}

@@ -98,6 +98,27 @@ extension RuleEngine {
         }
     }
 
+    /// Ends the presentation of `scenario` whose token is `token`, made by any engine (RuleServer:
+    /// every call is a new engine over the stored state): lets go of its hold when it still
+    /// holds, and records the outcome, as ``finish(_:_:)`` does. A presentation expired or finished
+    /// already has no hold left: the outcome is recorded all the same (a caller retrying says so
+    /// with a request id). Throws ``RuleEngineError/unknownScenario(_:)`` for a name the rules lack.
+    package func finish(scenario: String, token: String, _ outcome: Outcome) throws {
+        try locked { core in
+            guard let index = core.scenario(named: scenario) else { throw RuleEngineError.unknownScenario(scenario) }
+            if core.shared { _ = core.lockFileForWriting() }
+            let held = core.todos.first {
+                $0.key.hasPrefix(CompiledRules.holdPrefix) && $0.value.info?["token"] == token
+            }
+            if let (key, _) = held {
+                core.todos[key] = nil
+                let storeKey = key == core.rules.holdKeys[index] ? core.rules.holdStoreKeys[index] : StoreKey.todo(key)
+                EngineState.write(todoKey: storeKey, nil, into: core.record)
+            }
+            core.recordOutcome(outcome, of: index)
+        }
+    }
+
     /// Stores now what reads re-based in memory (times recorded while the clock was ahead),
     /// which a device keeps in memory until its next write: RuleServer, whose every call is a
     /// new engine over the stored state, stores them at the end of a read so that the next

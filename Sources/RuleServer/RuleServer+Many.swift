@@ -68,7 +68,9 @@ extension RuleServer {
             func judge() throws {
                 guard let install = current else { return }
                 defer { entries = [:] }
-                if let buckets, !buckets.range.contains(Self.bucket(buckets.salt, install)) { return }
+                if let buckets, !buckets.range.contains(RuleEngine.bucket(salt: buckets.salt, installID: install)) {
+                    return
+                }
                 engineOptions.installID = install
                 let engine = try RuleEngine(
                     checkedOnce: rules, store: RowStore(entries), clock: ManualClock(time), options: engineOptions)
@@ -98,22 +100,6 @@ extension RuleServer {
                 + "\""
         }
         return "{" + quoted.joined(separator: ",") + "}"
-    }
-
-    /// The install's bucket for `salt` (grammar.md, "Stable buckets": FNV-1a over SALT ":" ID,
-    /// then MurmurHash3's finalizer, modulo 100), to restrict `eligible` before any state is read.
-    static func bucket(_ salt: String, _ install: String) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in Array(salt.utf8) + [0x3A] + Array(install.utf8) {
-            h ^= UInt64(byte)
-            h = h &* 0x0000_0100_0000_01b3
-        }
-        h ^= h >> 33
-        h = h &* 0xff51_afd7_ed55_8ccd
-        h ^= h >> 33
-        h = h &* 0xc4ce_b9fe_1a85_ec53
-        h ^= h >> 33
-        return Int(h % 100)
     }
 
     // MARK: - State files

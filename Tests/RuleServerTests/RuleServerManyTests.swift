@@ -10,18 +10,8 @@ import XCTest
 final class RuleServerManyTests: XCTestCase {
     let start = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func database() throws -> ThrowawayPostgres {
-        do {
-            return try ThrowawayPostgres()
-        } catch let missing as ThrowawayPostgres.Unavailable
-            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
-        {
-            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
-        }
-    }
-
     func testABatchOfEventsCountsAsTheirTriggersOneByOne() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let rules = "scenario Offer < on a, b; min_events 3; max_events 5 within 1h >"
@@ -49,7 +39,7 @@ final class RuleServerManyTests: XCTestCase {
     }
 
     func testEligibleStreamsExactlyTheInstallsThatWouldRun() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let server = try RuleServer(
@@ -85,7 +75,7 @@ final class RuleServerManyTests: XCTestCase {
     }
 
     func testAStateFileImportsIntoRowsAndExportsBack() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let rules = "# language 1.2\nscenario Ask < on launch; min_events 2; between 1d; after declined 3d >"
@@ -117,14 +107,7 @@ final class RuleServerManyTests: XCTestCase {
 /// `rulec-server`, the tool: each command once, as a shell script would run them.
 final class RulecServerToolTests: XCTestCase {
     func testEveryCommandFromAShell() throws {
-        let pg: ThrowawayPostgres
-        do {
-            pg = try ThrowawayPostgres()
-        } catch let missing as ThrowawayPostgres.Unavailable
-            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
-        {
-            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
-        }
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         let folder = scratchFolder("rules-server-tool")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -177,14 +160,7 @@ final class RulecServerToolTests: XCTestCase {
 /// finishing it lets go and records the outcome, as on a device.
 final class RuleServerPresentationTests: XCTestCase {
     func testAPresentationHoldsItsGroupUntilFinished() throws {
-        let pg: ThrowawayPostgres
-        do {
-            pg = try ThrowawayPostgres()
-        } catch let missing as ThrowawayPostgres.Unavailable
-            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
-        {
-            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
-        }
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let rules = """

@@ -11,18 +11,8 @@ import XCTest
 final class RuleServerTests: XCTestCase {
     let start = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func database() throws -> ThrowawayPostgres {
-        do {
-            return try ThrowawayPostgres()
-        } catch let missing as ThrowawayPostgres.Unavailable
-            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
-        {
-            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
-        }
-    }
-
     func testMigrateCreatesTheSchemaOnceAndAServerRefusesADatabaseWithout() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         let rules = [SourceFile(path: "r.rules", text: "scenario S < max_exec 1 >")]
         XCTAssertThrowsError(try RuleServer(sources: rules, database: pg.conninfo)) { error in
@@ -40,7 +30,7 @@ final class RuleServerTests: XCTestCase {
     /// engine and on the server for one install (a few installs in turn): every answer, and
     /// every scenario's explanation after each step, the same.
     func testTheServerAnswersAsADeviceEngine() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let begin = 1_774_440_000.0
@@ -109,7 +99,7 @@ final class RuleServerTests: XCTestCase {
     /// scenario on the same 1,000 installs at once: no install ever runs more than the cap, and the
     /// yes answers are exactly the executions the database holds.
     func testConcurrentWorkersNeverExceedACap() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let rules = [SourceFile(path: "r.rules", text: "scenario Offer < max_exec 3 within 1d; between 1h >")]
@@ -148,7 +138,7 @@ final class RuleServerTests: XCTestCase {
     /// one scenario on the same 1,000 installs at once: no install runs more than its cap, and
     /// the yes answers the processes count are exactly the executions the database holds.
     func testFourProcessesOfWorkersNeverExceedACap() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let worker = Bundle.main.bundleURL.appendingPathComponent("rule-server-worker")
@@ -189,7 +179,7 @@ final class RuleServerTests: XCTestCase {
 
     /// A call retried with its request id is applied once, and answers what it answered.
     func testARequestIDIsAppliedOnce() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let server = try RuleServer(
@@ -206,7 +196,7 @@ final class RuleServerTests: XCTestCase {
     /// The database stopped: a call fails at once with a connection error, nothing is kept; the
     /// database back, the next call connects again and works.
     func testTheDatabaseDownFailsFastAndTheNextCallReconnects() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let server = try RuleServer(
@@ -225,7 +215,7 @@ final class RuleServerTests: XCTestCase {
 
     /// docs/server.md's walkthrough, as written there (the database's name aside).
     func testTheWalkthrough() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         let rulesText = "scenario WinBack < on purchase; max_exec 1 within 7d >"
         try RuleServer.migrate(database: pg.conninfo)
@@ -241,7 +231,7 @@ final class RuleServerTests: XCTestCase {
     }
 
     func testAnUnknownScenarioIsATypedError() throws {
-        let pg = try database()
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let server = try RuleServer(
@@ -257,14 +247,7 @@ final class RuleServerTests: XCTestCase {
 /// request id never counts it twice.
 final class RuleServerFaultTests: XCTestCase {
     func testAKilledDatabaseLosesNoAcknowledgedCallAndCountsNoRetryTwice() throws {
-        let pg: ThrowawayPostgres
-        do {
-            pg = try ThrowawayPostgres()
-        } catch let missing as ThrowawayPostgres.Unavailable
-            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
-        {
-            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
-        }
+        let pg = try throwawayPostgres()
         defer { pg.stop() }
         try RuleServer.migrate(database: pg.conninfo)
         let server = try RuleServer(

@@ -32,6 +32,14 @@ enum InstallBucket {
     }
 }
 
+extension RuleEngine {
+    /// The bucket, 0...99, of install `id` for `salt`, as `bucket("SALT")` computes it (RuleServer
+    /// restricts a campaign to a range of buckets before it reads any state).
+    package static func bucket(salt: String, installID id: String) -> Int {
+        InstallBucket.bucket(salt: salt, installID: id)
+    }
+}
+
 extension EngineCore {
     /// The most salts whose buckets are kept for the install's id.
     static let keptBuckets = 64

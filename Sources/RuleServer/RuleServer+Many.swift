@@ -177,3 +177,64 @@ extension RuleServer {
         }
     }
 }
+
+extension RuleServer {
+    /// `markDone` for `install`: an event on `name`'s stream, and its to-do cleared.
+    public func markDone(install: String, _ name: String, at time: Date, requestID: String? = nil) throws {
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            engine.markDone(name)
+            return "done"
+        }
+    }
+
+    /// `toDo` for `install`: a to-do for `name`, pending until done.
+    public func toDo(install: String, _ name: String, at time: Date, requestID: String? = nil) throws {
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            _ = engine.toDo(name)
+            return "done"
+        }
+    }
+
+    /// Sets a param of `install`'s (its value stored with its state).
+    public func set(install: String, _ param: String, to value: ParamValue, at time: Date) throws {
+        _ = try call(install, at: time, requestID: nil, writes: true) { engine, _ in
+            try engine.set(param, to: value)
+            return "done"
+        }
+    }
+
+    /// The install's device moved to `zone`: its later calls judge local days and windows there.
+    public func setTimeZone(install: String, _ zone: TimeZone, at time: Date) throws {
+        _ = try call(install, at: time, requestID: nil, writes: true) { engine, _ in
+            engine.timeZone = zone
+            return "done"
+        }
+    }
+
+    /// The install's app ended uncleanly and was launched again (same version): a crash, when
+    /// the rules read `crash`.
+    public func relaunchAfterCrash(install: String, at time: Date, requestID: String? = nil) throws {
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            engine.relaunchAfterCrash()
+            return "done"
+        }
+    }
+
+    /// `recordProblem` for `install`.
+    public func recordProblem(install: String, at time: Date, requestID: String? = nil) throws {
+        _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            engine.recordProblem()
+            return "done"
+        }
+    }
+
+    /// `executeNext(among:)` for `install`: the name (as given) of the scenario executed, or nil.
+    public func executeNext(install: String, among names: [String], at time: Date, requestID: String? = nil)
+        throws -> String?
+    {
+        let answer = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            engine.executeNext(among: names).map { "next " + $0 } ?? "none"
+        }
+        return answer.hasPrefix("next ") ? String(answer.dropFirst(5)) : nil
+    }
+}

@@ -127,16 +127,19 @@ public final class RuleServer: @unchecked Sendable {
         }
     }
 
-    /// Records a session of `install` (an app launch the server hears of).
+    /// Records a session of `install` (an app launch the server hears of, after a clean end of
+    /// the one before, as a timeline's `launch`).
     public func startSession(install: String, version: String, at time: Date, requestID: String? = nil) throws {
         _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+            engine.prepareForSuspension()
             engine.startSession(version: version)
             return "done"
         }
     }
 
     static func known(_ engine: RuleEngine, _ scenario: String) throws {
-        guard engine.explain(scenario).isKnown else { throw RuleServerError.unknownScenario(scenario) }
+        // By the name alone: an explanation would be an evaluation, which a device's call does not make.
+        guard engine.hasScenario(named: scenario) else { throw RuleServerError.unknownScenario(scenario) }
     }
 
     /// One call over `install`'s state in one transaction; returns what `body` answered (or, for
@@ -175,8 +178,17 @@ public final class RuleServer: @unchecked Sendable {
                 engineOptions.installID = install
                 let clock = ManualClock(time)
                 let engine = try RuleEngine(checkedOnce: rules, store: store, clock: clock, options: engineOptions)
+                // The install's zone is the one its state last saw (a device reports it), else the
+                // options' (else the server's own).
+                if let stored = engine.storedTimeZone, let zone = TimeZone(identifier: stored),
+                    zone.identifier != engine.timeZone.identifier
+                {
+                    engine.timeZone = zone
+                }
                 let answer = try body(engine, clock)
-                if !writes { engine.storeReBasedTimes() }
+                // Times re-based in memory (a clock corrected) are stored by every call, as a device
+                // keeps them in memory, so that the next call reads what this one did.
+                engine.storeReBasedTimes()
                 let changes = store.changes()
                 if writes || !changes.isEmpty {
                     for (key, value) in changes {

@@ -74,6 +74,13 @@ extension RuleEngine {
         set { locked { $0.setZone(newValue) } }
     }
 
+    /// True when the rules have a scenario by this name (or a former name of one), judged by the
+    /// name alone: nothing is evaluated (an evaluation re-bases times ahead of the clock).
+    package func hasScenario(named name: String) -> Bool { locked { $0.scenario(named: name) != nil } }
+
+    /// The time zone the state last saw (entry `z:`), if any: RuleServer judges an install in it.
+    package var storedTimeZone: String? { locked { $0.storedZone } }
+
     /// The app version of the current session, if a session was started.
     public var currentVersion: String? { locked { $0.meta.version } }
 

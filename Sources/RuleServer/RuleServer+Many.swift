@@ -152,7 +152,7 @@ extension RuleServer {
     /// holds its group (outside a group, the scenario) as on a device, and returns the
     /// presentation's token, for ``finish(install:_:token:_:at:requestID:)``; nil when it may
     /// not show. Every scenario held answers no, with "NAME is showing", until the presentation
-    /// is finished or ``RuleEngine/Options/presentationTimeout`` has passed.
+    /// is finished or `RuleEngine.Options.presentationTimeout` has passed.
     public func present(install: String, _ scenario: String, at time: Date, requestID: String? = nil) throws
         -> String?
     {

@@ -43,7 +43,7 @@ public final class RuleServer: @unchecked Sendable {
 
     /// A server over the rule files `sources` (checked together as one program) and the database
     /// `database` (a libpq connection string or URL; `PGHOST` and friends fill what it leaves
-    /// out). Throws ``RuleEngineError/invalidRules(_:)`` for rules with errors, and
+    /// out). Throws `RuleEngineError.invalidRules(_:)` for rules with errors, and
     /// ``RuleServerError`` when the database cannot be reached or has no schema of this version.
     public init(sources: [SourceFile], database: String, options: Options = Options()) throws {
         let result = RuleCompiler.check(sources)

@@ -38,8 +38,9 @@ public final class RuleServer: @unchecked Sendable {
     let pool: ConnectionPool
     let options: Options
     let lock = NSLock()
-    /// The rules every call runs, checked once; swapped whole by ``replaceRules(sources:)``.
-    var rules: CheckResult
+    /// The rules every call runs, checked and lowered once; swapped whole by
+    /// ``replaceRules(sources:)``.
+    var rules: RuleEngine.Prepared
 
     /// A server over the rule files `sources` (checked together as one program) and the database
     /// `database` (a libpq connection string or URL; `PGHOST` and friends fill what it leaves
@@ -49,7 +50,7 @@ public final class RuleServer: @unchecked Sendable {
         let result = RuleCompiler.check(sources)
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         self.options = options
-        rules = result
+        rules = RuleEngine.Prepared(result, recentLimit: options.engine.recentLimit)
         pool = ConnectionPool(database, limit: options.connections, statementTimeout: options.statementTimeout)
         try pool.withConnection { try Schema.check($0) }
     }
@@ -58,8 +59,18 @@ public final class RuleServer: @unchecked Sendable {
     /// Returns the version found before (0: none).
     @discardableResult
     public static func migrate(database: String) throws -> Int {
+        try migrate(database: database, toVersion: schemaVersion)
+    }
+
+    /// This library's schema version (`migrate` brings a database to it).
+    public static var schemaVersion: Int { Schema.version }
+
+    /// Creates or upgrades the schema as far as `version` only (tests: a database an older
+    /// library made).
+    @discardableResult
+    package static func migrate(database: String, toVersion version: Int) throws -> Int {
         let connection = try Connection(database, statementTimeout: 0)
-        return try Schema.migrate(connection)
+        return try Schema.migrate(connection, to: version)
     }
 
     /// Swaps the rules every later call runs. An install's history follows them as on a device:
@@ -67,7 +78,8 @@ public final class RuleServer: @unchecked Sendable {
     public func replaceRules(sources: [SourceFile]) throws {
         let result = RuleCompiler.check(sources)
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
-        lock.withLock { rules = result }
+        let prepared = RuleEngine.Prepared(result, recentLimit: options.engine.recentLimit)
+        lock.withLock { rules = prepared }
     }
 
     // MARK: - Calls
@@ -144,6 +156,10 @@ public final class RuleServer: @unchecked Sendable {
 
     /// One call over `install`'s state in one transaction; returns what `body` answered (or, for
     /// a request id already answered, that answer, with nothing changed).
+    ///
+    /// Four round trips when the install exists: `BEGIN`; its row locked, its entries and a
+    /// request id's answer read in one statement; the changed entries, the request's answer and
+    /// the row's revision written in one; `COMMIT` (a call that changed nothing skips the write).
     func call(
         _ install: String, at time: Date, requestID: String?, writes: Bool,
         _ body: (RuleEngine, ManualClock) throws -> String
@@ -155,29 +171,17 @@ public final class RuleServer: @unchecked Sendable {
             do {
                 // Reads lock too: one that re-bases times recorded ahead of its clock stores them, as a
                 // device keeps them in memory, so that the next call reads what this one did.
-                try connection.execute(
-                    "INSERT INTO rules_installs (install_id) VALUES ($1) ON CONFLICT DO NOTHING", [id])
-                try connection.execute("SELECT revision FROM rules_installs WHERE install_id = $1 FOR UPDATE", [id])
-                if let requestID {
-                    let answered = try connection.execute(
-                        "SELECT answer FROM rules_requests WHERE install_id = $1 AND request_id = $2",
-                        [id, Array(requestID.utf8)])
-                    if !answered.isEmpty {
-                        try connection.execute("COMMIT")
-                        return answered.text(0, 0) ?? ""
-                    }
-                }
-                let rows = try connection.execute(
-                    "SELECT key, value FROM rules_entries WHERE install_id = $1", [id], binaryResult: true)
-                var entries: [String: [UInt8]] = [:]
-                for row in rows.rows {
-                    if let key = row[0], let value = row[1] { entries[String(decoding: key, as: UTF8.self)] = value }
+                let request: [UInt8]? = requestID.map { Array($0.utf8) }
+                let (entries, answered) = try Self.lockAndRead(connection, id, request)
+                if let answered {
+                    try connection.execute("COMMIT")
+                    return answered
                 }
                 let store = RowStore(entries)
                 var engineOptions = options.engine
                 engineOptions.installID = install
                 let clock = ManualClock(time)
-                let engine = try RuleEngine(checkedOnce: rules, store: store, clock: clock, options: engineOptions)
+                let engine = try RuleEngine(prepared: rules, store: store, clock: clock, options: engineOptions)
                 // The install's zone is the one its state last saw (a device reports it), else the
                 // options' (else the server's own).
                 if let stored = engine.storedTimeZone, let zone = TimeZone(identifier: stored),
@@ -190,38 +194,114 @@ public final class RuleServer: @unchecked Sendable {
                 // keeps them in memory, so that the next call reads what this one did.
                 engine.storeReBasedTimes()
                 let changes = store.changes()
-                if writes || !changes.isEmpty {
-                    for (key, value) in changes {
-                        if let value {
-                            try connection.execute(
-                                """
-                                INSERT INTO rules_entries (install_id, key, value) VALUES ($1, $2, $3)
-                                ON CONFLICT (install_id, key) DO UPDATE SET value = EXCLUDED.value
-                                """, [id, Array(key.utf8), value], binary: [1, 2])
-                        } else {
-                            try connection.execute(
-                                "DELETE FROM rules_entries WHERE install_id = $1 AND key = $2", [id, Array(key.utf8)],
-                                binary: [1])
-                        }
-                    }
-                    if let requestID {
-                        try connection.execute(
-                            "INSERT INTO rules_requests (install_id, request_id, answer) VALUES ($1, $2, $3)",
-                            [id, Array(requestID.utf8), Array(answer.utf8)])
-                    }
-                    try connection.execute(
-                        "UPDATE rules_installs SET revision = revision + 1, updated_at = now() WHERE install_id = $1",
-                        [id])
-                    try connection.execute("COMMIT")
-                } else {
-                    try connection.execute("ROLLBACK")
+                if !changes.isEmpty || (writes && request != nil) {
+                    try Self.write(connection, [(id, changes, request.map { ($0, Array(answer.utf8)) })])
                 }
+                try connection.execute("COMMIT")
                 return answer
             } catch {
                 _ = try? connection.execute("ROLLBACK")
                 throw error
             }
         }
+    }
+
+    /// Locks `id`'s row (made at its first call) and reads its entries or, with `request`, the
+    /// answer that request was given: one round trip (`rules_lock_install`).
+    static func lockAndRead(_ connection: Connection, _ id: [UInt8], _ request: [UInt8]?) throws -> (
+        [String: [UInt8]], String?
+    ) {
+        let rows = try connection.execute(
+            "SELECT key, value, answer FROM rules_lock_install($1, $2)", [id, request], binaryResult: true)
+        var entries: [String: [UInt8]] = [:]
+        for row in rows.rows {
+            if let answer = row[2] { return ([:], String(decoding: answer, as: UTF8.self)) }
+            if let key = row[0], let value = row[1] { entries[String(decoding: key, as: UTF8.self)] = value }
+        }
+        return (entries, nil)
+    }
+
+    /// Writes installs' changed entries (nil: deleted), the answers of their requests, and bumps
+    /// their revisions, in one statement.
+    static func write(
+        _ connection: Connection,
+        _ installs: [(id: [UInt8], changes: [(String, [UInt8]?)], request: ([UInt8], [UInt8])?)]
+    ) throws {
+        var (upIDs, upKeys, values, delIDs, delKeys): ([[UInt8]], [[UInt8]], [[UInt8]], [[UInt8]], [[UInt8]]) = (
+            [], [], [], [], []
+        )
+        var (requestIDs, requestKeys, answers, ids): ([[UInt8]], [[UInt8]], [[UInt8]], [[UInt8]]) = ([], [], [], [])
+        for install in installs {
+            ids.append(install.id)
+            for (key, value) in install.changes {
+                if let value {
+                    upIDs.append(install.id)
+                    upKeys.append(Array(key.utf8))
+                    values.append(value)
+                } else {
+                    delIDs.append(install.id)
+                    delKeys.append(Array(key.utf8))
+                }
+            }
+            if let (request, answer) = install.request {
+                requestIDs.append(install.id)
+                requestKeys.append(request)
+                answers.append(answer)
+            }
+        }
+        try connection.execute(
+            """
+            WITH up AS (
+                INSERT INTO rules_entries (install_id, key, value)
+                SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
+                ON CONFLICT (install_id, key) DO UPDATE SET value = EXCLUDED.value),
+            del AS (
+                DELETE FROM rules_entries e USING unnest($4::text[], $5::bytea[]) AS d(install_id, key)
+                WHERE e.install_id = d.install_id AND e.key = d.key),
+            req AS (
+                INSERT INTO rules_requests (install_id, request_id, answer)
+                SELECT * FROM unnest($6::text[], $7::text[], $8::text[]))
+            UPDATE rules_installs SET revision = revision + 1, updated_at = now()
+            WHERE install_id = ANY($9::text[])
+            """,
+            [
+                PGArray.binary(upIDs, of: .text), PGArray.binary(upKeys, of: .bytea),
+                PGArray.binary(values, of: .bytea), PGArray.binary(delIDs, of: .text),
+                PGArray.binary(delKeys, of: .bytea), PGArray.binary(requestIDs, of: .text),
+                PGArray.binary(requestKeys, of: .text), PGArray.binary(answers, of: .text),
+                PGArray.binary(ids, of: .text),
+            ], binary: Set(0..<9))
+    }
+}
+
+/// One-dimensional arrays in PostgreSQL's binary format, for parameters such as
+/// `unnest($1::bytea[])`: every row of a write in one statement.
+enum PGArray {
+    enum Element: Int32 {
+        case bytea = 17
+        case text = 25
+    }
+
+    /// `items` as an array of `element` (each item's bytes are the element's binary form: for
+    /// `text` and `bytea`, the bytes themselves).
+    static func binary(_ items: [[UInt8]], of element: Element) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(20 + items.reduce(0) { $0 + 4 + $1.count })
+        func int32(_ value: Int32) {
+            withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+        }
+        int32(items.isEmpty ? 0 : 1)  // dimensions
+        int32(0)  // no NULLs
+        int32(element.rawValue)
+        if !items.isEmpty {
+            int32(Int32(items.count))
+            int32(1)  // lower bound
+            for item in items {
+                int32(Int32(item.count))
+                out.append(contentsOf: item)
+            }
+        }
+        return out
     }
 }
 

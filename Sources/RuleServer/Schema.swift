@@ -14,9 +14,14 @@ import Foundation
 ///
 /// Each is partitioned by a hash of the install id into `partitions` tables, so that a team can
 /// spread them (grammar: docs/server.md).
+///
+/// Version 2 adds `rules_lock_install` and `rules_lock_installs`: a call's lock and read in one
+/// round trip. (One `SELECT ... FOR UPDATE` joined to the entries cannot do it: under READ
+/// COMMITTED, a statement that waited for the lock still reads the other rows as they were when
+/// it began, so it missed what the call it waited for wrote; the functions read after the lock.)
 enum Schema {
     /// This library's schema version.
-    static let version = 1
+    static let version = 2
     /// Hash partitions of each table.
     static let partitions = 16
 
@@ -57,10 +62,49 @@ enum Schema {
         return statements
     }
 
+    /// Version 2: the lock-and-read functions (each statement of a volatile function takes a new
+    /// snapshot, so the entries are read after the lock is held).
+    static func lockFunctions() -> [String] {
+        [
+            """
+            CREATE OR REPLACE FUNCTION rules_lock_install(id text, request text)
+            RETURNS TABLE (key bytea, value bytea, answer text) LANGUAGE plpgsql VOLATILE AS $$
+            BEGIN
+                PERFORM 1 FROM rules_installs i WHERE i.install_id = id FOR UPDATE;
+                IF NOT FOUND THEN
+                    INSERT INTO rules_installs (install_id) VALUES (id) ON CONFLICT DO NOTHING;
+                    PERFORM 1 FROM rules_installs i WHERE i.install_id = id FOR UPDATE;
+                END IF;
+                IF request IS NOT NULL THEN
+                    RETURN QUERY SELECT NULL::bytea, NULL::bytea, r.answer FROM rules_requests r
+                        WHERE r.install_id = id AND r.request_id = request;
+                    IF FOUND THEN RETURN; END IF;
+                END IF;
+                RETURN QUERY SELECT e.key, e.value, NULL::text FROM rules_entries e WHERE e.install_id = id;
+            END
+            $$
+            """,
+            """
+            CREATE OR REPLACE FUNCTION rules_lock_installs(ids text[])
+            RETURNS TABLE (install_id text, key bytea, value bytea) LANGUAGE plpgsql VOLATILE AS $$
+            BEGIN
+                INSERT INTO rules_installs (install_id)
+                    SELECT u.id FROM unnest(ids) AS u(id) ORDER BY u.id COLLATE "C" ON CONFLICT DO NOTHING;
+                PERFORM 1 FROM rules_installs i WHERE i.install_id = ANY(ids)
+                    ORDER BY i.install_id COLLATE "C" FOR UPDATE;
+                RETURN QUERY SELECT i.install_id, e.key, e.value
+                    FROM rules_installs i LEFT JOIN rules_entries e ON e.install_id = i.install_id
+                    WHERE i.install_id = ANY(ids);
+            END
+            $$
+            """,
+        ]
+    }
+
     /// Creates or upgrades the schema in one transaction, under an advisory lock (two servers
     /// migrating at once: one waits, then finds it done). Returns the version found before.
     @discardableResult
-    static func migrate(_ connection: Connection) throws -> Int {
+    static func migrate(_ connection: Connection, to target: Int = version) throws -> Int {
         try connection.execute("BEGIN")
         do {
             try connection.execute("SELECT pg_advisory_xact_lock(7264829101)")
@@ -70,10 +114,15 @@ enum Schema {
             if found > version {
                 throw RuleServerError.schema("version \(found) is newer than this library's \(version)")
             }
-            if found < 1 {
+            if found < 1 && target >= 1 {
                 for statement in create() { try connection.execute(statement) }
+            }
+            if found < 2 && target >= 2 {
+                for statement in lockFunctions() { try connection.execute(statement) }
+            }
+            if found < target {
                 try connection.execute("DELETE FROM rules_schema")
-                try connection.execute("INSERT INTO rules_schema (version) VALUES (\(version))")
+                try connection.execute("INSERT INTO rules_schema (version) VALUES (\(target))")
             }
             try connection.execute("COMMIT")
             return found

@@ -60,7 +60,12 @@ let bucket = take("--bucket")
 do {
     if command == "migrate" {
         let found = try RuleServer.migrate(database: database)
-        print(found == 0 ? "created the schema" : "the schema was there (version \(found))")
+        let now = RuleServer.schemaVersion
+        print(
+            found == 0
+                ? "created the schema (version \(now))"
+                : found < now
+                    ? "upgraded the schema from version \(found) to \(now)" : "the schema was there (version \(found))")
         exit(0)
     }
     // The rule files (paths ending in .rules, or directories of them) come first.

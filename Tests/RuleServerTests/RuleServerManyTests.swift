@@ -38,6 +38,30 @@ final class RuleServerManyTests: XCTestCase {
         }
     }
 
+    /// A batch is one transaction: one install it cannot store (an id PostgreSQL refuses) fails it
+    /// whole, so the installs before that one keep nothing, and the batch retried without it counts
+    /// each event once.
+    func testABatchThatFailsKeepsNothingAndItsRetryCountsOnce() throws {
+        let pg = try throwawayPostgres()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let rules = "scenario Offer < on a; min_events 2 >"
+        let server = try RuleServer(sources: [SourceFile(path: "r.rules", text: rules)], database: pg.conninfo)
+        let good = (0..<3).map { RuleServer.BatchEvent(install: "u\($0 % 2)", event: "a", at: start) }
+        XCTAssertThrowsError(try server.trigger(batch: good + [.init(install: "bad\u{0}id", event: "a", at: start)]))
+        func device(_ events: Int) throws -> Explanation {
+            let engine = try RuleEngine(source: rules, clock: ManualClock(start))
+            for _ in 0..<events { engine.trigger("a") }
+            return engine.explain("Offer")
+        }
+        for install in ["u0", "u1"] {
+            XCTAssertEqual(try server.explain(install: install, "Offer", at: start), try device(0), install)
+        }
+        try server.trigger(batch: good)
+        XCTAssertEqual(try server.explain(install: "u0", "Offer", at: start), try device(2))
+        XCTAssertEqual(try server.explain(install: "u1", "Offer", at: start), try device(1))
+    }
+
     func testEligibleStreamsExactlyTheInstallsThatWouldRun() throws {
         let pg = try throwawayPostgres()
         defer { pg.stop() }
@@ -131,8 +155,8 @@ final class RulecServerToolTests: XCTestCase {
         let noSchema = try run(["try", rules, "--install", "u1", "Offer"] + db)
         XCTAssertEqual(noSchema.status, 1)
         XCTAssertTrue(noSchema.err.contains("migrate"), noSchema.err)
-        XCTAssertEqual(try run(["migrate"] + db).out, "created the schema\n")
-        XCTAssertEqual(try run(["migrate"] + db).out, "the schema was there (version 1)\n")
+        XCTAssertEqual(try run(["migrate"] + db).out, "created the schema (version 2)\n")
+        XCTAssertEqual(try run(["migrate"] + db).out, "the schema was there (version 2)\n")
         for _ in 0..<2 {
             XCTAssertEqual(try run(["trigger", rules, "--install", "u1", "a", "--at", "100"] + db).status, 0)
         }

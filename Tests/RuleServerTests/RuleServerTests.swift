@@ -22,8 +22,27 @@ final class RuleServerTests: XCTestCase {
             XCTAssertTrue(message.contains("migrate"), message)
         }
         XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 0)
-        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 1)
+        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 2)
         XCTAssertNoThrow(try RuleServer(sources: rules, database: pg.conninfo))
+    }
+
+    /// A database of schema version 1 (tables, no lock functions) is refused, then upgraded by
+    /// `migrate` and served, its rows kept.
+    func testMigrateUpgradesAVersionOneDatabase() throws {
+        let pg = try throwawayPostgres()
+        defer { pg.stop() }
+        let rules = [SourceFile(path: "r.rules", text: "scenario S < max_exec 1 >")]
+        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo, toVersion: 1), 0)
+        XCTAssertThrowsError(try RuleServer(sources: rules, database: pg.conninfo)) { error in
+            XCTAssertEqual(
+                error as? RuleServerError,
+                .schema("version 1 is older than this library's 2: run 'rulec-server migrate'"))
+        }
+        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 1)
+        let server = try RuleServer(sources: rules, database: pg.conninfo)
+        XCTAssertTrue(try server.tryToExecute(install: "u", "S", at: start))
+        XCTAssertFalse(try server.tryToExecute(install: "u", "S", at: start))
+        XCTAssertEqual(try RuleServer.migrate(database: pg.conninfo), 2)
     }
 
     /// Seeded random histories of the whole-language model's rules, each step run on a device

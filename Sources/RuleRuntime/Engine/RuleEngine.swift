@@ -63,12 +63,23 @@ public final class RuleEngine: @unchecked Sendable {
             checked: result, store: store, clock: clock, options: options, staged: staged, listed: listed)
     }
 
-    /// An engine over rules checked once for many engines (RuleServer: one per call, each over
-    /// one install's state).
-    package convenience init(
-        checkedOnce result: CheckResult, store: RuleStore, clock: RuleClock, options: Options
-    ) throws {
-        try self.init(checked: result, store: store, clock: clock, options: options)
+    /// Rules checked and lowered once, for many engines (RuleServer: one engine per call, each
+    /// over one install's state): no engine lowers them again.
+    package struct Prepared: Sendable {
+        let result: CheckResult
+        let rules: CompiledRules
+
+        /// `result` (without errors) lowered for engines whose options keep `recentLimit`.
+        package init(_ result: CheckResult, recentLimit: Int) {
+            self.result = result
+            rules = CompiledRules(program: result.program, recentLimit: recentLimit)
+        }
+    }
+
+    /// An engine over rules checked and lowered once for many engines (`options.recentLimit`
+    /// must be the one they were lowered for).
+    package convenience init(prepared: Prepared, store: RuleStore, clock: RuleClock, options: Options) throws {
+        try self.init(checked: prepared.result, store: store, clock: clock, options: options, lowered: prepared.rules)
     }
 
     /// An engine over rules already checked (a delivery checks them before it decides to run them),
@@ -76,28 +87,30 @@ public final class RuleEngine: @unchecked Sendable {
     init(
         checked result: CheckResult, store: RuleStore, clock: RuleClock, options: Options,
         origin: ActiveRules.Origin = .given, version: String? = nil, staged: StagedStreams? = nil,
-        listed: ListedStreams? = nil
+        listed: ListedStreams? = nil, lowered: CompiledRules? = nil
     ) throws {
         if result.hasErrors { throw RuleEngineError.invalidRules(result.diagnostics) }
         // With a large state read early, the fingerprints of long `on` lists are computed on
         // another thread while the state is decoded, and stored before anything reads them.
-        var built = CompiledRules.Builder(
-            program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil,
-            listed: listed)
-        let fingerprints = built.fingerprintInBackground()
+        var built =
+            lowered == nil
+            ? CompiledRules.Builder(
+                program: result.program, recentLimit: options.recentLimit, fingerprintsLater: staged != nil,
+                listed: listed) : nil
+        let fingerprints = built?.fingerprintInBackground()
         let state: EngineState
         do {
             // A store that holds its entries as bytes hands them over as they are.
             let stored = try (store as? RecordStore)?.loadEntries() ?? StoredEntries(try store.load())
-            state = try EngineState(stored, streams: built.streams, staged: staged)
-            built.storeFingerprints(fingerprints())
+            state = try EngineState(stored, streams: lowered?.streams ?? built!.streams, staged: staged)
+            if let fingerprints { built?.storeFingerprints(fingerprints()) }
             try store.didLoad()
         } catch let error as RuleStoreError {
             throw RuleEngineError.store(error)
         } catch {
             throw RuleEngineError.store(.other(error))
         }
-        let rules = CompiledRules(built)
+        let rules = lowered ?? CompiledRules(built!)
         self.clock = clock
         shared = (store as? FileStore).flatMap { $0.options.shared ? $0 : nil }
         // History under former names (`was`) moves in one record, before anything else is written;

@@ -46,7 +46,10 @@ let package = Package(
         .target(name: "RuleLSP", dependencies: ["RuleLang", "RuleTools"]),
         .executableTarget(
             name: "rulec", dependencies: ["RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP"]),
-        .executableTarget(name: "rulebench", dependencies: ["RuleLang", "RuleRuntime", "RuleLSP"]),
+        .executableTarget(
+            name: "rulebench", dependencies: ["RuleLang", "RuleRuntime", "RuleLSP", "RuleServer", "ScratchPostgres"]),
+        // A PostgreSQL of its own on a temporary folder, for RuleServer's tests and `rulebench server`.
+        .target(name: "ScratchPostgres"),
         // Child processes for the persistence tests (SIGKILL cycles, two processes locking).
         .executableTarget(name: "rule-test-fixture", dependencies: ["RuleLang", "RuleRuntime"], path: "Sources/RuleTestFixture"),
         // The README's "In an app" example, compiled and run on a fresh HOME by ReadmeAppTests.
@@ -55,7 +58,7 @@ let package = Package(
             resources: [.process("app.rules")], plugins: ["RulesPlugin"]),
         .plugin(name: "RulesPlugin", capability: .buildTool(), dependencies: ["rulec"]),
         // Removes what each test made in the temporary folder, pass or fail.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ScratchPostgres"], path: "Tests/TestSupport"),
         .testTarget(name: "RuleLangTests", dependencies: ["RuleLang", "RuleTools"]),
         .testTarget(
             name: "RuleRuntimeTests", dependencies: [

@@ -26,22 +26,25 @@ public enum RuleServerError: Error, Equatable, CustomStringConvertible {
 }
 
 /// The rows a statement returned, each column's bytes (nil for SQL NULL).
-struct Rows {
-    var rows: [[[UInt8]?]] = []
-    var isEmpty: Bool { rows.isEmpty }
-    subscript(row: Int, column: Int) -> [UInt8]? { rows[row][column] }
+package struct Rows {
+    package var rows: [[[UInt8]?]] = []
+    package var isEmpty: Bool { rows.isEmpty }
+    package subscript(row: Int, column: Int) -> [UInt8]? { rows[row][column] }
     /// Column `column` of row `row` as text.
-    func text(_ row: Int, _ column: Int) -> String? { rows[row][column].map { String(decoding: $0, as: UTF8.self) } }
+    package func text(_ row: Int, _ column: Int) -> String? {
+        rows[row][column].map { String(decoding: $0, as: UTF8.self) }
+    }
 }
 
-/// One libpq connection, used by one thread at a time (the pool hands it out).
-final class Connection {
+/// One libpq connection, used by one thread at a time (the pool hands it out; `rulebench server`
+/// measures its baselines on one).
+package final class Connection {
     private var handle: OpaquePointer?
 
     /// Connects with a libpq connection string (`host=/tmp port=5432 dbname=app`, or a
     /// `postgresql://` URL); `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE` and the rest fill what it
     /// leaves out, as for `psql`. `statementTimeout`: seconds, or 0 for none.
-    init(_ conninfo: String, statementTimeout: Double) throws {
+    package init(_ conninfo: String, statementTimeout: Double) throws {
         handle = PQconnectdb(conninfo)
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             let message = handle.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
@@ -63,7 +66,7 @@ final class Connection {
     /// binary format when `binary` lists its position, else as text) and returns its rows (in
     /// the binary format when `binaryResult`).
     @discardableResult
-    func execute(
+    package func execute(
         _ sql: String, _ parameters: [[UInt8]?] = [], binary: Set<Int> = [], binaryResult: Bool = false
     ) throws -> Rows {
         guard let handle else { throw RuleServerError.connection("the connection is closed") }
@@ -135,6 +138,42 @@ final class Connection {
             rows.rows.append(columns)
         }
         return rows
+    }
+}
+
+extension Connection {
+    /// Runs `COPY ... FROM STDIN` (`sql`) with `data`, the rows in the statement's format,
+    /// sent in pieces of 1 MiB; returns when the server has stored them.
+    package func copy(_ sql: String, _ data: [UInt8]) throws {
+        guard let handle else { throw RuleServerError.connection("the connection is closed") }
+        func failure(_ result: OpaquePointer?) -> RuleServerError {
+            let message = String(cString: result.map { PQresultErrorMessage($0) } ?? PQerrorMessage(handle))
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if PQstatus(handle) != CONNECTION_OK { return .connection(message) }
+            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+            return .query(sqlState: state ?? "", message: message)
+        }
+        let started = PQexec(handle, sql)
+        defer { PQclear(started) }
+        guard PQresultStatus(started) == PGRES_COPY_IN else { throw failure(started) }
+        var offset = 0
+        var sent = true
+        while offset < data.count && sent {
+            let end = min(data.count, offset + (1 << 20))
+            sent = data[offset..<end].withUnsafeBufferPointer { piece in
+                piece.baseAddress!.withMemoryRebound(to: CChar.self, capacity: piece.count) {
+                    PQputCopyData(handle, $0, Int32(piece.count)) == 1
+                }
+            }
+            offset = end
+        }
+        guard sent, PQputCopyEnd(handle, nil) == 1 else { throw failure(nil) }
+        var error: RuleServerError?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK, error == nil { error = failure(result) }
+            PQclear(result)
+        }
+        if let error { throw error }
     }
 }
 

@@ -18,77 +18,68 @@ extension RuleServer {
         }
     }
 
-    /// Records many events, each for its install at its time: an event pipeline's batch. One
-    /// transaction for the whole batch (all its events are kept, or none: a batch that failed is
-    /// retried whole without counting anything twice), four round trips whatever its size:
-    /// `BEGIN`; the installs' rows made where missing, locked in the order of their ids (two
-    /// batches never wait for each other in a circle) and read with their entries in one statement
-    /// (`rules_lock_installs`); each install's events run in the order given; every changed entry
-    /// written in one statement; `COMMIT`.
+    /// Records many events, each for its install at its time: an event pipeline's batch. The
+    /// events are appended to the inbox (`rules_inbox`) by one `COPY`, all or none (a batch that
+    /// failed is retried whole without counting anything twice), and each install's are folded
+    /// into its state, in the order given, before its next call reads it (or by
+    /// ``fold(limit:)``); `eligible` folds them in memory. No install's row is locked: a batch
+    /// never waits for decisions, nor they for it.
     public func trigger(batch events: [BatchEvent]) throws {
         guard !events.isEmpty else { return }
-        var byInstall: [String: [BatchEvent]] = [:]
-        for item in events { byInstall[item.install, default: []].append(item) }
-        let order = byInstall.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-        let ids = order.map { Array($0.utf8) }
-        let rules = lock.withLock { self.rules }
+        let rows = Self.inboxRows(events)
         try pool.withConnection { connection in
-            try connection.execute("BEGIN")
-            do {
-                let rows = try connection.execute(
-                    "SELECT install_id, key, value FROM rules_lock_installs($1::text[])",
-                    [PGArray.binary(ids, of: .text)], binary: [0], binaryResult: true)
-                var entries: [String: [String: [UInt8]]] = [:]
-                for row in rows.rows {
-                    let install = String(decoding: row[0] ?? [], as: UTF8.self)
-                    if let key = row[1], let value = row[2] {
-                        entries[install, default: [:]][String(decoding: key, as: UTF8.self)] = value
-                    } else if entries[install] == nil {
-                        entries[install] = [:]
-                    }
-                }
-                var writes: [(id: [UInt8], changes: [(String, [UInt8]?)], request: ([UInt8], [UInt8])?)] = []
-                for (install, id) in zip(order, ids) {
-                    let items = byInstall[install]!
-                    let store = RowStore(entries[install] ?? [:])
-                    var engineOptions = options.engine
-                    engineOptions.installID = install
-                    let clock = ManualClock(items[0].time)
-                    let engine = try RuleEngine(prepared: rules, store: store, clock: clock, options: engineOptions)
-                    if let stored = engine.storedTimeZone, let zone = TimeZone(identifier: stored),
-                        zone.identifier != engine.timeZone.identifier
-                    {
-                        engine.timeZone = zone
-                    }
-                    for item in items {
-                        clock.set(item.time)
-                        if let properties = item.properties {
-                            engine.trigger(Event(item.event), properties: properties)
-                        } else {
-                            engine.trigger(Event(item.event))
-                        }
-                    }
-                    engine.storeReBasedTimes()
-                    let changes = store.changes()
-                    if !changes.isEmpty { writes.append((id, changes, nil)) }
-                }
-                if !writes.isEmpty { try Self.write(connection, writes) }
-                try connection.execute("COMMIT")
-            } catch {
-                _ = try? connection.execute("ROLLBACK")
-                throw error
-            }
+            try connection.copy("COPY rules_inbox (install_id, event, properties, at) FROM STDIN", rows)
         }
     }
 
+    /// `events` as the inbox's rows in `COPY`'s text format (`rulebench server` copies the same
+    /// rows elsewhere for its baseline).
+    package static func inboxRows(_ events: [BatchEvent]) -> [UInt8] {
+        var rows = CopyText()
+        for item in events {
+            rows.text(item.install)
+            rows.text(item.event)
+            rows.bytea(item.properties.map(PropertyCoding.encode))
+            rows.double(item.time.timeIntervalSince1970, last: true)
+        }
+        return rows.bytes
+    }
+
+    /// Folds the inbox events of up to `limit` installs into their state (each as its next call
+    /// would): run it from time to time so that installs that make no call keep a short inbox.
+    /// Returns the number of installs folded.
+    @discardableResult
+    public func fold(limit: Int = 1_000) throws -> Int {
+        let installs = try pool.withConnection { connection in
+            try connection.execute(
+                "SELECT DISTINCT install_id FROM rules_inbox LIMIT $1", [Array(String(max(0, limit)).utf8)]
+            ).rows.compactMap { $0[0].map { String(decoding: $0, as: UTF8.self) } }
+        }
+        for install in installs { try fold(install: install) }
+        return installs.count
+    }
+
+    /// Folds `install`'s inbox events into its state, if it has any: a call at the latest
+    /// event's time that judges nothing.
+    func fold(install: String) throws {
+        let latest = try pool.withConnection { connection in
+            try connection.execute("SELECT max(at) FROM rules_inbox WHERE install_id = $1", [Array(install.utf8)])
+                .text(0, 0).flatMap(Double.init)
+        }
+        guard let latest else { return }
+        _ = try call(install, at: Date(timeIntervalSince1970: latest), requestID: nil, writes: true) { _, _ in "" }
+    }
+
     /// The campaign question: calls `each` with every install for which `scenario` would answer
-    /// yes at `time` (`canExecute`; nothing is written), read through a server-side cursor
-    /// `batch` rows at a time, so that memory stays bounded whatever the number of installs.
-    /// `installs`: only those; `buckets`: only installs whose `bucket(salt)` is in the range.
+    /// yes at `time` (`canExecute`), read through a server-side cursor `batch` rows at a time, so
+    /// that memory stays bounded whatever the number of installs. `installs`: only those;
+    /// `buckets`: only installs whose `bucket(salt)` is in the range. Batched events still in the
+    /// inbox are folded first (``fold(limit:)``); nothing else is written.
     public func eligible(
         _ scenario: String, at time: Date, installs: [String]? = nil,
         buckets: (salt: String, range: Range<Int>)? = nil, batch: Int = 500, _ each: (String) throws -> Void
     ) throws {
+        try fold(limit: Int(Int32.max))
         let rules = lock.withLock { self.rules }
         var engineOptions = options.engine
         try pool.withConnection { connection in
@@ -111,6 +102,7 @@ extension RuleServer {
                 engineOptions.installID = install
                 let engine = try RuleEngine(
                     prepared: rules, store: RowStore(entries), clock: ManualClock(time), options: engineOptions)
+                Self.useStoredZone(engine)
                 try Self.known(engine, scenario)
                 if engine.canExecute(scenario) { try each(install) }
             }
@@ -152,6 +144,7 @@ extension RuleServer {
                     "INSERT INTO rules_installs (install_id) VALUES ($1) ON CONFLICT DO NOTHING", [id])
                 try connection.execute("SELECT revision FROM rules_installs WHERE install_id = $1 FOR UPDATE", [id])
                 try connection.execute("DELETE FROM rules_entries WHERE install_id = $1", [id])
+                try connection.execute("DELETE FROM rules_inbox WHERE install_id = $1", [id])
                 for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
                     try connection.execute(
                         "INSERT INTO rules_entries (install_id, key, value) VALUES ($1, $2, $3)",
@@ -171,7 +164,9 @@ extension RuleServer {
     /// `FileStore(url:).apply(...)`: "make my test phone look like user 42"); empty for an install
     /// the database has never seen.
     public func exportState(install: String) throws -> [String: [UInt8]] {
-        try pool.withConnection { connection in
+        // Batched events not yet folded are part of its state.
+        try fold(install: install)
+        return try pool.withConnection { connection in
             let rows = try connection.execute(
                 "SELECT key, value FROM rules_entries WHERE install_id = $1", [Array(install.utf8)],
                 binaryResult: true)

@@ -82,6 +82,12 @@ public final class RuleServer: @unchecked Sendable {
         lock.withLock { rules = prepared }
     }
 
+    /// Runs `body` with one of the pool's connections (`rulebench server` measures its baselines
+    /// on the connections the calls use).
+    package func withConnection<R>(_ body: (Connection) throws -> R) throws -> R {
+        try pool.withConnection(body)
+    }
+
     // MARK: - Calls
 
     /// Records `event` for `install` at `time`.
@@ -172,30 +178,29 @@ public final class RuleServer: @unchecked Sendable {
                 // Reads lock too: one that re-bases times recorded ahead of its clock stores them, as a
                 // device keeps them in memory, so that the next call reads what this one did.
                 let request: [UInt8]? = requestID.map { Array($0.utf8) }
-                let (entries, answered) = try Self.lockAndRead(connection, id, request)
-                if let answered {
+                let read = try Self.lockAndRead(connection, id, request)
+                if let answered = read.answer {
                     try connection.execute("COMMIT")
                     return answered
                 }
-                let store = RowStore(entries)
+                let store = RowStore(read.entries)
                 var engineOptions = options.engine
                 engineOptions.installID = install
                 let clock = ManualClock(time)
                 let engine = try RuleEngine(prepared: rules, store: store, clock: clock, options: engineOptions)
-                // The install's zone is the one its state last saw (a device reports it), else the
-                // options' (else the server's own).
-                if let stored = engine.storedTimeZone, let zone = TimeZone(identifier: stored),
-                    zone.identifier != engine.timeZone.identifier
-                {
-                    engine.timeZone = zone
-                }
+                Self.useStoredZone(engine)
+                // Batched events not yet folded, first, each at its time, in the order they came.
+                Self.fold(read.inbox, into: engine, clock: clock)
+                clock.set(time)
                 let answer = try body(engine, clock)
                 // Times re-based in memory (a clock corrected) are stored by every call, as a device
                 // keeps them in memory, so that the next call reads what this one did.
                 engine.storeReBasedTimes()
                 let changes = store.changes()
-                if !changes.isEmpty || (writes && request != nil) {
-                    try Self.write(connection, [(id, changes, request.map { ($0, Array(answer.utf8)) })])
+                if !changes.isEmpty || !read.inbox.isEmpty || (writes && request != nil) {
+                    try Self.write(
+                        connection, id, changes, folded: read.inbox.map(\.seq),
+                        request: request.map { ($0, Array(answer.utf8)) })
                 }
                 try connection.execute("COMMIT")
                 return answer
@@ -206,72 +211,99 @@ public final class RuleServer: @unchecked Sendable {
         }
     }
 
-    /// Locks `id`'s row (made at its first call) and reads its entries or, with `request`, the
-    /// answer that request was given: one round trip (`rules_lock_install`).
-    static func lockAndRead(_ connection: Connection, _ id: [UInt8], _ request: [UInt8]?) throws -> (
-        [String: [UInt8]], String?
-    ) {
-        let rows = try connection.execute(
-            "SELECT key, value, answer FROM rules_lock_install($1, $2)", [id, request], binaryResult: true)
-        var entries: [String: [UInt8]] = [:]
-        for row in rows.rows {
-            if let answer = row[2] { return ([:], String(decoding: answer, as: UTF8.self)) }
-            if let key = row[0], let value = row[1] { entries[String(decoding: key, as: UTF8.self)] = value }
+    /// Judges in the zone the install's state last saw (a device reports it), else the options'
+    /// (else the server's own).
+    static func useStoredZone(_ engine: RuleEngine) {
+        if let stored = engine.storedTimeZone, let zone = TimeZone(identifier: stored),
+            zone.identifier != engine.timeZone.identifier
+        {
+            engine.timeZone = zone
         }
-        return (entries, nil)
     }
 
-    /// Writes installs' changed entries (nil: deleted), the answers of their requests, and bumps
-    /// their revisions, in one statement.
-    static func write(
-        _ connection: Connection,
-        _ installs: [(id: [UInt8], changes: [(String, [UInt8]?)], request: ([UInt8], [UInt8])?)]
-    ) throws {
-        var (upIDs, upKeys, values, delIDs, delKeys): ([[UInt8]], [[UInt8]], [[UInt8]], [[UInt8]], [[UInt8]]) = (
-            [], [], [], [], []
-        )
-        var (requestIDs, requestKeys, answers, ids): ([[UInt8]], [[UInt8]], [[UInt8]], [[UInt8]]) = ([], [], [], [])
-        for install in installs {
-            ids.append(install.id)
-            for (key, value) in install.changes {
-                if let value {
-                    upIDs.append(install.id)
-                    upKeys.append(Array(key.utf8))
-                    values.append(value)
-                } else {
-                    delIDs.append(install.id)
-                    delKeys.append(Array(key.utf8))
-                }
+    /// An event of the inbox: appended by a batch, folded by the install's next call.
+    struct InboxEvent {
+        var seq: Int64
+        var event: String
+        var properties: [String: PropertyValue]?
+        var time: Date
+    }
+
+    /// What a call reads under its lock.
+    struct Read {
+        var entries: [String: [UInt8]] = [:]
+        var inbox: [InboxEvent] = []
+        /// The answer a request id was given already.
+        var answer: String?
+    }
+
+    /// Locks `id`'s row (made at its first call) and reads its entries and inbox or, with
+    /// `request`, the answer that request was given: one round trip (`rules_lock_install`).
+    static func lockAndRead(_ connection: Connection, _ id: [UInt8], _ request: [UInt8]?) throws -> Read {
+        let rows = try connection.execute(
+            "SELECT key, value, answer, seq, event, properties, at FROM rules_lock_install($1, $2)", [id, request],
+            binaryResult: true)
+        var read = Read()
+        for row in rows.rows {
+            if let answer = row[2] { return Read(answer: String(decoding: answer, as: UTF8.self)) }
+            if let key = row[0], let value = row[1] {
+                read.entries[String(decoding: key, as: UTF8.self)] = value
+            } else if let seq = row[3], let event = row[4], let at = row[6] {
+                read.inbox.append(
+                    InboxEvent(
+                        seq: Int64(bitPattern: bigEndian(seq)), event: String(decoding: event, as: UTF8.self),
+                        properties: try row[5].map(PropertyCoding.decode),
+                        time: Date(timeIntervalSince1970: Double(bitPattern: bigEndian(at)))))
             }
-            if let (request, answer) = install.request {
-                requestIDs.append(install.id)
-                requestKeys.append(request)
-                answers.append(answer)
+        }
+        return read
+    }
+
+    /// Runs batched events on `engine`, each at its time.
+    static func fold(_ inbox: [InboxEvent], into engine: RuleEngine, clock: ManualClock) {
+        for item in inbox {
+            clock.set(item.time)
+            if let properties = item.properties {
+                engine.trigger(Event(item.event), properties: properties)
+            } else {
+                engine.trigger(Event(item.event))
+            }
+        }
+    }
+
+    /// Writes an install's changed entries (nil: deleted), removes the inbox events it folded,
+    /// records its request's answer and bumps its revision: one round trip (`rules_write_install`).
+    static func write(
+        _ connection: Connection, _ id: [UInt8], _ changes: [(String, [UInt8]?)], folded: [Int64],
+        request: ([UInt8], [UInt8])?
+    ) throws {
+        var (keys, values, gone): ([[UInt8]], [[UInt8]], [[UInt8]]) = ([], [], [])
+        for (key, value) in changes {
+            if let value {
+                keys.append(Array(key.utf8))
+                values.append(value)
+            } else {
+                gone.append(Array(key.utf8))
             }
         }
         try connection.execute(
-            """
-            WITH up AS (
-                INSERT INTO rules_entries (install_id, key, value)
-                SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
-                ON CONFLICT (install_id, key) DO UPDATE SET value = EXCLUDED.value),
-            del AS (
-                DELETE FROM rules_entries e USING unnest($4::text[], $5::bytea[]) AS d(install_id, key)
-                WHERE e.install_id = d.install_id AND e.key = d.key),
-            req AS (
-                INSERT INTO rules_requests (install_id, request_id, answer)
-                SELECT * FROM unnest($6::text[], $7::text[], $8::text[]))
-            UPDATE rules_installs SET revision = revision + 1, updated_at = now()
-            WHERE install_id = ANY($9::text[])
-            """,
+            "SELECT rules_write_install($1, $2::bytea[], $3::bytea[], $4::bytea[], $5::bigint[], $6, $7)",
             [
-                PGArray.binary(upIDs, of: .text), PGArray.binary(upKeys, of: .bytea),
-                PGArray.binary(values, of: .bytea), PGArray.binary(delIDs, of: .text),
-                PGArray.binary(delKeys, of: .bytea), PGArray.binary(requestIDs, of: .text),
-                PGArray.binary(requestKeys, of: .text), PGArray.binary(answers, of: .text),
-                PGArray.binary(ids, of: .text),
-            ], binary: Set(0..<9))
+                id, PGArray.binary(keys, of: .bytea), PGArray.binary(values, of: .bytea),
+                PGArray.binary(gone, of: .bytea), PGArray.binary(folded.map(bigEndianBytes), of: .int8),
+                request?.0, request?.1,
+            ], binary: [1, 2, 3, 4])
     }
+}
+
+/// An 8-byte big-endian integer (PostgreSQL's binary `bigint` and `double precision`).
+func bigEndian(_ bytes: [UInt8]) -> UInt64 {
+    bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+}
+
+/// `value` as 8 big-endian bytes.
+func bigEndianBytes(_ value: Int64) -> [UInt8] {
+    (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: value) >> (56 - 8 * $0)) }
 }
 
 /// One-dimensional arrays in PostgreSQL's binary format, for parameters such as
@@ -279,6 +311,7 @@ public final class RuleServer: @unchecked Sendable {
 enum PGArray {
     enum Element: Int32 {
         case bytea = 17
+        case int8 = 20
         case text = 25
     }
 

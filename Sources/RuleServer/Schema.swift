@@ -15,10 +15,15 @@ import Foundation
 /// Each is partitioned by a hash of the install id into `partitions` tables, so that a team can
 /// spread them (grammar: docs/server.md).
 ///
-/// Version 2 adds `rules_lock_install` and `rules_lock_installs`: a call's lock and read in one
-/// round trip. (One `SELECT ... FOR UPDATE` joined to the entries cannot do it: under READ
-/// COMMITTED, a statement that waited for the lock still reads the other rows as they were when
-/// it began, so it missed what the call it waited for wrote; the functions read after the lock.)
+/// - `rules_inbox` (version 2): events of a batch (``RuleServer/trigger(batch:)``), appended by
+///   one `COPY` and folded into their install's entries, in order, by its next call (or by
+///   ``RuleServer/fold(limit:)``); `eligible` folds them in memory.
+///
+/// Version 2 also adds `rules_lock_install` and `rules_write_install`: a call's lock and read,
+/// and its write, one round trip each, their plans kept by the server. (One `SELECT ... FOR
+/// UPDATE` joined to the entries cannot do the first: under READ COMMITTED, a statement that
+/// waited for the lock still reads the other rows as they were when it began, so it missed what
+/// the call it waited for wrote; the function reads after the lock.)
 enum Schema {
     /// This library's schema version.
     static let version = 2
@@ -62,13 +67,33 @@ enum Schema {
         return statements
     }
 
-    /// Version 2: the lock-and-read functions (each statement of a volatile function takes a new
-    /// snapshot, so the entries are read after the lock is held).
-    static func lockFunctions() -> [String] {
-        [
+    /// Version 2: the inbox of batched events, and the functions of a call (each statement of a
+    /// volatile function takes a new snapshot, so the entries are read after the lock is held).
+    static func versionTwo() -> [String] {
+        var statements = [
+            "CREATE SEQUENCE rules_inbox_seq",
+            """
+            CREATE TABLE rules_inbox (
+                install_id text NOT NULL,
+                seq bigint NOT NULL DEFAULT nextval('rules_inbox_seq'),
+                event text NOT NULL,
+                properties bytea,
+                at double precision NOT NULL,
+                PRIMARY KEY (install_id, seq)
+            ) PARTITION BY HASH (install_id)
+            """,
+        ]
+        for k in 0..<partitions {
+            statements.append(
+                "CREATE TABLE rules_inbox_\(k) PARTITION OF rules_inbox FOR VALUES WITH (MODULUS \(partitions), REMAINDER \(k))"
+            )
+        }
+        statements += [
             """
             CREATE OR REPLACE FUNCTION rules_lock_install(id text, request text)
-            RETURNS TABLE (key bytea, value bytea, answer text) LANGUAGE plpgsql VOLATILE AS $$
+            RETURNS TABLE (key bytea, value bytea, answer text, seq bigint, event text, properties bytea,
+                at double precision)
+            LANGUAGE plpgsql VOLATILE AS $$
             BEGIN
                 PERFORM 1 FROM rules_installs i WHERE i.install_id = id FOR UPDATE;
                 IF NOT FOUND THEN
@@ -76,29 +101,43 @@ enum Schema {
                     PERFORM 1 FROM rules_installs i WHERE i.install_id = id FOR UPDATE;
                 END IF;
                 IF request IS NOT NULL THEN
-                    RETURN QUERY SELECT NULL::bytea, NULL::bytea, r.answer FROM rules_requests r
-                        WHERE r.install_id = id AND r.request_id = request;
+                    RETURN QUERY SELECT NULL::bytea, NULL::bytea, r.answer, NULL::bigint, NULL::text, NULL::bytea,
+                        NULL::double precision
+                        FROM rules_requests r WHERE r.install_id = id AND r.request_id = request;
                     IF FOUND THEN RETURN; END IF;
                 END IF;
-                RETURN QUERY SELECT e.key, e.value, NULL::text FROM rules_entries e WHERE e.install_id = id;
+                RETURN QUERY SELECT e.key, e.value, NULL::text, NULL::bigint, NULL::text, NULL::bytea,
+                    NULL::double precision
+                    FROM rules_entries e WHERE e.install_id = id;
+                RETURN QUERY SELECT NULL::bytea, NULL::bytea, NULL::text, b.seq, b.event, b.properties, b.at
+                    FROM rules_inbox b WHERE b.install_id = id ORDER BY b.seq;
             END
             $$
             """,
             """
-            CREATE OR REPLACE FUNCTION rules_lock_installs(ids text[])
-            RETURNS TABLE (install_id text, key bytea, value bytea) LANGUAGE plpgsql VOLATILE AS $$
+            CREATE OR REPLACE FUNCTION rules_write_install(id text, keys bytea[], vals bytea[], gone bytea[],
+                folded bigint[], request text, answer text)
+            RETURNS void LANGUAGE plpgsql VOLATILE AS $$
             BEGIN
-                INSERT INTO rules_installs (install_id)
-                    SELECT u.id FROM unnest(ids) AS u(id) ORDER BY u.id COLLATE "C" ON CONFLICT DO NOTHING;
-                PERFORM 1 FROM rules_installs i WHERE i.install_id = ANY(ids)
-                    ORDER BY i.install_id COLLATE "C" FOR UPDATE;
-                RETURN QUERY SELECT i.install_id, e.key, e.value
-                    FROM rules_installs i LEFT JOIN rules_entries e ON e.install_id = i.install_id
-                    WHERE i.install_id = ANY(ids);
+                IF cardinality(keys) > 0 THEN
+                    INSERT INTO rules_entries (install_id, key, value) SELECT id, k, v FROM unnest(keys, vals) AS t(k, v)
+                        ON CONFLICT (install_id, key) DO UPDATE SET value = EXCLUDED.value;
+                END IF;
+                IF cardinality(gone) > 0 THEN
+                    DELETE FROM rules_entries e WHERE e.install_id = id AND e.key = ANY(gone);
+                END IF;
+                IF cardinality(folded) > 0 THEN
+                    DELETE FROM rules_inbox b WHERE b.install_id = id AND b.seq = ANY(folded);
+                END IF;
+                IF request IS NOT NULL THEN
+                    INSERT INTO rules_requests (install_id, request_id, answer) VALUES (id, request, answer);
+                END IF;
+                UPDATE rules_installs SET revision = revision + 1, updated_at = now() WHERE install_id = id;
             END
             $$
             """,
         ]
+        return statements
     }
 
     /// Creates or upgrades the schema in one transaction, under an advisory lock (two servers
@@ -118,7 +157,7 @@ enum Schema {
                 for statement in create() { try connection.execute(statement) }
             }
             if found < 2 && target >= 2 {
-                for statement in lockFunctions() { try connection.execute(statement) }
+                for statement in versionTwo() { try connection.execute(statement) }
             }
             if found < target {
                 try connection.execute("DELETE FROM rules_schema")

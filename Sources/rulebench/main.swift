@@ -25,6 +25,8 @@ import RuleLang
 //   rulebench front                            only the front end against JSONDecoder
 //   rulebench prompts                          only outcomes and presentations (issue 34)
 //   rulebench buckets                          only bucket against a param (issue 35)
+//   rulebench server                           RuleServer over 1,000,000 installs in a PostgreSQL of
+//                                              its own (issue 61; not in the full run)
 //   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build|present
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
@@ -359,6 +361,7 @@ let parts: [String: (inout [Goal]) throws -> Void] = [
     "prompts": promptBenchmarks,
     "buckets": bucketBenchmarks,
     "properties": propertyBenchmarks,
+    "server": serverBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []

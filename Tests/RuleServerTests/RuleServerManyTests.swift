@@ -62,6 +62,62 @@ final class RuleServerManyTests: XCTestCase {
         XCTAssertEqual(try server.explain(install: "u1", "Offer", at: start), try device(1))
     }
 
+    /// Batches append to the inbox while calls fold it, from four threads at once: no event is
+    /// lost or counted twice (a call removes exactly the events it read, not one a batch
+    /// committed meanwhile), and export and `eligible` see events not folded yet.
+    func testBatchedEventsAreFoldedOnceWhileCallsRun() throws {
+        let pg = try throwawayPostgres()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let rules = "scenario Offer < on a; min_events 40 >"
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: rules)], database: pg.conninfo, options: .init(connections: 4))
+        let installs = (0..<4).map { "u\($0)" }
+        let sent = Locked([String: Int]())
+        let start = self.start
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            var random = SeededGenerator(seed: UInt64(worker + 1))
+            for round in 0..<20 {
+                if worker < 2 {
+                    let batch = (0..<5).map { _ in
+                        RuleServer.BatchEvent(install: installs[random.next(4)], event: "a", at: start)
+                    }
+                    do {
+                        try server.trigger(batch: batch)
+                        sent.withValue { counts in for item in batch { counts[item.install, default: 0] += 1 } }
+                    } catch {
+                        XCTFail("\(error)")
+                    }
+                } else {
+                    do {
+                        _ = try server.canExecute(install: installs[(round + worker) % 4], "Offer", at: start)
+                    } catch {
+                        XCTFail("\(error)")
+                    }
+                }
+            }
+        }
+        let counts = sent.withValue { $0 }
+        XCTAssertEqual(counts.values.reduce(0, +), 200)
+        func device(_ events: Int) throws -> Explanation {
+            let engine = try RuleEngine(source: rules, clock: ManualClock(start))
+            for _ in 0..<events { engine.trigger("a") }
+            return engine.explain("Offer")
+        }
+        // Export folds what is left: the state file has every event.
+        let exported = try server.exportState(install: "u0")
+        let fromFile = try RuleEngine(source: rules, store: InMemoryStore(exported), clock: ManualClock(start))
+        XCTAssertEqual(fromFile.explain("Offer"), try device(counts["u0"] ?? 0))
+        // A batch not folded yet counts for eligible.
+        try server.trigger(batch: (0..<40).map { _ in .init(install: "fresh", event: "a", at: start) })
+        var found: [String] = []
+        try server.eligible("Offer", at: start) { found.append($0) }
+        XCTAssertEqual(found.sorted(), (["fresh"] + installs.filter { (counts[$0] ?? 0) >= 40 }).sorted())
+        for install in installs {
+            XCTAssertEqual(try server.explain(install: install, "Offer", at: start), try device(counts[install] ?? 0))
+        }
+    }
+
     func testEligibleStreamsExactlyTheInstallsThatWouldRun() throws {
         let pg = try throwawayPostgres()
         defer { pg.stop() }

@@ -1,7 +1,12 @@
 import Foundation
-import XCTest
 
-/// A PostgreSQL server of its own for a test: `initdb` and `pg_ctl` on a new temporary folder,
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A PostgreSQL server of its own for a test or a benchmark: `initdb` and `pg_ctl` on a new temporary folder,
 /// listening on a Unix socket in that folder only, stopped and removed by ``stop()`` (call it in
 /// a `defer`, so that it runs pass or fail). As root (the server refuses it) the commands run as
 /// the `postgres` user, which owns the folder.
@@ -134,20 +139,6 @@ public final class ThrowawayPostgres {
         // Exited normally with 0 (the wait status's low 7 bits are the signal, bits 8-15 the code).
         guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
             throw Failed(description: "\(tool) failed (status \(status)): \(text)")
-        }
-    }
-}
-
-extension XCTestCase {
-    /// A throwaway PostgreSQL for this test (stop it in a `defer`). Skips the test where
-    /// PostgreSQL is not installed, unless `RULES_POSTGRES=required` (CI sets it).
-    public func throwawayPostgres() throws -> ThrowawayPostgres {
-        do {
-            return try ThrowawayPostgres()
-        } catch let missing as ThrowawayPostgres.Unavailable
-            where ProcessInfo.processInfo.environment["RULES_POSTGRES"] != "required"
-        {
-            throw XCTSkip("PostgreSQL is not installed here: \(missing)")
         }
     }
 }

@@ -65,7 +65,8 @@ let package = Package(
                 "RuleRuntime", "CRuleChecksum", "rule-test-fixture", "readme-app", "TestSupport",
             ]),
         .testTarget(
-            name: "RuleServerTests", dependencies: ["RuleServer", "RuleRuntime", "TestSupport", "rule-server-worker", "rulec-server"]),
+            name: "RuleServerTests",
+            dependencies: ["RuleServer", "RuleRuntime", "TestSupport", "rule-server-worker", "rulec-server", "rulec"]),
         .testTarget(name: "RulecTests", dependencies: [
                 "rulec", "RuleLang", "RuleTools", "RuleRuntime", "RuleTimeline", "RuleLSP", "TestSupport",
             ]),

@@ -108,10 +108,15 @@ package final class Connection {
             throw RuleServerError.connection(String(cString: PQerrorMessage(handle)))
         }
         defer { PQclear(result) }
+        return try rows(of: result)
+    }
+
+    /// A result's rows, or its error thrown.
+    private func rows(of result: OpaquePointer) throws -> Rows {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
-            if PQstatus(handle) != CONNECTION_OK {
+            if let handle, PQstatus(handle) != CONNECTION_OK {
                 throw RuleServerError.connection(message.isEmpty ? "the connection was lost" : message)
             }
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
@@ -138,6 +143,31 @@ package final class Connection {
             rows.rows.append(columns)
         }
         return rows
+    }
+
+    /// Sends `sql` (no parameters; binary results) without waiting for its answer: the server
+    /// works on it while the caller works on the last one. ``receive()`` takes the answer.
+    package func send(_ sql: String) throws {
+        guard let handle else { throw RuleServerError.connection("the connection is closed") }
+        guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 1) == 1 else {
+            throw RuleServerError.connection(
+                String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    /// The answer of the statement ``send(_:)`` sent.
+    package func receive() throws -> Rows {
+        guard let handle else { throw RuleServerError.connection("the connection is closed") }
+        var answer: Result<Rows, Error>?
+        while let result = PQgetResult(handle) {
+            if answer == nil { answer = Result { try rows(of: result) } }
+            PQclear(result)
+        }
+        guard let answer else {
+            throw RuleServerError.connection(
+                String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return try answer.get()
     }
 }
 

@@ -79,9 +79,13 @@ extension RuleServer {
         _ scenario: String, at time: Date, installs: [String]? = nil,
         buckets: (salt: String, range: Range<Int>)? = nil, batch: Int = 500, _ each: (String) throws -> Void
     ) throws {
-        try fold(limit: Int(Int32.max))
         let rules = lock.withLock { self.rules }
         var engineOptions = options.engine
+        // The name is checked once, whatever the number of installs (none included).
+        try Self.known(
+            RuleEngine(prepared: rules, store: RowStore([:]), clock: ManualClock(time), options: engineOptions),
+            scenario)
+        try fold(limit: Int(Int32.max))
         try pool.withConnection { connection in
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? connection.execute("ROLLBACK") }
@@ -93,6 +97,8 @@ extension RuleServer {
                     + "ORDER BY i.install_id", parameters)
             var current: String?
             var entries: [String: [UInt8]] = [:]
+            let clock = ManualClock(time)
+            let handle = Scenario(scenario)
             func judge() throws {
                 guard let install = current else { return }
                 defer { entries = [:] }
@@ -101,14 +107,18 @@ extension RuleServer {
                 }
                 engineOptions.installID = install
                 let engine = try RuleEngine(
-                    prepared: rules, store: RowStore(entries), clock: ManualClock(time), options: engineOptions)
+                    prepared: rules, store: RowStore(entries), clock: clock, options: engineOptions)
                 Self.useStoredZone(engine)
-                try Self.known(engine, scenario)
-                if engine.canExecute(scenario) { try each(install) }
+                if engine.canExecute(handle) { try each(install) }
             }
+            // The next rows are asked for before these are judged: the database reads them
+            // while the engines run.
+            let fetch = "FETCH \(max(1, batch)) FROM rules_eligible"
+            try connection.send(fetch)
             while true {
-                let rows = try connection.execute("FETCH \(max(1, batch)) FROM rules_eligible", binaryResult: true)
+                let rows = try connection.receive()
                 if rows.isEmpty { break }
+                try connection.send(fetch)
                 for row in rows.rows {
                     let install = String(decoding: row[0] ?? [], as: UTF8.self)
                     if install != current {

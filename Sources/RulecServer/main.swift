@@ -6,8 +6,11 @@ import RuleServer
 // `rulec-server COMMAND`: RuleServer from a shell (a tool of its own: it links libpq, which
 // rulec and the build plugin never need). docs/server.md.
 
+/// "rulec-server", or "rulec server" when rulec ran it.
+let name = ProcessInfo.processInfo.environment["RULEC_SERVER_NAME"] ?? "rulec-server"
+
 let usage = """
-    Usage: rulec-server <command> --db CONNINFO [options] ...
+    Usage: \(name) <command> --db CONNINFO [options] ...
       migrate                                   create or upgrade the schema
       trigger RULES... --install ID EVENT [--at TIME] [--request ID]
                                                 record an event for an install
@@ -17,6 +20,7 @@ let usage = """
                                                 why a scenario would or would not run
       eligible RULES... SCENARIO [--at TIME] [--bucket SALT:LOW-HIGH]
                                                 the installs for which it would run, one a line
+      fold RULES... [--limit N]                 fold batched events into up to N installs' state
       import RULES... --install ID STATEFILE    a device's state file made the install's rows
       export RULES... --install ID STATEFILE    the install's rows written into a state file
     --db takes a libpq connection string or URL; PGHOST, PGPORT, PGUSER, PGDATABASE and the rest
@@ -25,7 +29,7 @@ let usage = """
     """
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
-    FileHandle.standardError.write(Data("rulec-server: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
     exit(status)
 }
 
@@ -56,6 +60,7 @@ let time: Date = {
     fail("'--at' takes an ISO 8601 time or seconds since 1970, not '\(text)'", status: 64)
 }()
 let bucket = take("--bucket")
+let limit = take("--limit")
 
 do {
     if command == "migrate" {
@@ -105,6 +110,12 @@ do {
             range = (String(parts[0]), bounds[0]..<bounds[1])
         }
         try server.eligible(operand(), at: time, buckets: range) { print($0) }
+    case "fold":
+        guard arguments.isEmpty else { fail("'fold' takes no operand\n\(usage)", status: 64) }
+        guard let count = Int(limit ?? "1000"), count > 0 else {
+            fail("'--limit' takes a number of installs, not '\(limit ?? "")'", status: 64)
+        }
+        print("folded \(try server.fold(limit: count)) installs")
     case "import":
         let store = FileStore(url: URL(fileURLWithPath: operand()))
         try server.importState(install: needInstall(), entries: try store.load())

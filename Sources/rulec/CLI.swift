@@ -26,7 +26,7 @@ enum CLI {
     static let all: [any Command.Type] = [
         CheckCommand.self, SimulateCommand.self, GenCommand.self, FmtCommand.self, DumpCommand.self,
         StateCommand.self, ExplainCommand.self, TriggerCommand.self, DiffCommand.self, SealCommand.self,
-        LSPCommand.self,
+        LSPCommand.self, ServerCommand.self,
     ]
     static var commands: [String] { all.map { $0.options.word } }
     static var mainUsage: String {

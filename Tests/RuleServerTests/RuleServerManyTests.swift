@@ -194,10 +194,14 @@ final class RulecServerToolTests: XCTestCase {
         let rules = folder.appendingPathComponent("app.rules").path
         try "scenario Offer < on a; min_events 2; max_exec 1 >\n".write(
             toFile: rules, atomically: true, encoding: .utf8)
-        func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        func run(_ arguments: [String], rulec: Bool = false, path: String? = nil) throws -> (
+            status: Int32, out: String, err: String
+        ) {
             let process = Process()
-            process.executableURL = Bundle.main.bundleURL.appendingPathComponent("rulec-server")
-            process.arguments = arguments
+            // `rulec server ...` runs the same tool: rulec finds it beside itself.
+            process.executableURL = Bundle.main.bundleURL.appendingPathComponent(rulec ? "rulec" : "rulec-server")
+            process.arguments = rulec ? ["server"] + arguments : arguments
+            if let path { process.environment = ["PATH": path] }
             let (out, err) = (Pipe(), Pipe())
             process.standardOutput = out
             process.standardError = err
@@ -216,8 +220,28 @@ final class RulecServerToolTests: XCTestCase {
         for _ in 0..<2 {
             XCTAssertEqual(try run(["trigger", rules, "--install", "u1", "a", "--at", "100"] + db).status, 0)
         }
-        XCTAssertEqual(try run(["trigger", rules, "--install", "u2", "a", "--at", "100"] + db).status, 0)
-        XCTAssertEqual(try run(["eligible", rules, "Offer", "--at", "200"] + db).out, "u1\n")
+        XCTAssertEqual(try run(["trigger", rules, "--install", "u2", "a", "--at", "100"] + db, rulec: true).status, 0)
+        XCTAssertEqual(try run(["eligible", rules, "Offer", "--at", "200"] + db, rulec: true).out, "u1\n")
+        XCTAssertEqual(try run(["fold", rules] + db, rulec: true).out, "folded 0 installs\n")
+        let viaRulec = try run(["try", rules, "Offer"] + db, rulec: true)
+        XCTAssertEqual(viaRulec.status, 64)
+        XCTAssertTrue(viaRulec.err.hasPrefix("rulec server: 'try' needs '--install ID'"), viaRulec.err)
+        // rulec alone (copied where no rulec-server is, with an empty PATH) says what to build.
+        let alone = folder.appendingPathComponent("alone")
+        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Bundle.main.bundleURL.appendingPathComponent("rulec"), to: alone.appendingPathComponent("rulec"))
+        let lonely = Process()
+        lonely.executableURL = alone.appendingPathComponent("rulec")
+        lonely.arguments = ["server", "migrate"] + db
+        lonely.environment = ["PATH": ""]
+        let lonelyErr = Pipe()
+        lonely.standardError = lonelyErr
+        try lonely.run()
+        let lonelyText = String(decoding: lonelyErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        lonely.waitUntilExit()
+        XCTAssertEqual(lonely.terminationStatus, 1)
+        XCTAssertTrue(lonelyText.contains("swift build --product rulec-server"), lonelyText)
         let explained = try run(["explain", rules, "--install", "u1", "Offer", "--at", "200"] + db)
         XCTAssertTrue(explained.out.contains("min_events 2: 2 so far"), explained.out)
         XCTAssertEqual(try run(["try", rules, "--install", "u1", "Offer", "--at", "200"] + db).out, "yes\n")

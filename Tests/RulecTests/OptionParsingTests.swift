@@ -6,7 +6,7 @@ import XCTest
 /// ending the options, `-h`/`--help`, and exit 64 with `error:` and `Usage:` for a mistake.
 final class OptionParsingTests: XCTestCase {
     static let commands = [
-        "check", "simulate", "gen", "fmt", "dump", "state", "explain", "trigger", "diff", "seal", "lsp",
+        "check", "simulate", "gen", "fmt", "dump", "state", "explain", "trigger", "diff", "seal", "lsp", "server",
     ]
     private let rules = "examples/seeds/waitforit_ask_to_subscribe.rules"
     private let timeline = "examples/seeds/waitforit_ask_to_subscribe.timeline"

@@ -241,6 +241,9 @@ extension LSPFeatures {
                 Self.item("holdout", kind: 15, detail: "holdout N% \"SALT\"", snippet: "holdout ${1:10}% \"${2:salt}\"")
             )
         }
+        if language >= Construct.contexts.version {
+            items.append(Self.item("in", kind: 15, detail: "[not] in CONTEXT, ...", snippet: "in ${1:home}"))
+        }
         return items
     }
 

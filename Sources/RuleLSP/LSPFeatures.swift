@@ -121,6 +121,8 @@ struct LSPFeatures {
             case .until(let date): parts.append("until the end of \(date.text) (local)")
             case .holdout(let share, let salt):
                 parts.append("\(share.value)% of installs held out (salt \"\(salt.text)\")")
+            case .contexts(let names, let outside):
+                parts.append((outside ? "never in " : "only in ") + names.map(\.text).joined(separator: ", "))
             }
         }
         return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
@@ -148,6 +150,8 @@ struct LSPFeatures {
         "until": "passes up to the end of the local date: `until 2026-12-24`. Language 1.2.",
         "holdout":
             "`holdout 10% \"salt\"`: installs in buckets 0-9 of the salt are the control arm: never shown, an exposure recorded each time it would have shown. Language 1.2.",
+        "in":
+            "`in home, feed`: passes only while the app is in one of these contexts; `not in checkout, pin`: never while it is in one of them. The app says where the user is (`enter`, `leave`); contexts are never stored. Language 1.3.",
         "when": "passes when the expression is true.",
         "priority": "orders `executeNext` (default 0).",
         "min_days":

@@ -97,6 +97,10 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     /// the control arm: they are never shown the scenario (or the group's), and each time it
     /// would have shown an exposure is recorded. Language 1.2.
     case holdout(IntLiteral, salt: Name)
+    /// `in home, feed`: only while the app is in one of these contexts (``names``); `not in
+    /// checkout, pin` (`outside`): never while it is in one of them. The app says where the user
+    /// is (`enter`, `leave`); contexts belong to the process and are never stored. Language 1.3.
+    case contexts([Name], outside: Bool)
 
     /// The clause's keyword as written in source.
     public var keyword: String { word.text }
@@ -120,6 +124,7 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .from: return .from
         case .until: return .until
         case .holdout: return .holdout
+        case .contexts: return .contexts
         }
     }
 
@@ -127,13 +132,14 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
         "between", "on", "when", "priority", "min_days", "after", "during", "days", "from", "until", "holdout",
+        "in",
     ]
 }
 
 /// A clause keyword: which clause it is, without the clause's payload.
 enum ClauseWord: Int, CaseIterable, Sendable {
     case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays, after
-    case during, days, from, until, holdout
+    case during, days, from, until, holdout, contexts
 
     /// The keyword as written.
     var text: String { ClauseKind.keywords[rawValue] }

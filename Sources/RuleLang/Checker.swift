@@ -330,7 +330,8 @@ struct Checker {
             if inGroup {
                 // Every kind is listed (no `default`): a new clause kind is placed here on purpose.
                 switch clause.kind {
-                case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until, .holdout: break
+                case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until, .holdout, .contexts:
+                    break
                 case .minEvents, .minEventsWhere, .maxEvents, .sinceFirst, .sinceLast, .on, .priority, .minDays, .after:
                     error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
@@ -406,6 +407,26 @@ struct Checker {
                     error(Message.holdoutAll(share.value), file, share.range)
                 } else if share.value == 0 {
                     warning(Message.holdoutNone, file, clause.range)
+                }
+            case .contexts(let names, let outside):
+                var seen: Set<String> = []
+                for name in names where !seen.insert(name.text).inserted {
+                    warning(Message.duplicateContext(name.text), file, name.range)
+                }
+                // `in a; not in a`: nothing left where it may run.
+                if !outside {
+                    let refused = Set(
+                        clauses[..<position].flatMap { earlier -> [String] in
+                            if case .contexts(let other, true) = earlier.kind { return other.map(\.text) }
+                            return []
+                        }
+                            + clauses[(position + 1)...].flatMap { later -> [String] in
+                                if case .contexts(let other, true) = later.kind { return other.map(\.text) }
+                                return []
+                            })
+                    if !names.isEmpty && names.allSatisfy({ refused.contains($0.text) }) {
+                        error(Message.contextsExcludeAll(names.map(\.text).joined(separator: ", ")), file, clause.range)
+                    }
                 }
             case .during(let from, let to, _):
                 if from.minutes % 1440 == to.minutes % 1440 {

@@ -60,6 +60,9 @@ extension ClauseKind {
         case .holdout(let x, let s):
             guard case .holdout(let y, let t) = other else { return false }
             return x.value == y.value && s.text == t.text
+        case .contexts(let x, let o):
+            guard case .contexts(let y, let p) = other else { return false }
+            return Set(x.map(\.text)) == Set(y.map(\.text)) && o == p
         }
     }
 

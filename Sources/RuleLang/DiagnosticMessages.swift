@@ -434,6 +434,13 @@ extension Message {
     static func invalidDate(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(.invalidLocalTime, "'\(text)' is no date (YYYY-MM-DD)")
     }
+    static func duplicateContext(_ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.duplicateEvent, "context '\(name)' is named twice in one list")
+    }
+    static func contextsExcludeAll(_ names: String) -> DiagnosticMessage {
+        DiagnosticMessage(
+            .impossibleScenario, "every context 'in' allows (\(names)) is one a 'not in' refuses: it never runs")
+    }
     static func emptyHours(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(.impossibleScenario, "'\(text)' starts and ends at the same time: write the hours it holds")
     }

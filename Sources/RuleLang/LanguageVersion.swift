@@ -36,7 +36,7 @@ public struct LanguageVersion: Comparable, Hashable, Sendable, CustomStringConve
     /// Everything written before versions were declared.
     public static let initial = LanguageVersion(1, 0)
     /// The newest version this library reads.
-    public static let current = LanguageVersion(1, 2)
+    public static let current = LanguageVersion(1, 3)
 
     public var description: String { "\(major).\(minor)" }
 
@@ -93,12 +93,15 @@ public enum Construct: String, Sendable {
     case properties = "event properties"
     /// `max_exec N per day` and `per week`: caps on the local calendar.
     case calendarCaps = "'per day' and 'per week'"
+    /// `in CONTEXT, ...` and `not in CONTEXT, ...`: where the app is.
+    case contexts = "contexts ('in', 'not in')"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
         case .retired, .outcomes, .localTime, .buckets, .properties, .calendarCaps: return LanguageVersion(1, 2)
+        case .contexts: return LanguageVersion(1, 3)
         }
     }
 }

@@ -3,6 +3,15 @@
 extension Parser {
     /// clause = count_clause | time_clause | on_clause | when_clause | priority_clause
     mutating func parseClause() -> Clause? {
+        // `not in checkout, pin`: never in these contexts.
+        if check(.kwNot), peek().kind == .identifier, text(peek()) == "in" {
+            let start = advance().range.lowerBound
+            advance()
+            guard let kind = parseContextList(outside: true) else { return nil }
+            let range = start..<previous.range.upperBound
+            noteNewer(.contexts, "'not in'", at: range)
+            return Clause(kind: kind, range: range)
+        }
         // `not during 22:00-08:00`: the hours outside a range.
         if check(.kwNot), peek().kind == .identifier, text(peek()) == "during" {
             let start = advance().range.lowerBound
@@ -80,6 +89,8 @@ extension Parser {
             kind = parseDaysClause()
         case .from?, .until?:
             kind = parseDate(keyword).map { word == .from ? .from($0) : .until($0) }
+        case .contexts?:
+            kind = parseContextList(outside: false)
         case .holdout?:
             // holdout INTEGER "%" STRING
             if let share = parseIntLiteral(), expect(.percent, "'%' after the holdout's share") != nil,
@@ -102,6 +113,7 @@ extension Parser {
         case .after: noteNewer(.outcomes, "'after'", at: range)
         case .during, .days, .from, .until: noteNewer(.localTime, "'\(keyword)'", at: range)
         case .holdout: noteNewer(.buckets, "'holdout'", at: range)
+        case .contexts: noteNewer(.contexts, "'in'", at: range)
         default: break
         }
         return Clause(kind: kind, range: range)
@@ -327,6 +339,16 @@ extension Parser {
             names.append(Name(word, token.range))
         } while match(.comma)
         return .days(names)
+    }
+
+    /// context_clause = [ "not" ] "in" IDENT { "," IDENT }
+    mutating func parseContextList(outside: Bool) -> ClauseKind? {
+        var names: [Name] = []
+        repeat {
+            guard let token = expect(.identifier, "a context's name (such as 'checkout')") else { return nil }
+            names.append(Name(text(token), token.range))
+        } while match(.comma)
+        return .contexts(names, outside: outside)
     }
 
     /// A `YYYY-MM-DD` date after `keyword`.

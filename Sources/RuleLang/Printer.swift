@@ -53,6 +53,8 @@ public enum Printer {
             return "\(kind.keyword) \(date.text)"
         case .holdout(let share, let salt):
             return "holdout \(integer(share))% \(string(salt.text))"
+        case .contexts(let names, let outside):
+            return (outside ? "not " : "") + "in " + names.map { name($0.text) }.joined(separator: ", ")
         }
     }
 

@@ -195,10 +195,10 @@ extension RuleServer {
     /// presentation's token, for ``finish(install:_:token:_:at:requestID:)``; nil when it may
     /// not show. Every scenario held answers no, with "NAME is showing", until the presentation
     /// is finished or `RuleEngine.Options.presentationTimeout` has passed.
-    public func present(install: String, _ scenario: String, at time: Date, requestID: String? = nil) throws
-        -> String?
-    {
-        let answer = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+    public func present(
+        install: String, _ scenario: String, at time: Date, contexts: Set<String> = [], requestID: String? = nil
+    ) throws -> String? {
+        let answer = try call(install, at: time, requestID: requestID, writes: true, contexts: contexts) { engine, _ in
             try Self.known(engine, scenario)
             return engine.present(Scenario(scenario)).map { "shown " + $0.token } ?? "no"
         }
@@ -271,10 +271,10 @@ extension RuleServer {
     }
 
     /// `executeNext(among:)` for `install`: the name (as given) of the scenario executed, or nil.
-    public func executeNext(install: String, among names: [String], at time: Date, requestID: String? = nil)
-        throws -> String?
-    {
-        let answer = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+    public func executeNext(
+        install: String, among names: [String], at time: Date, contexts: Set<String> = [], requestID: String? = nil
+    ) throws -> String? {
+        let answer = try call(install, at: time, requestID: requestID, writes: true, contexts: contexts) { engine, _ in
             engine.executeNext(among: names).map { "next " + $0 } ?? "none"
         }
         return answer.hasPrefix("next ") ? String(answer.dropFirst(5)) : nil

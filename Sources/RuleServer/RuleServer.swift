@@ -106,28 +106,33 @@ public final class RuleServer: @unchecked Sendable {
     }
 
     /// `tryToExecute` for `install` at `time`: true when the scenario runs (its execution
-    /// recorded in the same transaction).
-    public func tryToExecute(install: String, _ scenario: String, at time: Date, requestID: String? = nil) throws
-        -> Bool
-    {
-        try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
+    /// recorded in the same transaction). `contexts`: where the install's app says the user is
+    /// now (language 1.3's `in` and `not in`; a server call has none of its own).
+    public func tryToExecute(
+        install: String, _ scenario: String, at time: Date, contexts: Set<String> = [], requestID: String? = nil
+    ) throws -> Bool {
+        try call(install, at: time, requestID: requestID, writes: true, contexts: contexts) { engine, _ in
             try Self.known(engine, scenario)
             return engine.tryToExecute(scenario) ? "yes" : "no"
         } == "yes"
     }
 
-    /// `canExecute` for `install` at `time`: the answer alone; nothing is written.
-    public func canExecute(install: String, _ scenario: String, at time: Date) throws -> Bool {
-        try call(install, at: time, requestID: nil, writes: false) { engine, _ in
+    /// `canExecute` for `install` at `time` (in `contexts`): the answer alone; nothing is written.
+    public func canExecute(install: String, _ scenario: String, at time: Date, contexts: Set<String> = []) throws
+        -> Bool
+    {
+        try call(install, at: time, requestID: nil, writes: false, contexts: contexts) { engine, _ in
             try Self.known(engine, scenario)
             return engine.canExecute(scenario) ? "yes" : "no"
         } == "yes"
     }
 
-    /// `explain` for `install` at `time`; nothing is written.
-    public func explain(install: String, _ scenario: String, at time: Date) throws -> Explanation {
+    /// `explain` for `install` at `time` (in `contexts`); nothing is written.
+    public func explain(install: String, _ scenario: String, at time: Date, contexts: Set<String> = []) throws
+        -> Explanation
+    {
         var explanation: Explanation?
-        _ = try call(install, at: time, requestID: nil, writes: false) { engine, _ in
+        _ = try call(install, at: time, requestID: nil, writes: false, contexts: contexts) { engine, _ in
             explanation = engine.explain(scenario)
             return ""
         }
@@ -167,7 +172,7 @@ public final class RuleServer: @unchecked Sendable {
     /// request id's answer read in one statement; the changed entries, the request's answer and
     /// the row's revision written in one; `COMMIT` (a call that changed nothing skips the write).
     func call(
-        _ install: String, at time: Date, requestID: String?, writes: Bool,
+        _ install: String, at time: Date, requestID: String?, writes: Bool, contexts: Set<String> = [],
         _ body: (RuleEngine, ManualClock) throws -> String
     ) throws -> String {
         let rules = lock.withLock { self.rules }
@@ -192,6 +197,7 @@ public final class RuleServer: @unchecked Sendable {
                 // Batched events not yet folded, first, each at its time, in the order they came.
                 Self.fold(read.inbox, into: engine, clock: clock)
                 clock.set(time)
+                if !contexts.isEmpty { engine.setContexts(contexts) }
                 let answer = try body(engine, clock)
                 // Times re-based in memory (a clock corrected) are stored by every call, as a device
                 // keeps them in memory, so that the next call reads what this one did.

@@ -33,6 +33,10 @@ public struct TimelineStep: Sendable {
         case crash
         /// The app reports a problem (`recordProblem()`).
         case problem
+        /// The app enters a context (`enter(_:)`, language 1.3).
+        case enter(String)
+        /// The app leaves a context (`leave(_:)`, language 1.3).
+        case leave(String)
     }
 
     /// The time field as written, echoed in the output.
@@ -56,7 +60,7 @@ public struct TimelineParser {
     /// Every step a timeline may hold.
     public static let verbs = [
         "launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules", "timezone",
-        "outcome", "present", "finish", "crash", "problem",
+        "outcome", "present", "finish", "crash", "problem", "enter", "leave",
     ]
 
     /// The program's declarations, collected once for every `check` line.
@@ -66,6 +70,8 @@ public struct TimelineParser {
     private var streamList: [String] = []
     /// Former names (`was`) the engine takes for scenarios and groups, as every step does.
     private var formerScenarios: Set<String> = []
+    /// Each former scenario name, to its name now.
+    private var scenarioNow: [String: String] = [:]
     private var formerGroups: Set<String> = []
     /// Scenarios a `present` step showed and no `finish` step finished yet, as the steps read.
     private var presented: Set<String> = []
@@ -86,6 +92,7 @@ public struct TimelineParser {
         streamList = program.knownStreams.filter { !EngineStream.isReserved($0) }
         knownStreams = Set(streamList)
         formerScenarios = []
+        scenarioNow = [:]
         formerGroups = []
         for rename in program.renames {
             let former = rename.formerNames.map(\.text)
@@ -93,6 +100,7 @@ public struct TimelineParser {
             case .event: knownStreams.formUnion(former)
             case .scenario:
                 formerScenarios.formUnion(former)
+                for name in former { scenarioNow[name] = rename.name.text }
                 if rename.countsOwnStream { knownStreams.formUnion(former) }
             case .group: formerGroups.formUnion(former)
             case .param: break
@@ -324,7 +332,11 @@ public struct TimelineParser {
                 return nil
             }
             if verb.text == "finish" {
-                guard presented.remove(name.text) != nil else {
+                // Opened under a former name (before the rules that renamed it) or the name now.
+                let now = scenarioNow[name.text] ?? name.text
+                guard let open = presented.first(where: { (scenarioNow[$0] ?? $0) == now }),
+                    presented.remove(open) != nil
+                else {
                     error(TimelineMessage.notPresented(name.text), name.range)
                     return nil
                 }
@@ -338,6 +350,12 @@ public struct TimelineParser {
             return finish(&words, step(.present(name.text)))
         case "crash", "problem":
             return finish(&words, step(verb.text == "crash" ? .crash : .problem))
+        case "enter", "leave":
+            // Any name: contexts are not declared (a rule may never name it).
+            guard let name = requireWord(&words, "a context's name after '\(verb.text)'", after: verb) else {
+                return nil
+            }
+            return finish(&words, step(verb.text == "enter" ? .enter(name.text) : .leave(name.text)))
         case "next":
             var names: [String] = []
             while let name = words.next() {

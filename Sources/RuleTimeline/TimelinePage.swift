@@ -24,10 +24,10 @@ extension TimelinePicture {
         let span = Double(max(end - first, 1))
         func x(_ seconds: Int64) -> Double { Layout.left + Double(seconds - first) / span * Layout.width }
         func number(_ value: Double) -> String { String(format: "%.2f", value) }
-        // Sessions and the clock set back are ticks on the top row; swaps and zone changes are
-        // lines across every lane, labelled.
+        // Sessions and the clock set back are ticks on the top row; swaps, zone changes and
+        // contexts entered and left are lines across every lane, labelled.
         let sessions = markers.filter { $0.lane == "launch" || $0.lane == "back" }
-        let swaps = markers.filter { $0.lane == "rules" || $0.lane == "zone" }
+        let swaps = markers.filter { $0.lane == "rules" || $0.lane == "zone" || $0.lane == "context" }
         let sessionY = Layout.top
         func laneY(_ k: Int) -> Double { Layout.top + Layout.laneHeight * Double(k + 1) }
         let height = laneY(lanes.count) + 24

@@ -227,6 +227,10 @@ public struct TimelinePicture {
             case .timeZone(let zone):
                 markers.append(
                     Mark(lane: "zone", seconds: step.offset, sample: before, text: "zone \(zone.identifier)"))
+            case .enter(let context), .leave(let context):
+                let verb = { if case .enter = step.action { return "enter" } else { return "leave" } }()
+                markers.append(
+                    Mark(lane: "context", seconds: step.offset, sample: before, text: "\(verb) \(context)"))
             default:
                 break
             }

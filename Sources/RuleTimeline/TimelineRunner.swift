@@ -113,6 +113,8 @@ public enum TimelineRunner {
             engine.startSession(version: version)
         case .crash: engine.relaunchAfterCrash()
         case .problem: engine.recordProblem()
+        case .enter(let context): engine.enter(context)
+        case .leave(let context): engine.leave(context)
         case .outcome(let name, let outcome):
             // The parser checked the name against the program.
             try? engine.recordOutcome(outcome, of: Scenario(name))

@@ -265,6 +265,7 @@ public enum RuleDiff {
         case .minEventsWhere(_, let filter, let scope):
             return "min_events where " + Printer.expression(filter) + " " + Printer.scope(scope.kind)
         case .after(let outcome, _): return "after " + outcome.text
+        case .contexts(_, let outside): return outside ? "not in" : "in"
         default: return kind.keyword
         }
     }
@@ -387,6 +388,18 @@ public enum RuleDiff {
             return nil  // said once per scenario, with the streams' renames (`onChanged`)
         case (.during, .during), (.days, .days), (.from, .from), (.until, .until):
             return "the local window changed: users see it at other local times"
+        case (.contexts(let a, let outside), .contexts(let b, _)):
+            let (old, new) = (Set(a.map(\.text)), Set(b.map(\.text)))
+            let added = b.map(\.text).filter { !old.contains($0) }
+            let removed = a.map(\.text).filter { !new.contains($0) }
+            var parts: [String] = []
+            if !added.isEmpty {
+                parts.append((outside ? "now refused in " : "now shown in ") + added.joined(separator: ", "))
+            }
+            if !removed.isEmpty {
+                parts.append((outside ? "now shown in " : "no longer shown in ") + removed.joined(separator: ", "))
+            }
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
         default:
             // Any other change of a clause is still said, in its own words.
             return "changed"

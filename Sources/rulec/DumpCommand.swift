@@ -193,6 +193,9 @@ struct Dump {
         case .holdout(let share, let salt):
             object["value"] = share.value
             object["salt"] = salt.text
+        case .contexts(let names, let outside):
+            object["contexts"] = names.map(\.text)
+            object["outside"] = outside
         }
         return object
     }

@@ -59,6 +59,8 @@ enum SimulateCommand: Command {
               finish SCENARIO OUTCOME end its open presentation: 'TIME finish SCENARIO OUTCOME'
               crash                   the app's run ends uncleanly; it is launched again (same version)
               problem                 the app reports a problem (the 'problem' stream)
+              enter CONTEXT           the app is in CONTEXT from now on (language 1.3's 'in', 'not in')
+              leave CONTEXT           the app leaves CONTEXT
             '#' starts a comment. Names with spaces may be quoted.
             """,
         options: [json, html, timeZone, installID, save, check],

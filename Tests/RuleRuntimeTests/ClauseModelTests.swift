@@ -111,7 +111,7 @@ final class ClauseModelTests: XCTestCase {
             seen,
             [
                 "", "launch", "trigger", "done", "todo", "set", "try", "next", "present", "finish", "outcome", "crash",
-                "problem", "timezone", "rules",
+                "problem", "timezone", "rules", "enter", "leave",
             ])
         XCTAssertGreaterThan(compared, Self.histories * 15)
         XCTAssertLessThan(refused, Self.histories / 5, "most random rules are valid")
@@ -159,6 +159,8 @@ final class ClauseModelTests: XCTestCase {
         case .crash: engine.relaunchAfterCrash()
         case .problem: engine.recordProblem()
         case .timezone(let name): engine.timeZone = TimeZone(identifier: name)!
+        case .enter(let context): engine.enter(context)
+        case .leave(let context): engine.leave(context)
         case .swap:
             // Rules with errors throw.
             _ = try engine.replaceRules(source: rules.swapped!)

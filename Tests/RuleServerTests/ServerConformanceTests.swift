@@ -49,6 +49,7 @@ final class ServerConformanceTests: XCTestCase {
             let install = item.installID
             // Tokens of the presentations open, by scenario (a former name is the same scenario).
             var tokens: [String: String] = [:]
+            var contexts: Set<String> = []
             func canonical(_ name: String) -> String { name == "S2" ? "S" : name }
             for step in item.steps {
                 let now = start.addingTimeInterval(TimeInterval(step.at))
@@ -68,12 +69,12 @@ final class ServerConformanceTests: XCTestCase {
                 case "todo": try server.toDo(install: install, words[1], at: now)
                 case "set": try server.set(install: install, words[1], to: .int(Int64(words[2])!), at: now)
                 case "try", "present":
-                    let before = try server.explain(install: install, words[1], at: now)
+                    let before = try server.explain(install: install, words[1], at: now, contexts: contexts)
                     let shown: Bool
                     if words[0] == "try" {
-                        shown = try server.tryToExecute(install: install, words[1], at: now)
+                        shown = try server.tryToExecute(install: install, words[1], at: now, contexts: contexts)
                     } else {
-                        let token = try server.present(install: install, words[1], at: now)
+                        let token = try server.present(install: install, words[1], at: now, contexts: contexts)
                         if let token { tokens[canonical(words[1])] = token }
                         shown = token != nil
                     }
@@ -84,7 +85,8 @@ final class ServerConformanceTests: XCTestCase {
                 case "next":
                     let names = Array(words.dropFirst())
                     answer = Expect(
-                        result: try server.executeNext(install: install, among: names, at: now) ?? "none", failing: nil)
+                        result: try server.executeNext(install: install, among: names, at: now, contexts: contexts)
+                            ?? "none", failing: nil)
                 case "finish":
                     let token = try XCTUnwrap(tokens[canonical(words[1])], "\(item.name): \(step.text)")
                     try server.finish(install: install, words[1], token: token, Outcome(rawValue: words[2])!, at: now)
@@ -94,6 +96,9 @@ final class ServerConformanceTests: XCTestCase {
                     try server.recordOutcome(install: install, Outcome(rawValue: words[2])!, of: words[1], at: now)
                 case "crash": try server.relaunchAfterCrash(install: install, at: now)
                 case "problem": try server.recordProblem(install: install, at: now)
+                // The app's contexts: its process's, sent with each call that judges.
+                case "enter": contexts.insert(words[1])
+                case "leave": contexts.remove(words[1])
                 case "timezone": try server.setTimeZone(install: install, TimeZone(identifier: words[1])!, at: now)
                 case "rules":
                     let file = try XCTUnwrap(item.files.first { $0.path == words[1] })

@@ -30,12 +30,13 @@ final class ClauseChecklistTests: XCTestCase {
         "from": ("from 2026-12-01", "from 2026-12-02"),
         "until": ("until 2026-12-24", "until 2026-12-25"),
         "holdout": ("holdout 10% \"x\"", "holdout 20% \"x\""),
+        "in": ("in home, feed", "in home"),
     ]
 
     /// The scopes, as printed: each must be offered and highlighted.
     static let scopes = ["per install", "per version", "per session", "within", "per day", "per week"]
 
-    static let head = "# language 1.2\nevent visit, shop\nscenario Shop < on shop >\n"
+    static let head = "# language 1.3\nevent visit, shop\nscenario Shop < on shop >\n"
 
     /// A body holding `clause` of `keyword` (and `on visit`, unless it is the `on`).
     static func body(_ keyword: String, _ clause: String) -> String {

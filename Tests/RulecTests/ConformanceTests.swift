@@ -99,7 +99,7 @@ final class ConformanceTests: XCTestCase {
     func testEveryCaseHolds() throws {
         let corpus = try Self.load()
         XCTAssertGreaterThanOrEqual(corpus.cases.count, 1_000)
-        XCTAssertEqual(corpus.spec, "1.2")
+        XCTAssertEqual(corpus.spec, "1.3")
         for item in corpus.cases {
             let expected = item.steps.compactMap(\.expect)
             XCTAssertEqual(try Self.run(item), expected, item.name)
@@ -147,9 +147,10 @@ final class ConformanceTests: XCTestCase {
         let words = [
             "per version", "per session", "within", "not during", "per day", "per week", "retired", " was ", "where",
             "holdout", "after", "upgraded", "priority", "group", "param", ": declined", "crash", "problem",
+            "not in ",
         ]
         for word in words { XCTAssertTrue(texts.contains { $0.contains(word) }, word) }
-        for version in ["# language 1.1", "# language 1.2"] {
+        for version in ["# language 1.1", "# language 1.2", "# language 1.3"] {
             XCTAssertTrue(texts.contains { $0.hasPrefix(version) }, version)
         }
         XCTAssertTrue(texts.contains { !$0.hasPrefix("# language") }, "language 1.0")
@@ -158,7 +159,7 @@ final class ConformanceTests: XCTestCase {
             calls,
             [
                 "launch", "trigger", "done", "todo", "set", "try", "next", "present", "finish", "outcome", "crash",
-                "problem", "timezone", "rules",
+                "problem", "timezone", "rules", "enter", "leave",
             ])
         let zones = Set(cases.map(\.zone) + cases.flatMap { $0.steps.filter { $0.call == "timezone" }.map(\.text) })
         XCTAssertGreaterThan(zones.count, 4)
@@ -206,7 +207,7 @@ final class ConformanceTests: XCTestCase {
                 Case(name: "model/\(seed)", files: files, zone: zone, installID: installID, steps: steps))
         }
         let corpus = Corpus(
-            spec: "1.2", schema: "case.schema.json",
+            spec: "1.3", schema: "case.schema.json",
             generator: "the whole-language model, Tests/TestSupport/LanguageModel.swift (seeds 1000001...)",
             cases: cases)
         let encoder = JSONEncoder()

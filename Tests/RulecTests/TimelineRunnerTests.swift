@@ -30,6 +30,29 @@ final class TimelineRunnerTests: XCTestCase {
         XCTAssertFalse(lines[0].contains("between"), lines[0])
     }
 
+    /// A presentation opened under a former name is finished by the name the swapped rules give
+    /// it (the engine finds it so; the parser refused it until the model's conformance cases of
+    /// language 1.3 met the case), and the contexts steps drive `in` and `not in`.
+    func testAFinishByTheNameNowAndContextSteps() throws {
+        let folder = scratchFolder("timeline-renamed")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let swapped = "# language 1.3\nscenario S2 was S < not in pin >\n"
+        try swapped.write(to: folder.appendingPathComponent("b.rules"), atomically: true, encoding: .utf8)
+        let rules = SourceFile(
+            path: folder.appendingPathComponent("a.rules").path, text: "# language 1.3\nscenario S < >\n")
+        let timeline = SourceFile(
+            path: folder.appendingPathComponent("t.timeline").path,
+            text:
+                "0 present S\n1s rules b.rules\n2s finish S2 accepted\n3s enter pin\n4s try S2\n5s leave pin\n6s try S2\n"
+        )
+        XCTAssertEqual(
+            try TimelineRunner.replay(rules: [rules], timeline: timeline),
+            [
+                "0 S shown", "1s rules b.rules: swapped", "2s finish S2 accepted", "4s S2 no: not in pin: in pin",
+                "6s S2 yes",
+            ])
+    }
+
     func testErrorsAreLocatedWithDistinctIDs() throws {
         let timeline = SourceFile(path: "t.timeline", text: "soon trigger launch\n0 tirgger launch\n")
         XCTAssertThrowsError(try TimelineRunner.replay(rules: [rules], timeline: timeline)) { error in

@@ -59,6 +59,7 @@ func clauseText(_ clause: ModelClause, _ names: [String]) -> String {
     case .afterNone(let word, let scope):
         return "after \(word) " + (scope == .session ? "next session" : scope == .version ? "next version" : "never")
     case .holdout(let share, let salt): return "holdout \(share)% \"\(salt)\""
+    case .contexts(let names, let not): return (not ? "not " : "") + "in " + names.joined(separator: ", ")
     case .when(let e): return "when " + expr(e)
     }
 }
@@ -74,9 +75,10 @@ extension ModelRules {
     /// Random rules of a random language version (1.0, 1.1, 1.2), every construct of that
     /// version possible; `start` places `from` and `until` dates near the history.
     public static func random(_ random: inout ModelRandom, start: Double) -> ModelRules {
-        let version = random.pick(["1.0", "1.1", "1.1", "1.2", "1.2", "1.2", "1.2", "1.2"])
+        let version = random.pick(["1.0", "1.1", "1.1", "1.2", "1.2", "1.2", "1.3", "1.3", "1.3"])
         let v11 = version != "1.0"
-        let v12 = version == "1.2"
+        let v12 = version >= "1.2"
+        let v13 = version >= "1.3"
         let properties = v12 && random.chance(2)
         let durations: [Double] = [1_800, 3_600, 5 * 3_600, 86_400, 2 * 86_400 + 7]
         let scopes: [ModelScope] = [.install, .version, .session, .within(3_600), .within(86_400), .within(3 * 86_400)]
@@ -144,7 +146,13 @@ extension ModelRules {
             for _ in 0..<count { gaps.append((gaps.last ?? 0) + random.pick(durations)) }
             return gaps
         }
+        /// `in` / `not in` over one or two of three contexts.
+        func contexts() -> ModelClause {
+            let names = ["home", "checkout", "pin"].filter { _ in random.chance(2) }
+            return .contexts(names.isEmpty ? [random.pick(["home", "checkout", "pin"])] : names, not: random.chance(2))
+        }
         func clause(_ index: Int, streams: [String], on: Bool) -> ModelClause {
+            if v13 && random.next(5) == 0 { return contexts() }
             if v12 && random.chance(3) {
                 switch random.next(7) {
                 case 0: return .maxExecCalendar(random.next(3), week: random.chance(2))
@@ -172,6 +180,7 @@ extension ModelRules {
             }
         }
         func groupClause() -> ModelClause {
+            if v13 && random.next(4) == 0 { return contexts() }
             switch random.next(v12 ? 6 : 3) {
             case 0: return .maxExec(random.next(4), scope())
             case 1: return .between(gaps())
@@ -244,7 +253,7 @@ extension ModelRules {
             return "scenario \(names[index])\(was) < " + parts.joined(separator: "; ") + " >"
         }
         for (index, s) in scenarios.enumerated() {
-            if s.retired || (renamed && s.name == "U" && version == "1.2") {
+            if s.retired || (renamed && s.name == "U" && version >= "1.2") {
                 lines.append("retired scenario \(s.name)")
                 continue
             }
@@ -302,6 +311,10 @@ extension LanguageModel {
                 random.pick(["accepted", "declined", "later", "dismissed"]))
         case 12: return random.chance(3) ? .crash : .problem
         case 13 where random.chance(4): return .timezone(random.pick(zones))
+        case 13,
+            15 where rules.version >= "1.3":
+            let context = random.pick(["home", "checkout", "pin", "feed"])
+            return contexts.contains(context) ? .leave(context) : .enter(context)
         case 14 where rules.swapped != nil && !swappedIn && random.chance(3): return .swap
         default:
             let d = random.pick(steps)

@@ -130,6 +130,8 @@ public enum ModelClause {
     case afterWait(String, Double)
     case afterNone(String, ModelScope)
     case holdout(Int, salt: String)
+    /// `in A, B` / `not in A, B` (language 1.3): where the app says the user is.
+    case contexts([String], not: Bool)
     case when(ModelExpr)
 
     var isWindow: Bool {
@@ -183,6 +185,9 @@ public enum ModelStep {
     case problem
     case timezone(String)
     case swap
+    /// The app enters / leaves a context (language 1.3).
+    case enter(String)
+    case leave(String)
 
     /// The step's text in a timeline, without its time.
     public var timelineText: String {
@@ -204,6 +209,8 @@ public enum ModelStep {
         case .problem: return "problem"
         case .timezone(let z): return "timezone \(z)"
         case .swap: return "rules swapped.rules"
+        case .enter(let c): return "enter \(c)"
+        case .leave(let c): return "leave \(c)"
         }
     }
 }
@@ -262,6 +269,8 @@ public struct LanguageModel {
     /// The presentations' holds, by what they hold (the group, or a scenario outside one): the
     /// scenario shown and when the hold ends.
     var holds: [String: (scenario: Int, expires: Double)] = [:]
+    /// The contexts the app is in (grammar.md, "Contexts"): the process's, never stored.
+    public var contexts: Set<String> = []
     var recorded = 0
     /// A tester's override of `S` (engine only: a timeline has none).
     public var forced: Bool?
@@ -283,7 +292,7 @@ public struct LanguageModel {
     }
 
     func retired(_ index: Int) -> Bool {
-        rules.scenarios[index].retired || (swappedIn && rules.version == "1.2" && rules.scenarios[index].name == "U")
+        rules.scenarios[index].retired || (swappedIn && rules.version >= "1.2" && rules.scenarios[index].name == "U")
     }
 
     /// What a presentation of scenario `index` holds: its group, or itself.
@@ -505,6 +514,11 @@ public struct LanguageModel {
         case .holdout(let share, let salt):
             let held = Self.bucket(salt, installID) < share
             return (!held, held ? nil : now, nil)
+        case .contexts(let names, let not):
+            // Waiting alone changes no context: a failing one is never ready by waiting.
+            let inOne = names.contains { contexts.contains($0) }
+            let passes = inOne != not
+            return (passes, passes ? now : nil, nil)
         case .when(let expr):
             // A `when` bounds no earliest time.
             return (evaluate(expr), now, nil)
@@ -603,11 +617,13 @@ public struct LanguageModel {
         // Every call that reads the clock deletes the to-dos expired by then (a hold among them),
         // so that one stays expired when the clock goes back.
         switch step {
-        case .advance, .set, .timezone, .swap: break
+        case .advance, .set, .timezone, .swap, .enter, .leave: break
         default: holds = holds.filter { $0.value.expires > now }
         }
         switch step {
         case .advance(let d): now += d
+        case .enter(let context): contexts.insert(context)
+        case .leave(let context): contexts.remove(context)
         case .launch(let name):
             session += 1
             if name != versionName { version += 1 }

@@ -24,6 +24,9 @@ enum CompiledClause: Sendable {
     /// `max_exec N per day` / `per week`: fewer than N executions since the local day (ISO week)
     /// began; judged on the engine's local clock.
     case maxExecLocal(Int64, week: Bool)
+    /// `in A, B` / `not in A, B` (`outside`): the contexts
+    /// `CompiledRules.contextLists[start..<end]` (indices into `contextNames`).
+    case contexts(start: Int32, end: Int32, outside: Bool)
 }
 
 extension CompiledClause {
@@ -40,7 +43,8 @@ extension CompiledClause {
     var readsTallies: Bool {
         switch self {
         case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between: return true
-        case .growingBetween, .minDays, .when, .afterDuration, .afterNone, .local, .maxExecLocal: return false
+        case .growingBetween, .minDays, .when, .afterDuration, .afterNone, .local, .maxExecLocal, .contexts:
+            return false
         }
     }
 }

@@ -38,6 +38,10 @@ final class CompiledRules: Sendable {
     /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
     /// `@showing:SCENARIO` outside a group). Every scenario of a group shares its group's.
     let holdKeys: [String]
+    /// The contexts the rules name (`in`, `not in`), by index, and each clause's list of them.
+    let contextNames: [String]
+    let contextIndex: [String: Int]
+    let contextLists: [Int32]
     /// By scenario: its hold's store key, `t:@showing:GROUP`.
     let holdStoreKeys: [String]
 
@@ -81,6 +85,9 @@ final class CompiledRules: Sendable {
         filterStart = built.filterStart
         filterOrder = built.filterOrder
         holdKeys = built.holdKeys
+        contextNames = built.contextNames
+        contextIndex = built.contextIndex
+        contextLists = built.contextLists
         holdStoreKeys = built.holdStoreKeys
         streams = built.streams
         listenerStart = built.listenerStart

@@ -41,6 +41,10 @@ extension CompiledRules {
         /// By scenario: the to-do that a presentation of it holds, `@showing:GROUP` (or
         /// `@showing:SCENARIO` outside a group). Every scenario of a group shares its group's.
         var holdKeys: [String] = []
+        /// The contexts named by `in` and `not in` clauses, and the clauses' lists of them.
+        var contextNames: [String] = []
+        var contextIndex: [String: Int] = [:]
+        var contextLists: [Int32] = []
         /// By scenario: its hold's store key, `t:@showing:GROUP`.
         var holdStoreKeys: [String] = []
 
@@ -361,6 +365,19 @@ extension CompiledRules {
                 case .during, .days, .from, .until:
                     guard let window = LocalWindow(clause.kind) else { continue }
                     lowered = .local(window)
+                case .contexts(let names, let outside):
+                    let start = Int32(contextLists.count)
+                    for name in names {
+                        let index =
+                            contextIndex[name.text]
+                            ?? {
+                                contextNames.append(name.text)
+                                contextIndex[name.text] = contextNames.count - 1
+                                return contextNames.count - 1
+                            }()
+                        contextLists.append(Int32(index))
+                    }
+                    lowered = .contexts(start: start, end: Int32(contextLists.count), outside: outside)
                 case .on, .priority, .holdout: continue
                 }
                 compiled.append(lowered)

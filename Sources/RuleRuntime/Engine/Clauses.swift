@@ -37,7 +37,7 @@ extension EngineCore {
         switch clause {
         case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between:
             return judgeTallies(clause, of: owner, now: time, for: F.self)
-        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal:
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal, .contexts:
             return judgeWithTables(clause, of: owner, now: time, for: F.self)
         }
     }
@@ -116,9 +116,31 @@ extension EngineCore {
             guard detailed else { return Assessment(passes: passes) }
             let detail = "\(count) \(week ? "this week" : "today")"
             return Assessment(passes: passes, detail: detail, readyAt: passes ? .now : n <= 0 ? .never : .at(next))
+        case .contexts(let start, let end, let outside):
+            return judgeContexts(start, end, outside: outside, for: F.self)
         case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between:
             return judgeTallies(clause, of: owner, now: time, for: F.self)
         }
+    }
+
+    /// `in A, B` passes while the app is in one of them; `not in A, B` while it is in none.
+    /// Waiting alone changes neither: a failing one has no earliest time.
+    @inline(__always)
+    func judgeContexts<F: DecisionFindings>(_ start: Int32, _ end: Int32, outside: Bool, for findings: F.Type)
+        -> Assessment
+    {
+        var found = -1
+        for position in Int(start)..<Int(end) {
+            let index = Int(rules.contextLists[position])
+            if index < inContext.count && inContext[index] {
+                found = index
+                break
+            }
+        }
+        let passes = (found >= 0) != outside
+        guard F.detailed else { return Assessment(passes: passes) }
+        let detail = found >= 0 ? "in \(rules.contextNames[found])" : "in none of them"
+        return Assessment(passes: passes, detail: detail, readyAt: passes ? .now : .never)
     }
 
     /// `after OUTCOME D` and `after OUTCOME next ...|never` over the outcome streams' tallies,
@@ -249,7 +271,7 @@ extension EngineCore {
             return since(events.last, d, "last", none: true, noneDetail: "no event yet")
         case .between(let d):
             return since(executions.last, d, "last", none: true, noneDetail: "never executed")
-        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal:
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal, .contexts:
             return Assessment(passes: false)  // answered by the engine, which holds the tables
         }
     }

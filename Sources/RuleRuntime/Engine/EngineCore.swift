@@ -139,6 +139,8 @@ struct EngineCore {
     var storedInstallID: String?
     /// The zone the state records (`z:`), written by the app when it differs from its own.
     var storedZone: String?
+    /// By context index (``CompiledRules/contextNames``): true while the app is in it.
+    var inContext: [Bool] = []
     /// The buckets hashed so far (``bucket(_:)``), for the install's id they were hashed with.
     var bucketMemo: (id: String?, buckets: [(salt: String, bucket: Int)]) = (nil, [])
     /// The program's declarations, collected once for `check(String)`.
@@ -177,6 +179,11 @@ struct EngineCore {
         fitHooks()
     }
 
+    /// The contexts the hooks hold, by the rules' indices.
+    mutating func placeContexts() {
+        inContext = rules.contextNames.map { hooks.contexts.contains($0) }
+    }
+
     /// Fits the hooks to the rules: providers whose param is declared with the type it had,
     /// observers to their scenario (nil: gone, answering false), overrides, and the unknown
     /// events these rules still do not count.
@@ -190,6 +197,7 @@ struct EngineCore {
             hooks.observers[id]!.index = rules.scenarioIndex[name] ?? rules.formerScenarios[name]
         }
         applyOverrides(hooks.overrides)
+        placeContexts()
         let events = hooks.unknownEvents
         hooks.unknownEvents = []
         unknownEventSlots = []

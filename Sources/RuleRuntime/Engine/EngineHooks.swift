@@ -19,6 +19,9 @@ struct EngineHooks {
     var logger: DecisionLogger?
     /// ``RuleEngine/Options/overrides`` as given, applied again to rules swapped in.
     var overrides: [String: Bool] = [:]
+    /// Where the app says the user is (``RuleEngine/enter(_:)``): the process's own, never
+    /// stored, kept across rules swapped in.
+    var contexts: Set<String> = []
     /// The install's id the app gave (``RuleEngine/Options/installID``), and buckets forced by salt.
     var installID: String?
     var bucketOverrides: [String: Int] = [:]

@@ -42,6 +42,32 @@ func bucketBenchmarks(_ goals: inout [Goal]) throws {
     goals.append(Goal(key: "when_compare_vs_clause", value: whenRatio.median, unit: "x", limit: 2, atMost: true))
 }
 
+// MARK: - Contexts (language 1.3)
+
+/// `rulebench contexts`: `canExecute` of a scenario whose one clause is `not in checkout, pin`
+/// (the app in another context) against one whose one clause is `max_exec N` (in-memory, both
+/// answering yes): what reading where the user is costs a decision.
+func contextBenchmarks(_ goals: inout [Goal]) throws {
+    let rules = """
+        # language 1.3
+        scenario Plain < max_exec 1000000000 >
+        scenario OffScreens < not in checkout, pin >
+        """
+    let engine = try RuleEngine(source: rules)
+    engine.enter("home")
+    guard engine.canExecute("Plain"), engine.canExecute("OffScreens") else {
+        throw RuleEngineError.invalidExpression([])
+    }
+    let plain = Scenario(resolvingOnce: "Plain")
+    let context = Scenario(resolvingOnce: "OffScreens")
+    let answers = interleaved(batch: 20_000, [{ _ = engine.canExecute(plain) }, { _ = engine.canExecute(context) }])
+    line("canExecute, max_exec N", answers.samples[0].summary)
+    line("canExecute, not in checkout, pin", answers.samples[1].summary)
+    let ratio = answers.ratio(1, to: 0)
+    line("  context / plain clause, per round", ratio.ratioSummary)
+    goals.append(Goal(key: "context_clause_vs_plain", value: ratio.median, unit: "x", limit: 1.2, atMost: true))
+}
+
 // MARK: - Event properties (issue 35)
 
 /// `rulebench properties`: a filtered count against a plain count of the same event (`canExecute`,

@@ -25,6 +25,7 @@ import RuleLang
 //   rulebench front                            only the front end against JSONDecoder
 //   rulebench prompts                          only outcomes and presentations (issue 34)
 //   rulebench buckets                          only bucket against a param (issue 35)
+//   rulebench contexts                         a context clause against a plain one (language 1.3)
 //   rulebench server                           RuleServer over 1,000,000 installs in a PostgreSQL of
 //                                              its own (issue 61; not in the full run)
 //   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build|present
@@ -297,6 +298,7 @@ func runBenchmarks() throws {
     try swapBenchmarks(&goals)
     try promptBenchmarks(&goals)
     try bucketBenchmarks(&goals)
+    try contextBenchmarks(&goals)
     try propertyBenchmarks(&goals)
     let syncedPath = temporaryPath("synced.state")
     let synced = try RuleEngine(source: card, store: FileStore(url: syncedPath, options: .init(syncEveryWrite: true)))
@@ -362,6 +364,7 @@ let parts: [String: (inout [Goal]) throws -> Void] = [
     "buckets": bucketBenchmarks,
     "properties": propertyBenchmarks,
     "server": serverBenchmarks,
+    "contexts": contextBenchmarks,
 ]
 if let name = arguments.first, let part = parts[name] {
     var goals: [Goal] = []

@@ -1,6 +1,6 @@
 import Foundation
 import RuleLang
-import RuleRuntime
+@_spi(Tools) import RuleRuntime
 
 extension RuleServer {
     /// One event of a batch: an install, the event, its properties, its time.
@@ -240,7 +240,7 @@ extension RuleServer {
     /// Sets a param of `install`'s (its value stored with its state).
     public func set(install: String, _ param: String, to value: ParamValue, at time: Date) throws {
         _ = try call(install, at: time, requestID: nil, writes: true) { engine, _ in
-            try engine.set(param, to: value)
+            try engine.setParam(named: param, to: value)
             return "done"
         }
     }
@@ -275,7 +275,7 @@ extension RuleServer {
         install: String, among names: [String], at time: Date, contexts: Set<String> = [], requestID: String? = nil
     ) throws -> String? {
         let answer = try call(install, at: time, requestID: requestID, writes: true, contexts: contexts) { engine, _ in
-            engine.executeNext(among: names).map { "next " + $0 } ?? "none"
+            engine.executeNext(among: names.map { Scenario($0) }).map { "next " + $0.name } ?? "none"
         }
         return answer.hasPrefix("next ") ? String(answer.dropFirst(5)) : nil
     }

@@ -113,7 +113,7 @@ public final class RuleServer: @unchecked Sendable {
     ) throws -> Bool {
         try call(install, at: time, requestID: requestID, writes: true, contexts: contexts) { engine, _ in
             try Self.known(engine, scenario)
-            return engine.tryToExecute(scenario) ? "yes" : "no"
+            return engine.tryToExecute(Scenario(scenario)) ? "yes" : "no"
         } == "yes"
     }
 
@@ -123,7 +123,7 @@ public final class RuleServer: @unchecked Sendable {
     {
         try call(install, at: time, requestID: nil, writes: false, contexts: contexts) { engine, _ in
             try Self.known(engine, scenario)
-            return engine.canExecute(scenario) ? "yes" : "no"
+            return engine.canExecute(Scenario(scenario)) ? "yes" : "no"
         } == "yes"
     }
 
@@ -133,7 +133,7 @@ public final class RuleServer: @unchecked Sendable {
     {
         var explanation: Explanation?
         _ = try call(install, at: time, requestID: nil, writes: false, contexts: contexts) { engine, _ in
-            explanation = engine.explain(scenario)
+            explanation = engine.explain(Scenario(scenario))
             return ""
         }
         return explanation!
@@ -145,7 +145,7 @@ public final class RuleServer: @unchecked Sendable {
     ) throws {
         _ = try call(install, at: time, requestID: requestID, writes: true) { engine, _ in
             try Self.known(engine, scenario)
-            try engine.recordOutcome(outcome, of: scenario)
+            try engine.recordOutcome(outcome, of: Scenario(scenario))
             return "done"
         }
     }

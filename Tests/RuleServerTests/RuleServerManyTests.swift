@@ -118,6 +118,35 @@ final class RuleServerManyTests: XCTestCase {
         }
     }
 
+    /// Install ids and property values with a tab, a newline, a backslash and a quote go through
+    /// the batch's COPY as they go through a call: the same install, the same filtered counts.
+    func testABatchKeepsAwkwardIDsAndPropertiesExact() throws {
+        let pg = try throwawayPostgres()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let rules = #"""
+            # language 1.2
+            event a(amount: int, plan: string)
+            scenario Offer < on a; min_events 2 where plan == "pro \"x\" \\" >
+            """#
+        let server = try RuleServer(sources: [SourceFile(path: "r.rules", text: rules)], database: pg.conninfo)
+        let plan = PropertyValue.string(#"pro "x" \"#)
+        for install in ["tab\there", "line\nbreak", "back\\slash\\N", "plain"] {
+            let events = (0..<2).map { k in
+                RuleServer.BatchEvent(
+                    install: install, event: "a", properties: ["amount": .int(Int64(-k)), "plan": plan], at: start)
+            }
+            try server.trigger(batch: events)
+            try server.trigger(install: install + "-direct", "a", properties: ["amount": 0, "plan": plan], at: start)
+            try server.trigger(install: install + "-direct", "a", properties: ["amount": -1, "plan": plan], at: start)
+            let batched = try server.explain(install: install, "Offer", at: start)
+            XCTAssertTrue(batched.wouldRun, "\(install): \(batched)")
+            XCTAssertEqual(batched, try server.explain(install: install + "-direct", "Offer", at: start))
+            XCTAssertEqual(
+                try server.exportState(install: install), try server.exportState(install: install + "-direct"))
+        }
+    }
+
     func testEligibleStreamsExactlyTheInstallsThatWouldRun() throws {
         let pg = try throwawayPostgres()
         defer { pg.stop() }

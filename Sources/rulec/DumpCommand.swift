@@ -24,7 +24,9 @@ enum DumpCommand: Command {
             A clause has 'keyword' and 'range', and by keyword: 'value' and 'scope' (count
             clauses), 'seconds' (time clauses), 'events' (on), 'condition' (when), 'value'
             (priority), 'outcome' and 'seconds' or 'scope' (after: 'next version' is the
-            version scope, 'never' the install scope). The engine's own streams are named
+            version scope, 'never' the install scope), 'from', 'to' and 'outside' (during),
+            'days' (days), 'date' (from, until), 'value' and 'salt' (holdout), 'contexts' and
+            'outside' (in: 'not in' is outside). The engine's own streams are named
             with '@': 'crash' is "@crash". A scope is {"kind": "install"|"version"|"session"|"day"|"week"} or {"kind":
             "within", "seconds": N}. Every event, param, group and scenario has 'was': its
             former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,

@@ -37,7 +37,9 @@ extension EngineCore {
         switch clause {
         case .minEvents, .maxEvents, .maxExec, .sinceFirst, .sinceLast, .between:
             return judgeTallies(clause, of: owner, now: time, for: F.self)
-        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal, .contexts:
+        case .contexts(let start, let end, let outside):
+            return judgeContexts(start, end, outside: outside, for: F.self)
+        case .when, .growingBetween, .minDays, .afterDuration, .afterNone, .local, .maxExecLocal:
             return judgeWithTables(clause, of: owner, now: time, for: F.self)
         }
     }

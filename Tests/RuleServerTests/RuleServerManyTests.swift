@@ -147,6 +147,26 @@ final class RuleServerManyTests: XCTestCase {
         }
     }
 
+    /// `eligible` judges each install in the zone its state last saw, as its calls do.
+    func testEligibleJudgesEachInstallInItsOwnZone() throws {
+        let pg = try throwawayPostgres()
+        defer { pg.stop() }
+        try RuleServer.migrate(database: pg.conninfo)
+        let rules = "# language 1.2\nscenario Evening < during 21:00-23:30 >\n"
+        let server = try RuleServer(
+            sources: [SourceFile(path: "r.rules", text: rules)], database: pg.conninfo,
+            options: .init(engine: .init(timeZone: TimeZone(identifier: "UTC")!)))
+        try server.setTimeZone(install: "tokyo", TimeZone(identifier: "Asia/Tokyo")!, at: start)
+        try server.setTimeZone(install: "paris", TimeZone(identifier: "Europe/Paris")!, at: start)
+        // 2026-01-01 13:00 UTC: 22:00 in Tokyo, 14:00 in Paris and UTC.
+        let at = start.addingTimeInterval(13 * 3_600)
+        XCTAssertTrue(try server.canExecute(install: "tokyo", "Evening", at: at))
+        XCTAssertFalse(try server.canExecute(install: "paris", "Evening", at: at))
+        var found: [String] = []
+        try server.eligible("Evening", at: at) { found.append($0) }
+        XCTAssertEqual(found, ["tokyo"])
+    }
+
     func testEligibleStreamsExactlyTheInstallsThatWouldRun() throws {
         let pg = try throwawayPostgres()
         defer { pg.stop() }

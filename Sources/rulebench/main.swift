@@ -28,7 +28,7 @@ import RuleLang
 //   rulebench contexts                         a context clause against a plain one (language 1.3)
 //   rulebench server                           RuleServer over 1,000,000 installs in a PostgreSQL of
 //                                              its own (issue 61; not in the full run)
-//   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build|present
+//   rulebench profile try|handle|trigger|file|shared|shared-try|cold|cold-rules|check|build|present|when
 //                                              one call in a loop, for a profiler
 //   rulebench memory STREAMS                   (internal) resident bytes per stream, in a fresh process
 
@@ -217,6 +217,16 @@ func profileLoop(_ what: String) throws -> Never {
         } else {
             for _ in 0..<iterations { engine.trigger(.purchase(amount: 5, plan: "pro")) }
         }
+        exit(0)
+    }
+    if what == "when" {
+        // canExecute of a `when` over a param: what `when_compare_vs_clause` times.
+        let engine = try RuleEngine(source: "param share: int = 10\nscenario ByParam < when (share < 100) >\n")
+        let handle = Scenario(resolvingOnce: "ByParam")
+        let iterations = Int(ProcessInfo.processInfo.environment["RULEBENCH_N"] ?? "") ?? 1_000_000
+        var yes = 0
+        for _ in 0..<iterations where engine.canExecute(handle) { yes += 1 }
+        print(yes)
         exit(0)
     }
     if what == "present" {

@@ -126,8 +126,11 @@ extension EngineCore {
     }
 
     /// `in A, B` passes while the app is in one of them; `not in A, B` while it is in none.
-    /// Waiting alone changes neither: a failing one has no earliest time.
-    @inline(__always)
+    /// Waiting alone changes neither: a failing one has no earliest time. Out of line: inlined,
+    /// it grew `judge` past the size at which `judgeWithTables` is inlined into it, and a `when`
+    /// paid 38 instructions more (callgrind of `rulebench profile when`, 200,000 calls: 217.3M
+    /// against 208.9M before contexts; out of line 209.5M); `context_clause_vs_plain` 1.14-1.15x.
+    @inline(never)
     func judgeContexts<F: DecisionFindings>(_ start: Int32, _ end: Int32, outside: Bool, for findings: F.Type)
         -> Assessment
     {

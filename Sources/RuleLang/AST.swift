@@ -97,7 +97,7 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     /// the control arm: they are never shown the scenario (or the group's), and each time it
     /// would have shown an exposure is recorded. Language 1.2.
     case holdout(IntLiteral, salt: Name)
-    /// `in home, feed`: only while the app is in one of these contexts (``names``); `not in
+    /// `in home, feed`: only while the app is in one of these contexts; `not in
     /// checkout, pin` (`outside`): never while it is in one of them. The app says where the user
     /// is (`enter`, `leave`); contexts belong to the process and are never stored. Language 1.3.
     case contexts([Name], outside: Bool)

@@ -311,8 +311,8 @@ extension LanguageModel {
                 random.pick(["accepted", "declined", "later", "dismissed"]))
         case 12: return random.chance(3) ? .crash : .problem
         case 13 where random.chance(4): return .timezone(random.pick(zones))
-        case 13,
-            15 where rules.version >= "1.3":
+        // (A `where` binds to the last pattern alone: one for each.)
+        case 13 where rules.version >= "1.3", 15 where rules.version >= "1.3":
             let context = random.pick(["home", "checkout", "pin", "feed"])
             return contexts.contains(context) ? .leave(context) : .enter(context)
         case 14 where rules.swapped != nil && !swappedIn && random.chance(3): return .swap

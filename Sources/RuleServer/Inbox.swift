@@ -55,10 +55,12 @@ enum PropertyCoding {
 
 /// Rows in `COPY`'s text format: columns split by tabs, rows ended by newlines, `\N` for NULL,
 /// and a backslash, tab, newline or carriage return inside a value escaped.
-struct CopyText {
-    private(set) var bytes: [UInt8] = []
+package struct CopyText {
+    package private(set) var bytes: [UInt8] = []
 
-    mutating func text(_ value: String, last: Bool = false) {
+    package init() {}
+
+    package mutating func text(_ value: String, last: Bool = false) {
         for byte in value.utf8 {
             switch byte {
             case 92: bytes += [92, 92]
@@ -72,7 +74,7 @@ struct CopyText {
     }
 
     /// A bytea value (`\\x` and hex digits), or NULL.
-    mutating func bytea(_ value: [UInt8]?, last: Bool = false) {
+    package mutating func bytea(_ value: [UInt8]?, last: Bool = false) {
         if let value {
             let digits = Array("0123456789abcdef".utf8)
             bytes += [92, 92, UInt8(ascii: "x")]

@@ -63,23 +63,28 @@ func serverBenchmarks(_ goals: inout [Goal]) throws {
         try connection.execute("CREATE TABLE bench_rows (id text PRIMARY KEY, value bytea NOT NULL)")
         // The inbox's shape (its default, its key), in one table.
         try connection.execute("CREATE TABLE bench_copy (LIKE rules_inbox INCLUDING ALL)")
-        let hexEntries = entries.map { (hex(Array($0.key.utf8)), hex($0.value)) }
-        let hexRow = hex([UInt8](repeating: 7, count: rowSize))
+        // The rows in COPY's text form, written by the library's own writer (`CopyText`).
+        let row = [UInt8](repeating: 7, count: rowSize)
         var chunk = 0
         while chunk < installs {
             let end = min(installs, chunk + 50_000)
-            var ids: [UInt8] = []
-            var rows: [UInt8] = []
-            var plain: [UInt8] = []
+            var ids = CopyText()
+            var rows = CopyText()
+            var plain = CopyText()
             for k in chunk..<end {
-                let name = Array(id(k).utf8)
-                ids += name + [10]
-                for (key, value) in hexEntries { rows += name + [9] + key + [9] + value + [10] }
-                plain += name + [9] + hexRow + [10]
+                let name = id(k)
+                ids.text(name, last: true)
+                for (key, value) in entries {
+                    rows.text(name)
+                    rows.bytea(Array(key.utf8))
+                    rows.bytea(value, last: true)
+                }
+                plain.text(name)
+                plain.bytea(row, last: true)
             }
-            try connection.copy("COPY rules_installs (install_id) FROM STDIN", ids)
-            try connection.copy("COPY rules_entries (install_id, key, value) FROM STDIN", rows)
-            try connection.copy("COPY bench_rows (id, value) FROM STDIN", plain)
+            try connection.copy("COPY rules_installs (install_id) FROM STDIN", ids.bytes)
+            try connection.copy("COPY rules_entries (install_id, key, value) FROM STDIN", rows.bytes)
+            try connection.copy("COPY bench_rows (id, value) FROM STDIN", plain.bytes)
             chunk = end
         }
         try connection.execute("VACUUM ANALYZE")
@@ -256,14 +261,3 @@ struct BenchFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The bytes as `COPY`'s text form of a bytea: `\\x` and hex digits.
-private func hex(_ bytes: [UInt8]) -> [UInt8] {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = [92, 92, 120]
-    out.reserveCapacity(3 + bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 15)])
-    }
-    return out
-}

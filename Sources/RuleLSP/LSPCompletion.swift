@@ -244,6 +244,13 @@ extension LSPFeatures {
         if language >= Construct.contexts.version {
             items.append(Self.item("in", kind: 15, detail: "[not] in CONTEXT, ...", snippet: "in ${1:home}"))
         }
+        if language >= Construct.countedExposure.version {
+            items += [
+                Self.item(
+                    "counts", kind: 15, detail: "counts after D visible", snippet: "counts after ${1:3s} visible"),
+                Self.item("defer", kind: 15, detail: "defer up to D", snippet: "defer up to ${1:30m}"),
+            ]
+        }
         return items
     }
 

@@ -123,6 +123,8 @@ struct LSPFeatures {
                 parts.append("\(share.value)% of installs held out (salt \"\(salt.text)\")")
             case .contexts(let names, let outside):
                 parts.append((outside ? "never in " : "only in ") + names.map(\.text).joined(separator: ", "))
+            case .countsAfter(let d): parts.append("counted once on screen for \(file.text(d.range))")
+            case .deferral(let d): parts.append("kept for up to \(file.text(d.range)) when a context or window refuses")
             }
         }
         return parts.isEmpty ? "no conditions: runs whenever asked" : parts.joined(separator: "; ")
@@ -152,6 +154,10 @@ struct LSPFeatures {
             "`holdout 10% \"salt\"`: installs in buckets 0-9 of the salt are the control arm: never shown, an exposure recorded each time it would have shown. Language 1.2.",
         "in":
             "`in home, feed`: passes only while the app is in one of these contexts; `not in checkout, pin`: never while it is in one of them. The app says where the user is (`enter`, `leave`); contexts are never stored. Language 1.3.",
+        "counts":
+            "`counts after 3s visible`: a presentation counts (its execution and its group's recorded) only once it has been on screen 3s, summed across `hidden`/`visible` and paused in the background; recorded at the time reached, never by a crash, a finish or an expiry before it. Language 1.3.",
+        "defer":
+            "`defer up to 30m`: a call refused only by a context or a local window keeps the wish 30m; while it lasts the scenario comes first in `executeNext`, every clause judged anew. Language 1.3.",
         "when": "passes when the expression is true.",
         "priority": "orders `executeNext` (default 0).",
         "min_days":

@@ -101,6 +101,14 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     /// checkout, pin` (`outside`): never while it is in one of them. The app says where the user
     /// is (`enter`, `leave`); contexts belong to the process and are never stored. Language 1.3.
     case contexts([Name], outside: Bool)
+    /// `counts after 3s visible`: a presentation of the scenario counts (its execution, and its
+    /// group's, recorded) only once it has been on screen this long, summed across hide and show
+    /// and paused in the background; recorded at the time reached. Language 1.3.
+    case countsAfter(DurationLiteral)
+    /// `defer up to 30m`: a call that would show the scenario but for a context or a local
+    /// window keeps the wish this long; while it lasts the scenario comes first in
+    /// `executeNext`, every clause judged anew. Language 1.3.
+    case deferral(DurationLiteral)
 
     /// The clause's keyword as written in source.
     public var keyword: String { word.text }
@@ -125,6 +133,8 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
         case .until: return .until
         case .holdout: return .holdout
         case .contexts: return .contexts
+        case .countsAfter: return .countsAfter
+        case .deferral: return .deferral
         }
     }
 
@@ -132,14 +142,14 @@ public enum ClauseKind: Equatable, Hashable, Sendable {
     public static let keywords = [
         "min_events", "max_events", "max_exec", "since_first", "since_last",
         "between", "on", "when", "priority", "min_days", "after", "during", "days", "from", "until", "holdout",
-        "in",
+        "in", "counts", "defer",
     ]
 }
 
 /// A clause keyword: which clause it is, without the clause's payload.
 enum ClauseWord: Int, CaseIterable, Sendable {
     case minEvents, maxEvents, maxExec, sinceFirst, sinceLast, between, on, when, priority, minDays, after
-    case during, days, from, until, holdout, contexts
+    case during, days, from, until, holdout, contexts, countsAfter, deferral
 
     /// The keyword as written.
     var text: String { ClauseKind.keywords[rawValue] }

@@ -90,7 +90,9 @@ struct Checker {
                 case .scenario(let scenario): checkBody(scenario.clauses, inGroup: false, file.source)
                 case .group(let group):
                     checkBody(group.clauses, inGroup: true, file.source)
-                    for member in group.members { checkBody(member.clauses, inGroup: false, file.source) }
+                    for member in group.members {
+                        checkBody(member.clauses, inGroup: false, file.source, groupClauses: group.clauses)
+                    }
                 }
             }
         }
@@ -306,7 +308,8 @@ struct Checker {
 
     // MARK: - Clauses
 
-    mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile) {
+    /// `groupClauses`: for a group's member, the group's own (read by the checks that look at both).
+    mutating func checkBody(_ clauses: [Clause], inGroup: Bool, _ file: SourceFile, groupClauses: [Clause] = []) {
         // Taken out of `bodyTables` (and put back, emptied, at the end) so that the tables
         // keep their storage from body to body.
         var tables = BodyTables()
@@ -332,7 +335,8 @@ struct Checker {
                 switch clause.kind {
                 case .maxExec, .between, .growingBetween, .when, .during, .days, .from, .until, .holdout, .contexts:
                     break
-                case .minEvents, .minEventsWhere, .maxEvents, .sinceFirst, .sinceLast, .on, .priority, .minDays, .after:
+                case .minEvents, .minEventsWhere, .maxEvents, .sinceFirst, .sinceLast, .on, .priority, .minDays, .after,
+                    .countsAfter, .deferral:
                     error(Message.clauseNotInGroup(keyword), file, clause.range)
                     continue
                 }
@@ -351,7 +355,7 @@ struct Checker {
                 continue
             }
             switch clause.kind {
-            case .on, .priority:
+            case .on, .priority, .countsAfter, .deferral:
                 if let first = tables.single[keyword] {
                     error(
                         Message.duplicateSingleClause(keyword), file, clause.range,
@@ -402,6 +406,14 @@ struct Checker {
                 checkWindowedSums(in: expr, file)
             case .after:
                 break  // its outcome was checked as it was parsed
+            case .countsAfter(let d), .deferral(let d):
+                if d.seconds <= 0 {
+                    error(Message.zeroWait(Printer.clause(clause.kind)), file, d.range)
+                } else if case .deferral = clause.kind,
+                    !(clauses + groupClauses).contains(where: { $0.kind.isDeferrable })
+                {
+                    warning(Message.nothingToDefer, file, clause.range)
+                }
             case .holdout(let share, _):
                 if share.value >= 100 {
                     error(Message.holdoutAll(share.value), file, share.range)

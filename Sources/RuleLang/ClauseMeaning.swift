@@ -63,6 +63,12 @@ extension ClauseKind {
         case .contexts(let x, let o):
             guard case .contexts(let y, let p) = other else { return false }
             return Set(x.map(\.text)) == Set(y.map(\.text)) && o == p
+        case .countsAfter(let x):
+            guard case .countsAfter(let y) = other else { return false }
+            return x.seconds == y.seconds
+        case .deferral(let x):
+            guard case .deferral(let y) = other else { return false }
+            return x.seconds == y.seconds
         }
     }
 
@@ -93,6 +99,16 @@ extension AfterWait {
         case (.duration(let x), .duration(let y)): return x.seconds == y.seconds
         case (.next(let x, _), .next(let y, _)): return x == y
         case (.never, .never): return true
+        default: return false
+        }
+    }
+}
+
+extension ClauseKind {
+    /// True for the clauses whose refusal `defer up to` waits out: a context or a local window.
+    var isDeferrable: Bool {
+        switch self {
+        case .contexts, .during, .days, .from, .until: return true
         default: return false
         }
     }

@@ -441,6 +441,13 @@ extension Message {
         DiagnosticMessage(
             .impossibleScenario, "every context 'in' allows (\(names)) is one a 'not in' refuses: it never runs")
     }
+    static func zeroWait(_ text: String) -> DiagnosticMessage {
+        DiagnosticMessage(.impossibleScenario, "'\(text)' needs a duration longer than 0s")
+    }
+    static let nothingToDefer = DiagnosticMessage(
+        .impossibleScenario,
+        "'defer' keeps a wish refused by a context or a local window ('in', 'not in', 'during', 'days', 'from', "
+            + "'until'), and neither the scenario nor its group has one: it never defers")
     static func emptyHours(_ text: String) -> DiagnosticMessage {
         DiagnosticMessage(.impossibleScenario, "'\(text)' starts and ends at the same time: write the hours it holds")
     }

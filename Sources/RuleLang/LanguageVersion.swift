@@ -95,13 +95,17 @@ public enum Construct: String, Sendable {
     case calendarCaps = "'per day' and 'per week'"
     /// `in CONTEXT, ...` and `not in CONTEXT, ...`: where the app is.
     case contexts = "contexts ('in', 'not in')"
+    /// `counts after D visible`: a presentation counts once seen this long.
+    case countedExposure = "'counts after ... visible'"
+    /// `defer up to D`: a wish kept while a context or a local window refuses.
+    case deferral = "'defer up to'"
 
     /// The version it came in.
     public var version: LanguageVersion {
         switch self {
         case .was, .growingBetween, .days: return LanguageVersion(1, 1)
         case .retired, .outcomes, .localTime, .buckets, .properties, .calendarCaps: return LanguageVersion(1, 2)
-        case .contexts: return LanguageVersion(1, 3)
+        case .contexts, .countedExposure, .deferral: return LanguageVersion(1, 3)
         }
     }
 }

@@ -91,6 +91,21 @@ extension Parser {
             kind = parseDate(keyword).map { word == .from ? .from($0) : .until($0) }
         case .contexts?:
             kind = parseContextList(outside: false)
+        case .countsAfter?:
+            // counts after DURATION visible
+            if expectWord("after", "'after' in 'counts after 3s visible'") != nil,
+                let duration = parseDurationLiteral(),
+                expectWord("visible", "'visible' after 'counts after \(DurationText.format(duration.seconds))'") != nil
+            {
+                kind = .countsAfter(duration)
+            }
+        case .deferral?:
+            // defer up to DURATION
+            if expectWord("up", "'up to' and a duration after 'defer' (such as 'defer up to 30m')") != nil,
+                expectWord("to", "'to' after 'defer up' (such as 'defer up to 30m')") != nil
+            {
+                kind = parseDurationLiteral().map(ClauseKind.deferral)
+            }
         case .holdout?:
             // holdout INTEGER "%" STRING
             if let share = parseIntLiteral(), expect(.percent, "'%' after the holdout's share") != nil,
@@ -114,6 +129,8 @@ extension Parser {
         case .during, .days, .from, .until: noteNewer(.localTime, "'\(keyword)'", at: range)
         case .holdout: noteNewer(.buckets, "'holdout'", at: range)
         case .contexts: noteNewer(.contexts, "'in'", at: range)
+        case .countsAfter: noteNewer(.countedExposure, "'counts after'", at: range)
+        case .deferral: noteNewer(.deferral, "'defer'", at: range)
         default: break
         }
         return Clause(kind: kind, range: range)
@@ -339,6 +356,13 @@ extension Parser {
             names.append(Name(word, token.range))
         } while match(.comma)
         return .days(names)
+    }
+
+    /// One of a clause's fixed words (`after`, `visible`, `up`, `to`), an identifier spelled so.
+    mutating func expectWord(_ word: String, _ what: @autoclosure () -> String) -> Token? {
+        if check(.identifier) && text(current) == word { return advance() }
+        error(expected: what())
+        return nil
     }
 
     /// context_clause = [ "not" ] "in" IDENT { "," IDENT }

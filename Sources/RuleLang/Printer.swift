@@ -55,6 +55,10 @@ public enum Printer {
             return "holdout \(integer(share))% \(string(salt.text))"
         case .contexts(let names, let outside):
             return (outside ? "not " : "") + "in " + names.map { name($0.text) }.joined(separator: ", ")
+        case .countsAfter(let d):
+            return "counts after \(DurationText.format(d.seconds)) visible"
+        case .deferral(let d):
+            return "defer up to \(DurationText.format(d.seconds))"
         }
     }
 

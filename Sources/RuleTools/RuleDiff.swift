@@ -400,6 +400,11 @@ public enum RuleDiff {
                 parts.append((outside ? "now shown in " : "no longer shown in ") + removed.joined(separator: ", "))
             }
             return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        case (.countsAfter(let a), .countsAfter(let b)):
+            return "a presentation now counts after \(DurationText.format(b.seconds)) on screen, not "
+                + DurationText.format(a.seconds)
+        case (.deferral(let a), .deferral(let b)):
+            return "a refused wish is now kept \(DurationText.format(b.seconds)), not \(DurationText.format(a.seconds))"
         default:
             // Any other change of a clause is still said, in its own words.
             return "changed"

@@ -26,7 +26,7 @@ enum DumpCommand: Command {
             (priority), 'outcome' and 'seconds' or 'scope' (after: 'next version' is the
             version scope, 'never' the install scope), 'from', 'to' and 'outside' (during),
             'days' (days), 'date' (from, until), 'value' and 'salt' (holdout), 'contexts' and
-            'outside' (in: 'not in' is outside). The engine's own streams are named
+            'outside' (in: 'not in' is outside), 'seconds' (counts, defer). The engine's own streams are named
             with '@': 'crash' is "@crash". A scope is {"kind": "install"|"version"|"session"|"day"|"week"} or {"kind":
             "within", "seconds": N}. Every event, param, group and scenario has 'was': its
             former names (newest first, each with its range; empty when renamed never). An expression has 'kind' (integer, duration, string,
@@ -198,6 +198,7 @@ struct Dump {
         case .contexts(let names, let outside):
             object["contexts"] = names.map(\.text)
             object["outside"] = outside
+        case .countsAfter(let d), .deferral(let d): object["seconds"] = d.seconds
         }
         return object
     }

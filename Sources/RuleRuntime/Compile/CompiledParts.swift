@@ -124,6 +124,12 @@ final class CompiledScenario: @unchecked Sendable {
     var declared: [Clause] = []
     var group: Int?
     var priority: Int64
+    /// `counts after D visible` (language 1.3): seconds on screen before a presentation counts;
+    /// 0: it counts when presented.
+    var countsAfter: Double = 0
+    /// `defer up to D` (language 1.3): how long a wish refused by a context or a local window
+    /// is kept; 0: none is.
+    var deferral: Double = 0
     /// `holdout N% "SALT"` of its own and of its group's: the shares and salts of its control arms.
     var holdouts: [(share: Int, salt: String)] = []
     /// Recent times kept in its view of events and of executions.

@@ -152,7 +152,7 @@ final class CompiledRules: Sendable {
     static func texts(of declared: [Clause]) -> [String] {
         declared.compactMap { clause in
             switch clause.kind {
-            case .on, .priority, .holdout: return nil
+            case .on, .priority, .holdout, .countsAfter, .deferral: return nil
             default: return Printer.clause(clause.kind)
             }
         }

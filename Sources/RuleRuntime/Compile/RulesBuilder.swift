@@ -152,6 +152,8 @@ extension CompiledRules {
                 for clause in info.decl.clauses {
                     if case .on(let list) = clause.kind { (listed, listedAt) = (list, clause.range.lowerBound) }
                     if case .priority(let n) = clause.kind { scenarios[index].priority = n.value }
+                    if case .countsAfter(let d) = clause.kind { scenarios[index].countsAfter = Double(d.seconds) }
+                    if case .deferral(let d) = clause.kind { scenarios[index].deferral = Double(d.seconds) }
                     if case .holdout(let n, let salt) = clause.kind {
                         scenarios[index].holdouts.append((Int(n.value), salt.text))
                     }
@@ -378,7 +380,7 @@ extension CompiledRules {
                         contextLists.append(Int32(index))
                     }
                     lowered = .contexts(start: start, end: Int32(contextLists.count), outside: outside)
-                case .on, .priority, .holdout: continue
+                case .on, .priority, .holdout, .countsAfter, .deferral: continue
                 }
                 compiled.append(lowered)
             }

@@ -52,6 +52,12 @@ struct EngineHooks {
     /// A presentation's token: this engine's random number and `-` (empty until its first), and a count.
     var presentationBase = ""
     var presentationCount: UInt64 = 0
+    /// The presentations of `counts after D visible` scenarios not counted yet, oldest first;
+    /// the earliest time one counts if it stays on screen (infinity: none is counting); true
+    /// between ``RuleEngine/prepareForSuspension()`` and ``RuleEngine/enteredForeground()``.
+    var counted: [CountedPresentation] = []
+    var countDue = Double.infinity
+    var inBackground = false
 
     init(clock: RuleClock, store: RuleStore, options: RuleEngine.Options) {
         self.clock = clock

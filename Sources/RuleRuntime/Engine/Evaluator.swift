@@ -226,6 +226,9 @@ extension EngineCore {
         let time = now()
         var found = Findings(now: time)
         let verdict = decide(index, now: time, &found)
-        return found.explanation(of: rules.scenarios[index].name, verdict) { zone() }
+        var explanation = found.explanation(of: rules.scenarios[index].name, verdict) { zone() }
+        // Language 1.3's clauses that judge nothing, but say where a presentation and a wish stand.
+        if let line = countLine(of: index, now: time) { explanation.clauses.append(line) }
+        return explanation
     }
 }

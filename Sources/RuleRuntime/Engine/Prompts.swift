@@ -141,7 +141,11 @@ extension RuleEngine {
     /// becoming `.active` again): the run is watched for a crash again until the next
     /// ``prepareForSuspension()``. `startSession` does it at launch.
     public func enteredForeground() {
-        locked { $0.markRunning() }
+        let due = locked { core in
+            core.markRunning()
+            return core.setBackground(false)
+        }
+        if due.isFinite { scheduleCount(at: due) }
     }
 }
 
@@ -226,7 +230,9 @@ extension EngineCore {
             if verdict == .heldOut { recordControlExposure(index, at: time) }
             return nil
         }
-        recordExecution(index, at: time)
+        // `counts after D visible`: recorded once on screen that long (``settleCounts(now:)``).
+        let needed = rules.scenarios[index].countsAfter
+        if needed == 0 { recordExecution(index, at: time) }
         let name = rules.scenarios[index].name
         // Random per engine (tells this engine's holds from another process's), then counted:
         // 32 random bits, so that a token stays within a small string's 15 bytes (no allocation)
@@ -250,6 +256,7 @@ extension EngineCore {
         // Bounded: an app that never finishes its presentations does not grow the engine.
         if hooks.openPresentations.count == EngineCore.openPresentationLimit { hooks.openPresentations.removeFirst() }
         hooks.openPresentations.append(presentation)
+        if needed > 0 { followCount(presentation, needed: needed, expires: time + timeout) }
         return presentation
     }
 
@@ -269,6 +276,8 @@ extension EngineCore {
             throw RuleEngineError.unknownScenario(presentation.scenario)
         }
         if shared { _ = lockFileForWriting() }
+        // Counted after a time on screen: what it reached by now is recorded, the rest never.
+        endCount(of: presentation, now: now())
         hooks.openPresentations.remove(at: open)
         // The hold it took, whatever group the scenario is in now (rules swapped meanwhile may
         // have moved it), let go only if it is still this presentation's.

@@ -192,6 +192,8 @@ public final class RuleEngine: @unchecked Sendable {
         owner.value = ThreadMark.current
         // Optional chaining on the `let` borrows the store: no retain on the common path.
         if shared?.mayHaveChanged == true, let shared { core.pointee.catchUp(with: shared) }
+        // A presentation on screen long enough counts before anything reads the state.
+        core.pointee.settleCountsIfDue()
         var result: T
         do {
             result = try body(&core.pointee)
@@ -303,6 +305,7 @@ public final class RuleEngine: @unchecked Sendable {
         locked { core in
             core.verifyStore()
             core.markSuspended()
+            _ = core.setBackground(true)
         }
     }
 

@@ -362,6 +362,15 @@ struct Checker {
                         notes: [DiagnosticNote("first written here", at: SourceSpan(file, first))])
                 }
                 tables.single[keyword] = clause.range
+                if case .countsAfter(let d) = clause.kind, d.seconds <= 0 {
+                    error(Message.zeroWait(Printer.clause(clause.kind)), file, d.range)
+                } else if case .deferral(let d) = clause.kind {
+                    if d.seconds <= 0 {
+                        error(Message.zeroWait(Printer.clause(clause.kind)), file, d.range)
+                    } else if !(clauses + groupClauses).contains(where: { $0.kind.isDeferrable }) {
+                        warning(Message.nothingToDefer, file, clause.range)
+                    }
+                }
                 if case .on(let names) = clause.kind {
                     tables.names.removeAll()
                     tables.names.reserveCapacity(names.count)
@@ -406,14 +415,6 @@ struct Checker {
                 checkWindowedSums(in: expr, file)
             case .after:
                 break  // its outcome was checked as it was parsed
-            case .countsAfter(let d), .deferral(let d):
-                if d.seconds <= 0 {
-                    error(Message.zeroWait(Printer.clause(clause.kind)), file, d.range)
-                } else if case .deferral = clause.kind,
-                    !(clauses + groupClauses).contains(where: { $0.kind.isDeferrable })
-                {
-                    warning(Message.nothingToDefer, file, clause.range)
-                }
             case .holdout(let share, _):
                 if share.value >= 100 {
                     error(Message.holdoutAll(share.value), file, share.range)

@@ -34,7 +34,9 @@ final class CountedLifecycleTests: XCTestCase {
             for (start, end) in spans {
                 let end = min(end, expires)
                 guard end > start else { continue }
-                if sum + (end - start) >= CountedLifecycleTests.needed { return start + (CountedLifecycleTests.needed - sum) }
+                if sum + (end - start) >= CountedLifecycleTests.needed {
+                    return start + (CountedLifecycleTests.needed - sum)
+                }
                 sum += end - start
             }
             return nil
@@ -72,7 +74,8 @@ final class CountedLifecycleTests: XCTestCase {
                 let live = presentations.last.map { !$0.finished && !$0.orphaned } ?? false
                 // Mostly a presentation's own steps while one is open, mostly waits and
                 // presentations while none is.
-                let step = live ? Int.random(in: 0..<11, using: &random) : [0, 0, 4, 6, 9].randomElement(using: &random)!
+                let step =
+                    live ? Int.random(in: 0..<11, using: &random) : [0, 0, 4, 6, 9].randomElement(using: &random)!
                 switch step {
                 case 0:
                     steps.append("present")

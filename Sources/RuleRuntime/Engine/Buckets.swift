@@ -103,7 +103,7 @@ extension EngineCore {
     /// at `time`): records the exposure, an execution (so that its pacing is the shown arm's)
     /// and an event on its control stream.
     mutating func recordControlExposure(_ index: Int, at time: Double) {
-        recordExecution(index, at: time)
+        recordExecution(index, at: time, kind: .control)
         recordEvent(slot(EngineStream.control(of: rules.scenarios[index].name)), at: time)
         commit()
     }

@@ -286,10 +286,15 @@ extension EngineCore {
     mutating func tryToExecute(_ index: Int) -> Bool {
         let time = now()
         var verdict = verdict(index, now: time)
-        guard verdict != .refused else { return false }
+        guard verdict != .refused else {
+            noteRefusal(index, now: time)
+            return false
+        }
         if shared && lockFileForWriting() { verdict = self.verdict(index, now: time) }
         switch verdict {
-        case .refused: return false
+        case .refused:
+            noteRefusal(index, now: time)
+            return false
         case .heldOut:
             recordControlExposure(index, at: time)
             return false
@@ -311,14 +316,20 @@ extension EngineCore {
 
     mutating func executeNext(among candidates: [Int]) -> Int? {
         let time = now()
-        let ordered = candidates.sorted {
-            let (a, b) = (rules.scenarios[$0].priority, rules.scenarios[$1].priority)
-            return a != b ? a > b : $0 < $1
-        }
+        // A wish kept by `defer up to` comes first, then the highest priority, then declaration order.
+        let wished = candidates.map { isWished($0, now: time) }
+        let ordered = candidates.indices.sorted {
+            if wished[$0] != wished[$1] { return wished[$0] }
+            let (a, b) = (rules.scenarios[candidates[$0]].priority, rules.scenarios[candidates[$1]].priority)
+            return a != b ? a > b : candidates[$0] < candidates[$1]
+        }.map { candidates[$0] }
         if shared && ordered.contains(where: { verdict($0, now: time) != .refused }) { _ = lockFileForWriting() }
         for index in ordered {
             let verdict = verdict(index, now: time)
-            if verdict == .refused { continue }
+            if verdict == .refused {
+                noteRefusal(index, now: time)
+                continue
+            }
             if verdict == .heldOut {
                 recordControlExposure(index, at: time)
                 continue
@@ -331,8 +342,10 @@ extension EngineCore {
     }
 
     /// Records an execution of scenario `index` (and its group), and the changes in ``record``.
-    mutating func recordExecution(_ index: Int, at time: Double) {
+    mutating func recordExecution(_ index: Int, at time: Double, kind: Exposure.Kind = .execution) {
         let scenario = rules.scenarios[index]
+        logExposure(index, at: time, kind)
+        if scenario.deferral > 0 { grantWish(index) }
         buildView(index)
         views[index].executions.record(at: time, in: meta.epoch, keep: scenario.executionKeep)
         views.withUnsafeBufferPointer { record.set(scenario.keyBytes, view: $0.baseAddress! + index, eventsFrom: nil) }

@@ -36,6 +36,9 @@ public struct Explanation: Equatable, Sendable, CustomStringConvertible {
     /// The zone the engine judged local windows and days in, where ``description`` prints the
     /// earliest time (nil: UTC).
     public var timeZone: TimeZone? = nil
+    /// `defer up to D` (language 1.3): while a wish is kept, the time it lasts until (the
+    /// scenario comes first in `executeNext` meanwhile); nil when none is pending.
+    public var deferredUntil: Date? = nil
 
     /// The clauses that do not hold.
     public var failing: [ClauseExplanation] { clauses.filter { !$0.passes } }

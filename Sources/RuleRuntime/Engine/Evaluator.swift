@@ -229,6 +229,10 @@ extension EngineCore {
         var explanation = found.explanation(of: rules.scenarios[index].name, verdict) { zone() }
         // Language 1.3's clauses that judge nothing, but say where a presentation and a wish stand.
         if let line = countLine(of: index, now: time) { explanation.clauses.append(line) }
+        if let (line, until) = wishLine(of: index, now: time) {
+            explanation.clauses.append(line)
+            explanation.deferredUntil = until.map { Date(timeIntervalSince1970: $0) }
+        }
         return explanation
     }
 }

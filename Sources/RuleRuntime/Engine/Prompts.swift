@@ -224,10 +224,14 @@ extension EngineCore {
     mutating func present(_ index: Int, timeout: Double) -> Presentation? {
         let time = now()
         var verdict = verdict(index, now: time)
-        guard verdict != .refused else { return nil }
+        guard verdict != .refused else {
+            noteRefusal(index, now: time)
+            return nil
+        }
         if shared && lockFileForWriting() { verdict = self.verdict(index, now: time) }
         guard verdict == .shows else {
             if verdict == .heldOut { recordControlExposure(index, at: time) }
+            if verdict == .refused { noteRefusal(index, now: time) }
             return nil
         }
         // `counts after D visible`: recorded once on screen that long (``settleCounts(now:)``).

@@ -1,0 +1,136 @@
+import Foundation
+import RuleLang
+
+/// One execution or control exposure, kept for the app to report once (language 1.3's
+/// exposure log, ``RuleEngine/exposures()``).
+public struct Exposure: Hashable, Sendable, CustomStringConvertible {
+    /// What happened.
+    public enum Kind: String, Hashable, Sendable {
+        /// The scenario was shown (and counted: for `counts after D visible`, once on screen that long).
+        case execution
+        /// The install is in a holdout's control arm: it would have been shown.
+        case control
+    }
+
+    /// Stable across processes and launches: the same exposure always has the same id, and no
+    /// two have the same one. Ids sort in the order the exposures were recorded.
+    public let id: String
+    /// The scenario, by the name the rules gave it then.
+    public let scenario: String
+    public let kind: Kind
+    /// When it was recorded (for a counted presentation, the moment its time on screen was reached).
+    public let time: Date
+
+    public var description: String {
+        "\(id) \(scenario) \(kind.rawValue) at \(LocalTimeText.iso8601(time, in: TimeZone(identifier: "UTC")!))"
+    }
+}
+
+/// The exposure log: grammar.md, "Exposures, once".
+extension RuleEngine {
+    /// The exposures not yet acknowledged, oldest first, and the log turned on: from the first
+    /// call on (by any process sharing the state, and stored with it), every execution and
+    /// control exposure is kept with a stable ``Exposure/id`` until ``acknowledge(_:)``,
+    /// across restarts, crashes and an app with its extensions. An app reports them to its
+    /// analytics, then acknowledges them; one that dies in between reports the same ids again
+    /// at its next drain (a receiver that ignores an id it has seen counts each exposure once).
+    /// At most ``exposureLimit`` wait: beyond it the oldest are dropped, counted by
+    /// ``droppedExposures``.
+    public func exposures() -> [Exposure] {
+        locked { core in
+            core.startExposureLog()
+            return core.pendingExposures()
+        }
+    }
+
+    /// Forgets `exposures` (reported): a later ``exposures()`` never returns them again, in any
+    /// process. Ids already acknowledged, or unknown, are ignored.
+    public func acknowledge(_ exposures: [Exposure]) {
+        locked { core in core.acknowledge(exposures.map(\.id)) }
+    }
+
+    /// How many exposures the log dropped, the oldest first, because more than
+    /// ``exposureLimit`` waited to be acknowledged.
+    public var droppedExposures: Int {
+        locked { core in Int(core.todos[EngineCore.exposureLogKey]?.info?["dropped"] ?? "") ?? 0 }
+    }
+
+    /// The exposures the log keeps at most.
+    public static let exposureLimit = EngineCore.exposureLimit
+}
+
+extension EngineCore {
+    /// The to-do that turns the log on (its info counts the exposures dropped), and the prefix of
+    /// each exposure's to-do (`@exposure:ID`).
+    static let exposureLogKey = "@exposures"
+    static let exposurePrefix = "@exposure:"
+    static let exposureLimit = 1_000
+
+    mutating func startExposureLog() {
+        guard todos[EngineCore.exposureLogKey] == nil else { return }
+        if shared { _ = lockFileForWriting() }
+        guard todos[EngineCore.exposureLogKey] == nil else { return }
+        let item = ToDoItem(created: now(), expires: nil, info: ["dropped": "0"])
+        todos[EngineCore.exposureLogKey] = item
+        save([EngineState.change(todo: EngineCore.exposureLogKey, item)])
+    }
+
+    /// Keeps an exposure of scenario `index` at `time` when the log is on (the caller commits).
+    @inline(__always)
+    mutating func logExposure(_ index: Int, at time: Double, _ kind: Exposure.Kind) {
+        if todos.isEmpty || todos[EngineCore.exposureLogKey] == nil { return }
+        addExposure(index, at: time, kind)
+    }
+
+    @inline(never)
+    private mutating func addExposure(_ index: Int, at time: Double, _ kind: Exposure.Kind) {
+        // Milliseconds, zero-padded so that ids sort by time, then this engine's random base and
+        // count: unique across processes.
+        if hooks.presentationBase.isEmpty {
+            var generator = SystemRandomNumberGenerator()
+            hooks.presentationBase = String(generator.next() as UInt32, radix: 16) + "-"
+        }
+        hooks.exposureCount &+= 1
+        let milliseconds = String(Int64((Swift.max(0, time) * 1000).rounded(.down)))
+        let id =
+            String(repeating: "0", count: Swift.max(0, 13 - milliseconds.count)) + milliseconds + "-"
+            + hooks.presentationBase + String(hooks.exposureCount, radix: 16)
+        let key = EngineCore.exposurePrefix + id
+        let item = ToDoItem(
+            created: time, expires: nil, info: ["scenario": rules.scenarios[index].name, "kind": kind.rawValue])
+        todos[key] = item
+        record.add(EngineState.change(todo: key, item))
+        // Bounded: only when the to-dos outnumber the limit can the exposures.
+        guard todos.count > EngineCore.exposureLimit else { return }
+        let keys = todos.keys.filter { $0.hasPrefix(EngineCore.exposurePrefix) }
+        guard keys.count > EngineCore.exposureLimit else { return }
+        let dropped = keys.sorted().prefix(keys.count - EngineCore.exposureLimit)
+        for key in dropped {
+            todos[key] = nil
+            record.add(EngineState.change(todo: key, nil))
+        }
+        var flag = todos[EngineCore.exposureLogKey]!
+        let before = Int(flag.info?["dropped"] ?? "") ?? 0
+        flag.info = ["dropped": String(before + dropped.count)]
+        todos[EngineCore.exposureLogKey] = flag
+        record.add(EngineState.change(todo: EngineCore.exposureLogKey, flag))
+    }
+
+    func pendingExposures() -> [Exposure] {
+        todos.filter { $0.key.hasPrefix(EngineCore.exposurePrefix) }.sorted { $0.key < $1.key }.map { key, item in
+            Exposure(
+                id: String(key.dropFirst(EngineCore.exposurePrefix.count)), scenario: item.info?["scenario"] ?? "",
+                kind: Exposure.Kind(rawValue: item.info?["kind"] ?? "") ?? .execution,
+                time: Date(timeIntervalSince1970: item.created))
+        }
+    }
+
+    mutating func acknowledge(_ ids: [String]) {
+        let keys = ids.map { EngineCore.exposurePrefix + $0 }
+        guard keys.contains(where: { todos[$0] != nil }) else { return }
+        if shared { _ = lockFileForWriting() }
+        let present = keys.filter { todos[$0] != nil }
+        for key in present { todos[key] = nil }
+        save(present.map { EngineState.change(todo: $0, nil) })
+    }
+}

@@ -37,6 +37,14 @@ public struct TimelineStep: Sendable {
         case enter(String)
         /// The app leaves a context (`leave(_:)`, language 1.3).
         case leave(String)
+        /// The scenario's open presentation is on screen (`visible(_:)`), or no longer
+        /// (`hidden(_:)`): language 1.3's `counts after D visible`.
+        case visible(String)
+        case hidden(String)
+        /// The app goes to the background (`prepareForSuspension()`) or comes back
+        /// (`enteredForeground()`) without a new launch.
+        case background
+        case foreground
     }
 
     /// The time field as written, echoed in the output.
@@ -60,7 +68,8 @@ public struct TimelineParser {
     /// Every step a timeline may hold.
     public static let verbs = [
         "launch", "trigger", "done", "try", "set", "reset", "todo", "info", "check", "next", "rules", "timezone",
-        "outcome", "present", "finish", "crash", "problem", "enter", "leave",
+        "outcome", "present", "finish", "crash", "problem", "enter", "leave", "visible", "hidden", "background",
+        "foreground",
     ]
 
     /// The program's declarations, collected once for every `check` line.
@@ -350,6 +359,19 @@ public struct TimelineParser {
             return finish(&words, step(.present(name.text)))
         case "crash", "problem":
             return finish(&words, step(verb.text == "crash" ? .crash : .problem))
+        case "background", "foreground":
+            return finish(&words, step(verb.text == "background" ? .background : .foreground))
+        case "visible", "hidden":
+            guard let name = requireWord(&words, "a scenario name after '\(verb.text)'", after: verb) else {
+                return nil
+            }
+            guard requireScenario(name, alsoAllowing: []) else { return nil }
+            let now = scenarioNow[name.text] ?? name.text
+            guard presented.contains(where: { (scenarioNow[$0] ?? $0) == now }) else {
+                error(TimelineMessage.notPresentedToShow(verb.text, name.text), name.range)
+                return nil
+            }
+            return finish(&words, step(verb.text == "visible" ? .visible(name.text) : .hidden(name.text)))
         case "enter", "leave":
             // Any name: contexts are not declared (a rule may never name it).
             guard let name = requireWord(&words, "a context's name after '\(verb.text)'", after: verb) else {

@@ -41,6 +41,9 @@ enum TimelineMessage {
     static func unknownOutcome(_ word: String) -> DiagnosticMessage {
         DiagnosticMessage(.unknownOutcome, Suggestions.unknown("outcome", word, among: Outcome.names))
     }
+    static func notPresentedToShow(_ verb: String, _ name: String) -> DiagnosticMessage {
+        DiagnosticMessage(.notPresented, "'\(verb) \(name)' needs a 'present \(name)' before it that is still open")
+    }
     static func notPresented(_ name: String) -> DiagnosticMessage {
         DiagnosticMessage(
             .notPresented, "'finish \(name)' finishes nothing: no 'present \(name)' before it is still open")

@@ -231,6 +231,14 @@ public struct TimelinePicture {
                 let verb = { if case .enter = step.action { return "enter" } else { return "leave" } }()
                 markers.append(
                     Mark(lane: "context", seconds: step.offset, sample: before, text: "\(verb) \(context)"))
+            case .visible(let name), .hidden(let name):
+                let verb = { if case .visible = step.action { return "on screen" } else { return "hidden" } }()
+                if result?.output.result != "not showing" {
+                    ticks.append(Mark(lane: name, seconds: step.offset, sample: before, text: verb, kind: "visibility"))
+                }
+            case .background, .foreground:
+                let verb = { if case .background = step.action { return "background" } else { return "foreground" } }()
+                markers.append(Mark(lane: "launch", seconds: step.offset, sample: before, text: verb))
             default:
                 break
             }

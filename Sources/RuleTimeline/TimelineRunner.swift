@@ -115,6 +115,18 @@ public enum TimelineRunner {
         case .problem: engine.recordProblem()
         case .enter(let context): engine.enter(context)
         case .leave(let context): engine.leave(context)
+        case .background: engine.prepareForSuspension()
+        case .foreground: engine.enteredForeground()
+        case .visible(let name), .hidden(let name):
+            let verb = { if case .visible = step.action { return "visible" } else { return "hidden" } }()
+            // Silent, as the app's call is; a presentation finished or expired says so.
+            guard let open = engine.openPresentation(of: name),
+                (try? verb == "visible" ? engine.visible(open) : engine.hidden(open)) != nil
+            else {
+                return line(
+                    Output(time: time, seconds: step.offset, step: verb, name: name, result: "not showing"),
+                    "\(time) \(verb) \(name): not showing")
+            }
         case .outcome(let name, let outcome):
             // The parser checked the name against the program.
             try? engine.recordOutcome(outcome, of: Scenario(name))

@@ -61,6 +61,10 @@ enum SimulateCommand: Command {
               problem                 the app reports a problem (the 'problem' stream)
               enter CONTEXT           the app is in CONTEXT from now on (language 1.3's 'in', 'not in')
               leave CONTEXT           the app leaves CONTEXT
+              visible SCENARIO        its open presentation is on screen (language 1.3's 'counts after')
+              hidden SCENARIO         its open presentation is no longer on screen
+              background              the app is suspended (its presentations' time on screen stops)
+              foreground              the app comes back without a launch
             '#' starts a comment. Names with spaces may be quoted.
             """,
         options: [json, html, timeZone, installID, save, check],

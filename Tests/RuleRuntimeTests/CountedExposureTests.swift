@@ -95,6 +95,19 @@ final class CountedExposureTests: XCTestCase {
         XCTAssertEqual(try lastExecution(store, "Banner"), start + 103)
     }
 
+    /// A launch is in the foreground: a presentation on screen counts again after it.
+    func testALaunchEndsTheBackground() throws {
+        let clock = ManualClock()
+        let engine = try RuleEngine(source: rules, clock: clock)
+        let shown = try XCTUnwrap(engine.present("Banner"))
+        try engine.visible(shown)
+        engine.prepareForSuspension()
+        clock.advance(by: 60)
+        engine.startSession(version: "1")
+        clock.advance(by: 3)
+        XCTAssertEqual(engine.executions(of: "Banner"), 1)
+    }
+
     /// A process that ends before the time is reached never counts: the next engine over the
     /// same state sees the hold until it expires, and no execution.
     func testACrashBeforeTheTimeNeverCounts() throws {

@@ -53,6 +53,27 @@ final class TimelineRunnerTests: XCTestCase {
             ])
     }
 
+    /// `visible`, `hidden`, `background` and `foreground` (language 1.3's counted exposure): a
+    /// launch is in the foreground; a step on a presentation not open is refused, located.
+    func testVisibilitySteps() throws {
+        let rules = SourceFile(path: "v.rules", text: "# language 1.3\nscenario B < counts after 3s visible >\n")
+        let timeline = SourceFile(
+            path: "t.timeline",
+            text: "0 launch 1\n0 present B\n1s visible B\n2s background\n1m foreground\n1m1s check executions(B) == 0\n"
+                + "1m2s check executions(B) == 1\n2m finish B accepted\n3m launch 2\n3m present B\n3m visible B\n"
+                + "3m3s check executions(B) == 2\n")
+        XCTAssertEqual(
+            try TimelineRunner.replay(rules: [rules], timeline: timeline),
+            [
+                "0 B shown", "1m1s check true", "1m2s check true", "2m finish B accepted", "3m B shown",
+                "3m3s check true",
+            ])
+        let unopened = SourceFile(path: "t.timeline", text: "0 visible B\n")
+        XCTAssertThrowsError(try TimelineRunner.replay(rules: [rules], timeline: unopened)) { error in
+            XCTAssertTrue("\(error)".contains("t.timeline:1:11: error: 'visible B' needs a 'present B'"), "\(error)")
+        }
+    }
+
     func testErrorsAreLocatedWithDistinctIDs() throws {
         let timeline = SourceFile(path: "t.timeline", text: "soon trigger launch\n0 tirgger launch\n")
         XCTAssertThrowsError(try TimelineRunner.replay(rules: [rules], timeline: timeline)) { error in

@@ -287,7 +287,12 @@ public final class RuleEngine: @unchecked Sendable {
     /// call, `per session` and `per version` count everything since the store began.
     /// It also asks the store to check that its file is still in place (see ``lastStoreError``).
     public func startSession(version: String) {
-        locked { $0.startSession(version: version) }
+        let due = locked { core in
+            core.startSession(version: version)
+            // A launch is in the foreground: a presentation on screen counts again.
+            return core.hooks.inBackground ? core.setBackground(false) : .infinity
+        }
+        if due.isFinite { scheduleCount(at: due) }
     }
 
     /// Checks that the store's file is still where it was and writes it again from memory if it

@@ -20,8 +20,13 @@ struct CountedPresentation {
     /// The start of the span counting now (visible, and the app in the foreground).
     var since: Double?
 
-    /// When it counts if it stays on screen (infinity while no span is counting).
-    var due: Double { since.map { $0 + needed - seen } ?? .infinity }
+    /// When it counts if it stays on screen (infinity while no span is counting, or when that
+    /// is after its expiry: it never counts then).
+    var due: Double {
+        guard let start = since else { return .infinity }
+        let reached = start + needed - seen
+        return reached <= expires ? reached : .infinity
+    }
 
     /// Seconds on screen at `time`, the counting span included (up to the expiry).
     func onScreen(at time: Double) -> Double {
@@ -113,6 +118,10 @@ extension EngineCore {
     /// Starts following the presentation just made of scenario `index`, when it counts after a
     /// time on screen.
     mutating func followCount(_ presentation: Presentation, needed: Double, expires: Double) {
+        // A presentation made anew ends the count of one before it (expired, never finished).
+        let index = presentation.index
+        let before = hooks.counted.filter { indexOf(counted: $0) != index }
+        hooks.counted = before
         hooks.counted.append(
             CountedPresentation(
                 serial: presentation.serial, token: presentation.token, scenario: presentation.scenario,
@@ -121,28 +130,32 @@ extension EngineCore {
         if hooks.counted.count > EngineCore.openPresentationLimit { hooks.counted.removeFirst() }
     }
 
+    /// The scenario a followed presentation is of, in the rules now (by its name or a former one).
+    func indexOf(counted item: CountedPresentation) -> Int? {
+        scenarioIndex[item.scenario] ?? rules.formerScenarios[item.scenario]
+    }
+
     /// Records the executions of the presentations whose time on screen reached what they need
-    /// by `time`, each at the moment it did; forgets those that expired first.
+    /// by `time`, each at the moment it did. One whose expiry came first never counts (its
+    /// ``CountedPresentation/due`` is infinite); it is forgotten when finished, when its
+    /// scenario is presented anew, or at a crash.
     mutating func settleCounts(now time: Double) {
         guard !hooks.counted.isEmpty else { return }
         var position = 0
         while position < hooks.counted.count {
             let item = hooks.counted[position]
             let reached = item.due
-            if reached <= Swift.min(time, item.expires) {
-                hooks.counted.remove(at: position)
-                if let index = scenario(named: item.scenario) {
-                    if shared { _ = lockFileForWriting() }
-                    recordExecution(index, at: reached)
-                    commit()
-                }
+            guard reached <= time else {
+                position += 1
                 continue
             }
-            if time >= item.expires {
-                hooks.counted.remove(at: position)
-                continue
+            hooks.counted.remove(at: position)
+            // Rules swapped meanwhile without the scenario: nothing to record it under.
+            if let index = indexOf(counted: item) {
+                if shared { _ = lockFileForWriting() }
+                recordExecution(index, at: reached)
+                commit()
             }
-            position += 1
         }
         noteCountDue()
     }
@@ -168,17 +181,25 @@ extension EngineCore {
         noteCountDue()
     }
 
+    /// A crash: the run's presentations never count (their time on screen ended with it), and
+    /// the launch after it is in the foreground.
+    mutating func forgetCounts() {
+        hooks.counted.removeAll()
+        hooks.inBackground = false
+        noteCountDue()
+    }
+
     mutating func noteCountDue() {
         hooks.countDue = hooks.counted.reduce(Double.infinity) { Swift.min($0, $1.due) }
     }
 
     /// `counts after D visible`'s line of an explanation: how long this engine's presentation
     /// of scenario `index` has been on screen, if one is open.
-    mutating func countLine(of index: Int, now time: Double) -> ClauseExplanation? {
+    func countLine(of index: Int, now time: Double) -> ClauseExplanation? {
         let needed = rules.scenarios[index].countsAfter
         guard needed > 0 else { return nil }
         let text = "counts after \(DurationText.format(Int64(needed))) visible"
-        guard let item = hooks.counted.last(where: { scenario(named: $0.scenario) == index }) else {
+        guard let item = hooks.counted.last(where: { indexOf(counted: $0) == index }) else {
             return ClauseExplanation(clause: text, group: nil, passes: true, detail: "counts once on screen that long")
         }
         var detail = "on screen \(EngineCore.tenths(item.onScreen(at: time))) of \(DurationText.format(Int64(needed)))"

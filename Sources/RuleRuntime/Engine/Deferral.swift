@@ -28,10 +28,20 @@ extension EngineCore {
     /// Scenario `index`'s wish, when its rules defer and one is stored (pending or not): when
     /// it was made and the time it lasts until.
     func wish(of index: Int) -> (made: Double, until: Double)? {
-        guard rules.scenarios[index].deferral > 0, !todos.isEmpty, let item = todos[wishKey(index)],
+        guard rules.scenarios[index].deferral > 0, !todos.isEmpty,
+            let item = todos[wishKey(index)] ?? wishKeys(formerNamesOf: index).lazy.compactMap({ todos[$0] }).first,
             let until = Double(item.info?["until"] ?? "")
         else { return nil }
         return (item.created, until)
+    }
+
+    /// The keys of wishes kept under scenario `index`'s former names (`was`): made before the
+    /// rules that renamed it.
+    func wishKeys(formerNamesOf index: Int) -> [String] {
+        guard !rules.formerScenarios.isEmpty else { return [] }
+        return rules.formerScenarios.filter { $0.value == index }.keys.sorted().map {
+            EngineCore.wishPrefix + NameTable.canonical($0)
+        }
     }
 
     /// True while scenario `index` has a wish that lasts past `time`.
@@ -59,10 +69,10 @@ extension EngineCore {
     /// Scenario `index` executed: its wish, if any, is granted (the caller commits).
     mutating func grantWish(_ index: Int) {
         guard !todos.isEmpty else { return }
-        let key = wishKey(index)
-        guard todos[key] != nil else { return }
-        todos[key] = nil
-        record.add(EngineState.change(todo: key, nil))
+        for key in [wishKey(index)] + wishKeys(formerNamesOf: index) where todos[key] != nil {
+            todos[key] = nil
+            record.add(EngineState.change(todo: key, nil))
+        }
     }
 
     /// `defer up to D`'s line of an explanation: the wish, pending or expired, if any.

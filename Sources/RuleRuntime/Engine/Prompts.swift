@@ -88,6 +88,7 @@ extension RuleEngine {
     /// `crash`).
     public func relaunchAfterCrash() {
         locked { core in
+            core.forgetCounts()
             core.markRunning()
             // The mark as a run before this one left it: another run's, of a process gone.
             if var mark = core.todos[EngineCore.runKey] {

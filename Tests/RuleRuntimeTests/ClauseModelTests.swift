@@ -7,7 +7,9 @@ import XCTest
 /// from grammar.md alone over plain arrays of times) on 10,000 seeded random histories: rules of
 /// languages 1.0, 1.1 and 1.2 using every clause keyword, function, scope and 1.2 construct
 /// (outcomes, presentations, crashes and problems, event properties and `sum`, local windows,
-/// calendar caps, buckets and holdouts, a retired scenario, a rename and a retirement swapped in,
+/// calendar caps, buckets and holdouts, language 1.3's contexts, deferral and exposure counted when
+/// seen (with the app's visibility and background steps), a retired scenario, a rename and a
+/// retirement swapped in,
 /// priorities and `executeNext`, a tester's override), a few recent times kept or many, in
 /// zones that change and across Europe's summer-time change. After each step the engine's
 /// answers are compared with the model's: every call's answer, and, for every scenario,
@@ -29,6 +31,7 @@ final class ClauseModelTests: XCTestCase {
         var compared = 0
         var seed = 0
         var seen: Set<String> = []
+        var (countedOnScreen, wishesMade) = (0, 0)
         while histories < Self.histories && seed < (Self.onlySeed ?? .max) {
             seed += 1
             // `RULES_MODEL_SEED=N`: that history alone, to follow a failure.
@@ -101,19 +104,26 @@ final class ClauseModelTests: XCTestCase {
                         XCTAssertTrue(clause.detail.hasPrefix("\(count) so far"), "\(clause.detail) " + place)
                     }
                     XCTAssertEqual(explanation.earliest?.timeIntervalSince1970, want.earliest, place)
+                    XCTAssertEqual(explanation.deferredUntil?.timeIntervalSince1970, model.deferredUntil(index), place)
                     compared += 1
                 }
                 if testRun?.failureCount ?? 0 > 10 { return }
             }
+            countedOnScreen += model.countedOnScreen
+            wishesMade += model.wishesMade
         }
         // Every step kind was taken.
         XCTAssertEqual(
             seen,
             [
                 "", "launch", "trigger", "done", "todo", "set", "try", "next", "present", "finish", "outcome", "crash",
-                "problem", "timezone", "rules", "enter", "leave",
+                "problem", "timezone", "rules", "enter", "leave", "visible", "hidden", "background", "foreground",
             ])
         XCTAssertGreaterThan(compared, Self.histories * 15)
+        // Language 1.3's counts and wishes are reached, not only written.
+        XCTAssertGreaterThan(countedOnScreen, Self.histories / 200, "presentations counted once seen")
+        XCTAssertGreaterThan(wishesMade, Self.histories / 100, "wishes kept")
+        print("model histories: \(countedOnScreen) presentations counted once seen, \(wishesMade) wishes")
         XCTAssertLessThan(refused, Self.histories / 5, "most random rules are valid")
     }
 
@@ -161,6 +171,12 @@ final class ClauseModelTests: XCTestCase {
         case .timezone(let name): engine.timeZone = TimeZone(identifier: name)!
         case .enter(let context): engine.enter(context)
         case .leave(let context): engine.leave(context)
+        case .visible(let name):
+            try engine.visible(XCTUnwrap(engine.openPresentation(of: name), "no presentation of \(name) open"))
+        case .hidden(let name):
+            try engine.hidden(XCTUnwrap(engine.openPresentation(of: name), "no presentation of \(name) open"))
+        case .background: engine.prepareForSuspension()
+        case .foreground: engine.enteredForeground()
         case .swap:
             // Rules with errors throw.
             _ = try engine.replaceRules(source: rules.swapped!)

@@ -202,6 +202,14 @@ extension ModelRules {
             ModelScenario(
                 name: "S", clauses: sClauses, streams: sStreams, on: sOn,
                 priority: random.chance(2) ? random.next(3) : nil, inGroup: grouped, retired: false))
+        /// Language 1.3's `counts after D visible` (one reached after the presentation's hour:
+        /// it never counts) and `defer up to D`, now and then.
+        func screenClauses(_ scenario: inout ModelScenario) {
+            guard v13 else { return }
+            if random.chance(2) { scenario.countsAfter = random.pick([60, 60, 1_800, 5_400]) }
+            if random.chance(3) { scenario.deferral = random.pick([1_800, 86_400]) }
+        }
+        screenClauses(&scenarios[0])
         let group = grouped ? (0..<random.next(3)).map { _ in groupClause() } : nil
         if grouped {
             scenarios.append(
@@ -217,6 +225,7 @@ extension ModelRules {
                 ModelScenario(
                     name: "U", clauses: clauses, streams: streams, on: uOn, priority: random.next(3), inGroup: false,
                     retired: false))
+            screenClauses(&scenarios[scenarios.count - 1])
         }
         if v12 && random.chance(3) {
             scenarios.append(
@@ -249,6 +258,8 @@ extension ModelRules {
             if s.on { parts.append("on " + s.streams.joined(separator: ", ")) }
             parts += s.clauses.map { clauseText($0, names) }
             if let p = s.priority { parts.append("priority \(p)") }
+            if let d = s.countsAfter { parts.append("counts after \(modelDuration(d)) visible") }
+            if let d = s.deferral { parts.append("defer up to \(modelDuration(d))") }
             let was = renamed && index == 0 ? " was S" : ""
             return "scenario \(names[index])\(was) < " + parts.joined(separator: "; ") + " >"
         }
@@ -302,6 +313,10 @@ extension LanguageModel {
         case 10:
             let name = random.pick(asked)
             if isOpen(name) {
+                // Not yet counted once seen: on screen first, more often than not.
+                if let index = scenario(named: name), let c = counting[index], !c.visible, random.next(3) != 0 {
+                    return .visible(name)
+                }
                 return .finish(name, random.pick(["accepted", "declined", "later", "dismissed"]))
             }
             return .present(name)
@@ -316,6 +331,10 @@ extension LanguageModel {
             let context = random.pick(["home", "checkout", "pin", "feed"])
             return contexts.contains(context) ? .leave(context) : .enter(context)
         case 14 where rules.swapped != nil && !swappedIn && random.chance(3): return .swap
+        case 16 where rules.version >= "1.3", 17 where rules.version >= "1.3", 18 where rules.version >= "1.3":
+            let name = random.pick(asked)
+            if isOpen(name) { return random.next(3) == 0 ? .hidden(name) : .visible(name) }
+            return inBackground ? .foreground : random.chance(3) ? .background : .present(name)
         default:
             let d = random.pick(steps)
             if let floor, now + d < floor { return .advance(0) }

@@ -151,6 +151,9 @@ public struct ModelScenario {
     public var priority: Int?
     public var inGroup: Bool
     public var retired: Bool
+    /// `counts after D visible` and `defer up to D` (language 1.3).
+    public var countsAfter: Double? = nil
+    public var deferral: Double? = nil
 }
 
 /// Random rules: scenario `S` always; `T` with it in group `G`, `U` with a priority and a
@@ -188,6 +191,12 @@ public enum ModelStep {
     /// The app enters / leaves a context (language 1.3).
     case enter(String)
     case leave(String)
+    /// The scenario's open presentation is on screen / no longer (language 1.3).
+    case visible(String)
+    case hidden(String)
+    /// The app is suspended / comes back without a launch.
+    case background
+    case foreground
 
     /// The step's text in a timeline, without its time.
     public var timelineText: String {
@@ -211,6 +220,10 @@ public enum ModelStep {
         case .swap: return "rules swapped.rules"
         case .enter(let c): return "enter \(c)"
         case .leave(let c): return "leave \(c)"
+        case .visible(let s): return "visible \(s)"
+        case .hidden(let s): return "hidden \(s)"
+        case .background: return "background"
+        case .foreground: return "foreground"
         }
     }
 }
@@ -271,6 +284,19 @@ public struct LanguageModel {
     var holds: [String: (scenario: Int, expires: Double)] = [:]
     /// The contexts the app is in (grammar.md, "Contexts"): the process's, never stored.
     public var contexts: Set<String> = []
+    /// The presentations of `counts after D visible` scenarios not counted yet, by scenario
+    /// (grammar.md, "Counted exposure"): when each expires, the seconds on screen in its closed
+    /// spans, whether the app says it is on screen, and the start of the span counting now.
+    var counting: [Int: (expires: Double, seen: Double, visible: Bool, since: Double?)] = [:]
+    /// Between `background` and `foreground` (or a launch).
+    var inBackground = false
+    /// The wishes `defer up to D` keeps, by scenario: when each was made and the time it lasts
+    /// until (grammar.md, "Deferral"). Stored: a crash keeps them.
+    var wishes: [Int: (made: Double, until: Double)] = [:]
+    /// How many presentations counted once seen, and how many wishes were made (for a test to
+    /// show that its histories reach them).
+    public private(set) var countedOnScreen = 0
+    public private(set) var wishesMade = 0
     var recorded = 0
     /// A tester's override of `S` (engine only: a timeline has none).
     public var forced: Bool?
@@ -528,9 +554,18 @@ public struct LanguageModel {
     /// Scenario `index` judged now, in `explain`'s order: a hold first, the scenario's clauses,
     /// its group's, its holdouts.
     public func judge(_ index: Int) -> ModelJudgement {
+        // Language 1.3's clauses that judge nothing: explain lists them last, passing.
+        var notes: [(text: String, passes: Bool, count: Int?)] = []
+        if let needed = rules.scenarios[index].countsAfter, !retired(index) {
+            notes.append(("counts after \(modelDuration(needed)) visible", true, nil))
+        }
+        if let deferral = rules.scenarios[index].deferral, !retired(index) {
+            notes.append(("defer up to \(modelDuration(deferral))", true, nil))
+        }
         if rules.scenarios[index].name == "S", let forced {
             return ModelJudgement(
-                shows: forced, clausesPass: forced, clauses: [("override", forced, nil)], earliest: forced ? now : nil)
+                shows: forced, clausesPass: forced, clauses: [("override", forced, nil)] + notes,
+                earliest: forced ? now : nil)
         }
         if retired(index) {
             return ModelJudgement(shows: false, clausesPass: false, clauses: [("retired", false, nil)], earliest: nil)
@@ -571,7 +606,7 @@ public struct LanguageModel {
         if held { earliest = nil }
         if let start = earliest { earliest = firstTime(windows, from: start) }
         return ModelJudgement(
-            shows: pass && !held, clausesPass: pass, clauses: clauses + holdouts, earliest: earliest)
+            shows: pass && !held, clausesPass: pass, clauses: clauses + holdouts + notes, earliest: earliest)
     }
 
     // MARK: - Steps
@@ -606,10 +641,83 @@ public struct LanguageModel {
         }
     }
 
-    mutating func execute(_ index: Int) {
-        let s = stamp()
+    mutating func execute(_ index: Int, at time: Double? = nil) {
+        var s = stamp()
+        if let time { s.time = time }
         executions[index, default: []].append(s)
         if rules.scenarios[index].inGroup { budget.append(s) }
+        // An execution grants the scenario's wish.
+        wishes[index] = nil
+    }
+
+    // MARK: - Counted exposure and deferral (language 1.3)
+
+    /// When scenario `index`'s presentation counts if it stays on screen: nil while no span
+    /// counts, or when that would be after its expiry.
+    func due(_ index: Int) -> Double? {
+        guard let c = counting[index], let since = c.since else { return nil }
+        let reached = since + rules.scenarios[index].countsAfter! - c.seen
+        return reached <= c.expires ? reached : nil
+    }
+
+    /// Records each presentation whose time on screen was reached by now, at the moment reached.
+    mutating func settle() {
+        for index in counting.keys.sorted() {
+            if let reached = due(index), reached <= now {
+                counting[index] = nil
+                execute(index, at: reached)
+                countedOnScreen += 1
+            }
+        }
+    }
+
+    /// Closes the span counting for scenario `index` now (clipped at its expiry; a clock set
+    /// back counts no time).
+    mutating func pause(_ index: Int) {
+        guard var c = counting[index], let since = c.since else { return }
+        c.seen += max(0, min(now, c.expires) - since)
+        c.since = nil
+        counting[index] = c
+    }
+
+    /// Opens the span of each presentation on screen before its expiry: the app is in the foreground.
+    mutating func resume() {
+        inBackground = false
+        for index in counting.keys
+        where counting[index]!.visible && counting[index]!.since == nil
+            && now < counting[index]!.expires
+        {
+            counting[index]!.since = now
+        }
+    }
+
+    func wishPending(_ index: Int) -> Bool {
+        guard rules.scenarios[index].deferral != nil, !retired(index), let wish = wishes[index] else { return false }
+        return now < wish.until
+    }
+
+    /// A call that would show scenario `index` was refused (its judgement `judgement`): with
+    /// `defer up to D`, when only contexts and local windows refused it, a wish lasting D.
+    mutating func noteRefusal(_ index: Int, _ judgement: ModelJudgement) {
+        guard let deferral = rules.scenarios[index].deferral, !retired(index), !wishPending(index) else { return }
+        if rules.scenarios[index].name == "S" && forced != nil { return }
+        if let hold = holds[holdKey(index)], hold.expires > now { return }
+        let scenario = rules.scenarios[index]
+        var all: [(ModelClause, Bool)] = scenario.clauses.map { ($0, false) }
+        if scenario.inGroup { all += (rules.group ?? []).map { ($0, true) } }
+        for (clause, group) in all where !judge(clause, index, group: group).passes {
+            switch clause {
+            case .contexts, .days, .during, .from, .until: continue
+            default: return
+            }
+        }
+        wishes[index] = (now, now + deferral)
+        wishesMade += 1
+    }
+
+    /// The time scenario `index`'s wish lasts until, while it is pending (what `explain` gives).
+    public func deferredUntil(_ index: Int) -> Double? {
+        wishPending(index) ? wishes[index]!.until : nil
     }
 
     /// Applies `step`; returns what it answers, if it answers.
@@ -620,11 +728,35 @@ public struct LanguageModel {
         case .advance, .set, .timezone, .swap, .enter, .leave: break
         default: holds = holds.filter { $0.value.expires > now }
         }
+        // A presentation on screen long enough counted at the moment reached: the clock woke
+        // the engine then (or its next call saw it).
+        settle()
         switch step {
-        case .advance(let d): now += d
+        case .advance(let d):
+            now += d
+            settle()
         case .enter(let context): contexts.insert(context)
         case .leave(let context): contexts.remove(context)
+        case .visible(let name):
+            let index = scenario(named: name)!
+            if var c = counting[index], !c.visible {
+                c.visible = true
+                if !inBackground && now < c.expires { c.since = now }
+                counting[index] = c
+            }
+        case .hidden(let name):
+            let index = scenario(named: name)!
+            if counting[index]?.visible == true {
+                pause(index)
+                counting[index]!.visible = false
+            }
+        case .background:
+            for index in counting.keys { pause(index) }
+            inBackground = true
+        case .foreground: resume()
         case .launch(let name):
+            // A launch is in the foreground (the spans on screen split at it, nothing lost).
+            if inBackground { resume() }
             session += 1
             if name != versionName { version += 1 }
             versionName = name
@@ -640,27 +772,40 @@ public struct LanguageModel {
             let index = scenario(named: name)!
             rebase()
             let judgement = judge(index)
-            if judgement.clausesPass { execute(index) }
+            let presents: Bool = { if case .present = step { return true } else { return false } }()
+            // A presentation that counts once seen is not counted when made (a control exposure is).
+            let counted = presents && judgement.shows && rules.scenarios[index].countsAfter != nil
+            if judgement.clausesPass && !counted { execute(index) }
+            if !judgement.clausesPass { noteRefusal(index, judgement) }
             guard judgement.shows else { return ModelAnswer(result: "no", failing: judgement.failing) }
-            if case .present = step {
+            if presents {
                 holds[holdKey(index)] = (index, now + Self.presentationTimeout)
+                if counted {
+                    counting[index] = (now + Self.presentationTimeout, 0, false, nil)
+                } else {
+                    counting[index] = nil
+                }
                 return ModelAnswer(result: "shown", failing: [])
             }
             return ModelAnswer(result: "yes", failing: [])
         case .next(let names):
             rebase()
+            // A pending wish first, then the highest priority, then declaration order.
             let order = names.compactMap { scenario(named: $0) }.enumerated().sorted {
+                let (w0, w1) = (wishPending($0.element), wishPending($1.element))
+                if w0 != w1 { return w0 }
                 let (p0, p1) = (rules.scenarios[$0.element].priority ?? 0, rules.scenarios[$1.element].priority ?? 0)
                 return p0 != p1 ? p0 > p1 : $0.element < $1.element
             }
             for (position, index) in order {
                 let judgement = judge(index)
-                if judgement.clausesPass { execute(index) }
+                if judgement.clausesPass { execute(index) } else { noteRefusal(index, judgement) }
                 if judgement.shows { return ModelAnswer(result: names[position], failing: []) }
             }
             return ModelAnswer(result: "none", failing: [])
         case .finish(let name, let word):
             let index = scenario(named: name)!
+            counting[index] = nil
             holds[holdKey(index)] = nil
             outcomes["\(word):\(index)", default: []].append(stamp())
             return ModelAnswer(result: word, failing: [])
@@ -672,6 +817,9 @@ public struct LanguageModel {
             // rules read `crash`.
             session += 1
             if rules.readsCrash { crashes.append(stamp()) }
+            // What the run had on screen never counts; the launch after it is in the foreground.
+            counting = [:]
+            inBackground = false
         case .problem: problems.append(stamp())
         case .timezone(let name): zone = TimeZone(identifier: name)!
         case .swap:

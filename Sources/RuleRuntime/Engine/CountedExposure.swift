@@ -167,9 +167,16 @@ extension EngineCore {
         if hooks.countDue.isFinite { settleCountsIfAny() }
     }
 
+    /// Reads the clock as ``now()`` does but deletes no expired to-do: the clock's wake-up is
+    /// the engine's own call, not the app's, and changes nothing but the count.
     @inline(never)
     private mutating func settleCountsIfAny() {
-        let time = now()
+        callback = .clock
+        let time = hooks.clock.now().timeIntervalSince1970
+        callback = .none
+        guard time.isFinite else { return }
+        hooks.lastTime = time
+        if time > latestRecorded { latestRecorded = time }
         if time >= hooks.countDue { settleCounts(now: time) }
     }
 

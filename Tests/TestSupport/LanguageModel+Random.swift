@@ -207,7 +207,7 @@ extension ModelRules {
         func screenClauses(_ scenario: inout ModelScenario) {
             guard v13 else { return }
             if random.chance(2) { scenario.countsAfter = random.pick([60, 60, 1_800, 5_400]) }
-            if random.chance(3) { scenario.deferral = random.pick([1_800, 86_400]) }
+            if random.chance(2) { scenario.deferral = random.pick([1_800, 86_400]) }
         }
         screenClauses(&scenarios[0])
         let group = grouped ? (0..<random.next(3)).map { _ in groupClause() } : nil
@@ -308,6 +308,8 @@ extension LanguageModel {
         case 6 where rules.text.contains("param p"): return .set(random.next(4))
         case 7, 8: return .tryToExecute(random.pick(asked))
         case 9:
+            // While a wish is kept, every scenario competes with it.
+            if rules.scenarios.indices.contains(where: { wishPending($0) }) { return .next(asked) }
             let among = asked.filter { _ in random.chance(2) }
             return among.isEmpty ? .next(asked) : .next(among)
         case 10:

@@ -159,7 +159,7 @@ final class ConformanceTests: XCTestCase {
             calls,
             [
                 "launch", "trigger", "done", "todo", "set", "try", "next", "present", "finish", "outcome", "crash",
-                "problem", "timezone", "rules", "enter", "leave",
+                "problem", "timezone", "rules", "enter", "leave", "visible", "hidden", "background", "foreground",
             ])
         let zones = Set(cases.map(\.zone) + cases.flatMap { $0.steps.filter { $0.call == "timezone" }.map(\.text) })
         XCTAssertGreaterThan(zones.count, 4)

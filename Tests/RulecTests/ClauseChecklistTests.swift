@@ -31,6 +31,8 @@ final class ClauseChecklistTests: XCTestCase {
         "until": ("until 2026-12-24", "until 2026-12-25"),
         "holdout": ("holdout 10% \"x\"", "holdout 20% \"x\""),
         "in": ("in home, feed", "in home"),
+        "counts": ("counts after 3s visible", "counts after 5s visible"),
+        "defer": ("defer up to 30m", "defer up to 1h"),
     ]
 
     /// The scopes, as printed: each must be offered and highlighted.
@@ -38,9 +40,10 @@ final class ClauseChecklistTests: XCTestCase {
 
     static let head = "# language 1.3\nevent visit, shop\nscenario Shop < on shop >\n"
 
-    /// A body holding `clause` of `keyword` (and `on visit`, unless it is the `on`).
+    /// A body holding `clause` of `keyword` (and `on visit`, unless it is the `on`; a `defer`
+    /// has a context to wait out).
     static func body(_ keyword: String, _ clause: String) -> String {
-        keyword == "on" ? clause : "on visit; " + clause
+        keyword == "on" ? clause : keyword == "defer" ? "on visit; not in pin; " + clause : "on visit; " + clause
     }
 
     func testEveryKeywordHasASample() {

@@ -63,4 +63,46 @@ func promptBenchmarks(_ goals: inout [Goal]) throws {
         throw RuleEngineError.invalidExpression([])
     }
     goals.append(Goal(key: "present_finish_vs_try_trigger", value: pairRatio.median, unit: "x", limit: 2, atMost: true))
+
+    // Language 1.3's counted exposure: present, visible, the clock past the second it needs
+    // (its wake-up records the execution), finish; against tryToExecute + trigger, both on the
+    // file store and a manual clock.
+    let countedRules = """
+        # language 1.3
+        event x
+        scenario Banner < counts after 1s visible >
+        scenario Tried < >
+        """
+    let countedClock = ManualClock()
+    let countedEngine = try RuleEngine(
+        source: countedRules, store: FileStore(url: temporaryPath("counted.state")), clock: countedClock)
+    let counted = interleaved(
+        batch: 5_000,
+        [
+            {
+                _ = countedEngine.tryToExecute("Tried")
+                countedEngine.trigger("x")
+            },
+            {
+                if let shown = countedEngine.present("Banner") {
+                    try? countedEngine.visible(shown)
+                    countedClock.advance(by: 1)
+                    try? countedEngine.finish(shown, .dismissed)
+                }
+            },
+        ])
+    line("tryToExecute + trigger, file store, manual clock", counted.samples[0].summary)
+    line("present + visible + 1s on screen + finish, file store", counted.samples[1].summary)
+    let countedRatio = counted.ratio(1, to: 0)
+    line("  counted / tryToExecute + trigger, per round", countedRatio.ratioSummary)
+    // Every presentation counted once seen: as many executions as presentations finished.
+    guard
+        (try? countedEngine.check("executions(Banner) > 0 and executions(Banner) == count(Banner: dismissed)")) == true
+    else {
+        throw RuleEngineError.invalidExpression([])
+    }
+    goals.append(
+        Goal(
+            key: "present_visible_finish_vs_try_trigger", value: countedRatio.median, unit: "x", limit: 2.5,
+            atMost: true))
 }

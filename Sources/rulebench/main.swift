@@ -23,7 +23,7 @@ import RuleLang
 //   rulebench cold                             only the cold-start figures
 //   rulebench lsp                              only the language server's figures (issue 22)
 //   rulebench front                            only the front end against JSONDecoder
-//   rulebench prompts                          only outcomes and presentations (issue 34)
+//   rulebench prompts                          only outcomes and presentations (issues 34, 62)
 //   rulebench buckets                          only bucket against a param (issue 35)
 //   rulebench contexts                         a context clause against a plain one (language 1.3)
 //   rulebench server                           RuleServer over 1,000,000 installs in a PostgreSQL of

@@ -38,11 +38,18 @@ final class ExposureLogTests: XCTestCase {
         XCTAssertEqual(drained[1].time, clock.now(), "the moment the banner counted")
         XCTAssertEqual(Set(drained.map(\.id)).count, 3)
         XCTAssertEqual(drained.map(\.id), drained.map(\.id).sorted(), "ids sort in recorded order")
-        // Another process on the state (an extension; a shared file) sees the same ids.
+        XCTAssertEqual(engine.exposures(), drained, "leased to it: given again until acknowledged")
+        // Another engine on the state (an extension's; a shared file) is not given them while
+        // the lease lasts, then is, with the same ids (the first died before acknowledging).
         let other = try RuleEngine(source: rules, store: store(), clock: clock, options: options)
+        XCTAssertEqual(other.exposures(), [])
+        clock.advance(by: 60)
         XCTAssertEqual(other.exposures(), drained)
+        XCTAssertEqual(engine.exposures(), [], "now the other's")
         other.acknowledge(Array(drained.prefix(2)))
+        clock.advance(by: 60)
         XCTAssertEqual(engine.exposures(), [drained[2]])
+        clock.advance(by: 60)
         let again = try RuleEngine(source: rules, store: store(), clock: clock, options: options)
         XCTAssertEqual(again.exposures(), [drained[2]], "stored: a relaunch delivers what was not acknowledged")
         again.acknowledge(drained)

@@ -17,6 +17,9 @@ final class ReadmeSnippetTests: XCTestCase {
             scenario InviteFriends < when (articles_read > 10) and since_last(shared) >= 4d >
         }
         scenario Tutorial < when count(tutorial) == 0 >
+        event renewed
+        scenario ThankForRenewing < on renewed >
+        scenario PromoBanner < >
         """
 
     static let helpers = """
@@ -30,6 +33,8 @@ final class ReadmeSnippetTests: XCTestCase {
         let stateURL = URL(fileURLWithPath: "app.state")
         enum RatingAnswer { case rated, notNow }
         func showRatingDialog(_ answered: @escaping (RatingAnswer) -> Void) {}
+        func show(_ scenario: Scenario) {}
+        func sendToAnalytics(_ exposures: [Exposure], then done: @escaping () -> Void) {}
 
         """
 

@@ -17,6 +17,7 @@ public struct Exposure: Hashable, Sendable, CustomStringConvertible {
     public let id: String
     /// The scenario, by the name the rules gave it then.
     public let scenario: String
+    /// An execution, or a control exposure.
     public let kind: Kind
     /// When it was recorded (for a counted presentation, the moment its time on screen was reached).
     public let time: Date
@@ -32,14 +33,18 @@ extension RuleEngine {
     /// call on (by any process sharing the state, and stored with it), every execution and
     /// control exposure is kept with a stable ``Exposure/id`` until ``acknowledge(_:)``,
     /// across restarts, crashes and an app with its extensions. An app reports them to its
-    /// analytics, then acknowledges them; one that dies in between reports the same ids again
-    /// at its next drain (a receiver that ignores an id it has seen counts each exposure once).
-    /// At most ``exposureLimit`` wait: beyond it the oldest are dropped, counted by
-    /// ``droppedExposures``.
-    public func exposures() -> [Exposure] {
+    /// analytics, then acknowledges them.
+    ///
+    /// Those returned are leased to this engine for `lease` seconds: another engine sharing the
+    /// state (an extension's, draining at the same time) is not given them meanwhile, and this
+    /// one is given them again until it acknowledges them. A process that dies before it
+    /// acknowledges leaves them to the next drain once the lease ends (a receiver that ignores an
+    /// id it has seen then counts each exposure once). At most ``exposureLimit`` wait: beyond it
+    /// the oldest are dropped, counted by ``droppedExposures``.
+    public func exposures(lease: TimeInterval = 60) -> [Exposure] {
         locked { core in
             core.startExposureLog()
-            return core.pendingExposures()
+            return core.claimExposures(lease: lease.isFinite ? Swift.max(0, lease) : 60)
         }
     }
 
@@ -86,15 +91,12 @@ extension EngineCore {
     private mutating func addExposure(_ index: Int, at time: Double, _ kind: Exposure.Kind) {
         // Milliseconds, zero-padded so that ids sort by time, then this engine's random base and
         // count: unique across processes.
-        if hooks.presentationBase.isEmpty {
-            var generator = SystemRandomNumberGenerator()
-            hooks.presentationBase = String(generator.next() as UInt32, radix: 16) + "-"
-        }
+        let base = engineTag()
         hooks.exposureCount &+= 1
         let milliseconds = String(Int64((Swift.max(0, time) * 1000).rounded(.down)))
         let id =
             String(repeating: "0", count: Swift.max(0, 13 - milliseconds.count)) + milliseconds + "-"
-            + hooks.presentationBase + String(hooks.exposureCount, radix: 16)
+            + base + String(hooks.exposureCount, radix: 16)
         let key = EngineCore.exposurePrefix + id
         let item = ToDoItem(
             created: time, expires: nil, info: ["scenario": rules.scenarios[index].name, "kind": kind.rawValue])
@@ -116,13 +118,33 @@ extension EngineCore {
         record.add(EngineState.change(todo: EngineCore.exposureLogKey, flag))
     }
 
-    func pendingExposures() -> [Exposure] {
-        todos.filter { $0.key.hasPrefix(EngineCore.exposurePrefix) }.sorted { $0.key < $1.key }.map { key, item in
-            Exposure(
+    /// The exposures waiting, oldest first, that no other process holds a lease on at `time`:
+    /// leased to this process until `lease` seconds from now, and returned.
+    mutating func claimExposures(lease: Double) -> [Exposure] {
+        guard todos.keys.contains(where: { $0.hasPrefix(EngineCore.exposurePrefix) }) else { return [] }
+        if shared { _ = lockFileForWriting() }
+        let time = now()
+        let holder = engineTag()
+        let claimable = todos.filter { key, item in
+            guard key.hasPrefix(EngineCore.exposurePrefix) else { return false }
+            guard let leaseHolder = item.info?["lease"], leaseHolder != holder else { return true }
+            return time >= Double(item.info?["leased"] ?? "") ?? 0
+        }.sorted { $0.key < $1.key }
+        var changes: [StoreChange] = []
+        let exposures = claimable.map { key, item in
+            var leased = item
+            leased.info = (item.info ?? [:]).merging(["lease": holder, "leased": String(time + lease)]) {
+                $1
+            }
+            todos[key] = leased
+            changes.append(EngineState.change(todo: key, leased))
+            return Exposure(
                 id: String(key.dropFirst(EngineCore.exposurePrefix.count)), scenario: item.info?["scenario"] ?? "",
                 kind: Exposure.Kind(rawValue: item.info?["kind"] ?? "") ?? .execution,
                 time: Date(timeIntervalSince1970: item.created))
         }
+        save(changes)
+        return exposures
     }
 
     mutating func acknowledge(_ ids: [String]) {
@@ -132,5 +154,17 @@ extension EngineCore {
         let present = keys.filter { todos[$0] != nil }
         for key in present { todos[key] = nil }
         save(present.map { EngineState.change(todo: $0, nil) })
+    }
+}
+
+extension EngineCore {
+    /// This engine's random tag (`1a2b3c4d-`), made at its first need: tells its presentations'
+    /// tokens, its exposures' ids and its leases from every other engine's.
+    mutating func engineTag() -> String {
+        if hooks.presentationBase.isEmpty {
+            var generator = SystemRandomNumberGenerator()
+            hooks.presentationBase = String(generator.next() as UInt32, radix: 16) + "-"
+        }
+        return hooks.presentationBase
     }
 }

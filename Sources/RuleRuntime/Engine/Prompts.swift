@@ -242,13 +242,10 @@ extension EngineCore {
         // Random per engine (tells this engine's holds from another process's), then counted:
         // 32 random bits, so that a token stays within a small string's 15 bytes (no allocation)
         // for its first 16 million presentations.
-        if hooks.presentationBase.isEmpty {
-            var generator = SystemRandomNumberGenerator()
-            hooks.presentationBase = String(generator.next() as UInt32, radix: 16) + "-"
-        }
+        let base = engineTag()
         hooks.presentationCount &+= 1
         let serial = hooks.presentationCount
-        let token = hooks.presentationBase + String(serial, radix: 16)
+        let token = base + String(serial, radix: 16)
         let key = rules.holdKeys[index]
         let item = ToDoItem(created: time, expires: time + timeout, info: ["scenario": name, "token": token])
         todos[key] = item

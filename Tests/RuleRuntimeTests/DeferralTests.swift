@@ -82,6 +82,24 @@ final class DeferralTests: XCTestCase {
         XCTAssertNil(engine.explain("Rate").deferredUntil)
     }
 
+    /// The observers see a wish made and granted: ScenarioStatus's explanation carries it.
+    func testTheStatusSeesTheWish() throws {
+        #if canImport(Observation)
+            guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+            let engine = try RuleEngine(source: rules, clock: ManualClock())
+            let status = engine.status(of: "Rate")
+            XCTAssertNil(status.explanation.deferredUntil)
+            engine.enter("pin")
+            XCTAssertFalse(engine.tryToExecute("Rate"))
+            XCTAssertNotNil(status.explanation.deferredUntil, "the refusal kept a wish")
+            XCTAssertFalse(status.isEligible)
+            engine.leave("pin")
+            XCTAssertTrue(status.isEligible)
+            XCTAssertEqual(engine.executeNext(), "Rate")
+            XCTAssertNil(status.explanation.deferredUntil, "granted")
+        #endif
+    }
+
     func testTheCheckerReadsDeferralAndCountedExposure() {
         let nothing = RuleCompiler.check(text: "# language 1.3\nscenario A < max_exec 1; defer up to 1h >\n")
         XCTAssertEqual(nothing.diagnostics.first?.message.hasPrefix("'defer' keeps a wish"), true)

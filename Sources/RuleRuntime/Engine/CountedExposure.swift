@@ -65,7 +65,7 @@ extension RuleEngine {
     /// Asks the clock to wake the engine at `time`, when a presentation counts if it stays on screen.
     func scheduleCount(at time: Double) {
         clock.wakeUp(at: Date(timeIntervalSince1970: time)) { [weak self] in
-            // The count is recorded by the call itself (``EngineCore/settleCounts()``).
+            // The call itself records a count that is due (settleCountsIfDue, in `locked`).
             self?.locked { _ in }
         }
     }

@@ -52,7 +52,7 @@ struct EngineHooks {
     /// A presentation's token: this engine's random number and `-` (empty until its first), and a count.
     var presentationBase = ""
     var presentationCount: UInt64 = 0
-    /// The exposures this engine logged (``RuleEngine/exposures()``), for their ids.
+    /// The exposures this engine logged (``RuleEngine/exposures(lease:)``), for their ids.
     var exposureCount: UInt64 = 0
     /// The presentations of `counts after D visible` scenarios not counted yet, oldest first;
     /// the earliest time one counts if it stays on screen (infinity: none is counting); true

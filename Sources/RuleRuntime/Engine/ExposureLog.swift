@@ -2,7 +2,7 @@ import Foundation
 import RuleLang
 
 /// One execution or control exposure, kept for the app to report once (language 1.3's
-/// exposure log, ``RuleEngine/exposures()``).
+/// exposure log, ``RuleEngine/exposures(lease:)``).
 public struct Exposure: Hashable, Sendable, CustomStringConvertible {
     /// What happened.
     public enum Kind: String, Hashable, Sendable {
@@ -48,7 +48,7 @@ extension RuleEngine {
         }
     }
 
-    /// Forgets `exposures` (reported): a later ``exposures()`` never returns them again, in any
+    /// Forgets `exposures` (reported): a later ``exposures(lease:)`` never returns them again, in any
     /// process. Ids already acknowledged, or unknown, are ignored.
     public func acknowledge(_ exposures: [Exposure]) {
         locked { core in core.acknowledge(exposures.map(\.id)) }

@@ -5,13 +5,15 @@
 import Foundation
 
 private let rules = """
-    # language 1.2
+    # language 1.3
     param p: int = 1
     param d: duration = 1h
     scenario S < on x, y; min_events 2 within 1d; max_exec 3 per session; between 1h; since_first 1m >
-    scenario T < min_events 1 per version; max_events 5; since_last 1s; when p >= 1 and count(x) < 9; after later 1d >
+    scenario T < min_events 1 per version; max_events 5; since_last 1s; when p >= 1 and count(x) < 9; after later 1d;
+        not in pin; defer up to 30m >
     group G < max_exec 2 within 7d; between 1h > {
-        scenario U < on y; when executions(S per session) >= 0 and since_last(x) >= 0s; after declined next version >
+        scenario U < on y; when executions(S per session) >= 0 and since_last(x) >= 0s; after declined next version;
+            counts after 3s visible >
         scenario V < when since_last(crash) >= 1h and count(U: later within 1d) == 0 >
     }
     """
@@ -95,6 +97,23 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if n.byte() % 2 == 0 {
         changes.append(EngineState.change(todo: "@running", ToDoItem(created: n.time(), expires: nil, info: nil)))
     }
+    // Language 1.3's: a wish (its end a number or not), the exposure log's flag and exposures.
+    if n.byte() % 2 == 0 {
+        let until = n.byte() % 3 == 0 ? "soon" : String(n.time())
+        changes.append(
+            EngineState.change(todo: "@wish:T", ToDoItem(created: n.time(), expires: nil, info: ["until": until])))
+    }
+    if n.byte() % 2 == 0 {
+        let dropped = n.byte() % 2 == 0 ? String(n.int()) : "many"
+        changes.append(
+            EngineState.change(todo: "@exposures", ToDoItem(created: n.time(), expires: nil, info: ["dropped": dropped])))
+        for k in 0..<Int(n.byte() % 4) {
+            let info: [String: String]? =
+                n.byte() % 3 == 0
+                ? nil : ["scenario": "S", "kind": k % 2 == 0 ? "control" : "?", "lease": "x", "leased": String(n.time())]
+            changes.append(EngineState.change(todo: "@exposure:\(k)", ToDoItem(created: n.time(), expires: nil, info: info)))
+        }
+    }
     for stream in ["@later:T", "@declined:U", "@crash"] where n.byte() % 3 == 0 {
         changes.append(EngineState.change(key: "e:" + stream, n.tally()))
     }
@@ -111,7 +130,7 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let engine = try? RuleEngine(source: rules, store: InMemoryStore(entries), clock: clock) else { return 0 }
     var shown: [Presentation] = []
     for step in 0..<24 {
-        switch n.byte() % 21 {
+        switch n.byte() % 25 {
         case 0: engine.trigger(["x", "y", "S"][step % 3])
         case 1: _ = engine.tryToExecute(["S", "T", "U"][step % 3])
         case 2: _ = engine.canExecute(["S", "T", "U"][step % 3])
@@ -132,6 +151,16 @@ public func fuzzEntries(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         case 17: try? engine.recordOutcome(Outcome.allCases[step % 5], of: ["T", "U", "Z"][step % 3])
         case 18: engine.prepareForSuspension(); engine.enteredForeground()
         case 19: engine.recordProblem(); _ = engine.showing("U")
+        case 20: if let last = shown.last { try? engine.visible(last) }
+        case 21: if let last = shown.last { try? engine.hidden(last) }
+        case 22:
+            let drained = engine.exposures(lease: n.time())
+            if n.byte() % 2 == 0 { engine.acknowledge(drained) }
+            _ = engine.droppedExposures
+        case 23:
+            if n.byte() % 2 == 0 { engine.enter("pin") } else { engine.leave("pin") }
+            _ = engine.explain("T").deferredUntil
+        case 24: clock.advance(by: n.time())
         default: _ = engine.paramValue(named: "d")
         }
     }

@@ -65,9 +65,18 @@ public struct TimelinePicture {
             index[key] = lanes.count - 1
             return lanes.count - 1
         }
+        /// Scenarios counted once seen (`counts after D visible`, language 1.3): a presentation of
+        /// one is no execution; its execution is drawn where the engine recorded it, read from the
+        /// exposure log (turned on in this simulation's engine only when the rules need it).
+        var counted: Set<String> = []
         func addRuleLanes() {
             for scenario in engine.program.scenarios { _ = laneIndex(scenario.name, .scenario) }
             for group in engine.program.groups { _ = laneIndex(group.name.text, .group) }
+            counted = Set(
+                engine.program.scenarios.filter { scenario in
+                    scenario.decl.clauses.contains { if case .countsAfter = $0.kind { true } else { false } }
+                }.map(\.name))
+            if !counted.isEmpty { _ = engine.exposures(lease: 0) }
         }
         addRuleLanes()
         var times: [Int64] = []
@@ -98,9 +107,25 @@ public struct TimelinePicture {
         // so change later answers; the picture takes no sample there, and draws on from the
         // next moment that is not behind.
         var latest = Int64.min
+        /// The executions of counted presentations the clock's wake-ups recorded (`draw`), or the
+        /// exposures a call made itself, drawn by its step (not `draw`): read and acknowledged.
+        func drainCounted(draw: Bool) {
+            guard !counted.isEmpty else { return }
+            let drained = engine.exposures(lease: 0)
+            engine.acknowledge(drained)
+            guard draw else { return }
+            for exposure in drained where exposure.kind == .execution && counted.contains(exposure.scenario) {
+                let seconds = Int64(exposure.time.timeIntervalSince(TimelineRunner.start).rounded())
+                ticks.append(
+                    Mark(
+                        lane: exposure.scenario, seconds: seconds, sample: max(0, times.count - 1),
+                        text: "counted once seen"))
+            }
+        }
         func sample(at seconds: Int64) {
             guard seconds >= latest else { return }
             clock.set(TimelineRunner.start.addingTimeInterval(TimeInterval(seconds)))
+            drainCounted(draw: true)
             times.append(seconds)
             // Each scenario explained once a sample; a group's lane reads its first member's.
             var explained: [String: Explanation] = [:]
@@ -161,8 +186,10 @@ public struct TimelinePicture {
             sample(at: step.offset)
             let before = times.count - 1
             clock.set(TimelineRunner.start.addingTimeInterval(TimeInterval(step.offset)))
+            drainCounted(draw: true)
             let exposed = controlExposures()
             let result = TimelineRunner.outcome(step, engine)
+            drainCounted(draw: false)
             for (name, count) in controlExposures() where count > exposed[name] ?? 0 {
                 ticks.append(
                     Mark(
@@ -183,10 +210,13 @@ public struct TimelinePicture {
                         behind: behind))
                 if yes {
                     let presented = result?.output.step == "present"
-                    ticks.append(
-                        Mark(
-                            lane: name, seconds: step.offset, sample: before, text: presented ? "presented" : "executed"
-                        ))
+                    // A presentation counted once seen is drawn as an execution when it counts.
+                    if !(presented && counted.contains(engine.explain(Scenario(name)).currentName ?? name)) {
+                        ticks.append(
+                            Mark(
+                                lane: name, seconds: step.offset, sample: before,
+                                text: presented ? "presented" : "executed"))
+                    }
                     if presented { opened[name] = (step.offset, before) }
                 }
             case .next:

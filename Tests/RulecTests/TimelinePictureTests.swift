@@ -187,6 +187,30 @@ final class TimelinePictureTests: XCTestCase {
         }
     }
 
+    /// Language 1.3's counted exposure on the picture: a presentation of a scenario counted once
+    /// seen is no execution; its execution is a tick at the moment its time on screen was reached
+    /// (between two steps), and visible, hidden, background and foreground are marked.
+    func testACountedPresentationIsDrawnWhenItCounts() throws {
+        let rules = SourceFile(path: "c.rules", text: "# language 1.3\nscenario B < counts after 3s visible >\n")
+        let timeline = SourceFile(
+            path: "t.timeline",
+            text: "0 launch 1\n0 present B\n1s visible B\n3s hidden B\n20s visible B\n1m finish B accepted\n"
+                + "2m present B\n2m visible B\n2m1s background\n1h foreground\n1h1s finish B later\n")
+        let picture = try Self.picture(rules, timeline)
+        let elements = Self.elements(picture.html)
+        func at(_ class: String) -> [String] {
+            elements.filter { $0.name == "line" && $0.attributes["class"] == `class` }.map {
+                "\($0.attributes["data-lane"] ?? "")@\($0.attributes["data-at"]!)"
+            }
+        }
+        XCTAssertEqual(at("tick"), ["B@21"], "counted at 21s; the second presentation never counts")
+        XCTAssertTrue(picture.html.contains("<title>counted once seen</title>"))
+        XCTAssertFalse(picture.html.contains("<title>presented</title>"))
+        XCTAssertEqual(at("tick visibility"), ["B@1", "B@3", "B@20", "B@120"])
+        XCTAssertTrue(picture.html.contains("<title>background</title>"))
+        XCTAssertTrue(picture.html.contains("<title>foreground</title>"))
+    }
+
     /// Every kind of mark, loaded in the browser, where the text output (or the timeline, for
     /// steps that print nothing) puts it: executions, outcomes, a presentation on screen from
     /// `present` to `finish`, control exposures of a holdout, crashes, sessions, a swap and a

@@ -6,7 +6,6 @@ import RuleLang
 /// that ends before the time is reached never counts it.
 struct CountedPresentation {
     let serial: UInt64
-    let token: String
     /// The scenario's name when presented (found again by name after a swap).
     let scenario: String
     /// Seconds on screen it needs (`counts after D visible`).
@@ -124,7 +123,7 @@ extension EngineCore {
         hooks.counted = before
         hooks.counted.append(
             CountedPresentation(
-                serial: presentation.serial, token: presentation.token, scenario: presentation.scenario,
+                serial: presentation.serial, scenario: presentation.scenario,
                 needed: needed, expires: expires))
         // Bounded as the open presentations are: the oldest beyond them can no longer count.
         if hooks.counted.count > EngineCore.openPresentationLimit { hooks.counted.removeFirst() }
@@ -171,12 +170,7 @@ extension EngineCore {
     /// the engine's own call, not the app's, and changes nothing but the count.
     @inline(never)
     private mutating func settleCountsIfAny() {
-        callback = .clock
-        let time = hooks.clock.now().timeIntervalSince1970
-        callback = .none
-        guard time.isFinite else { return }
-        hooks.lastTime = time
-        if time > latestRecorded { latestRecorded = time }
+        guard let time = readClock() else { return }
         if time >= hooks.countDue { settleCounts(now: time) }
     }
 

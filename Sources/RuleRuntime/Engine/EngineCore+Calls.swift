@@ -316,13 +316,14 @@ extension EngineCore {
 
     mutating func executeNext(among candidates: [Int]) -> Int? {
         let time = now()
-        // A wish kept by `defer up to` comes first, then the highest priority, then declaration order.
-        let wished = candidates.map { isWished($0, now: time) }
-        let ordered = candidates.indices.sorted {
-            if wished[$0] != wished[$1] { return wished[$0] }
-            let (a, b) = (rules.scenarios[candidates[$0]].priority, rules.scenarios[candidates[$1]].priority)
-            return a != b ? a > b : candidates[$0] < candidates[$1]
-        }.map { candidates[$0] }
+        // A wish kept by `defer up to` comes first, then the highest priority, then declaration
+        // order. Wishes are looked up only when some to-do is stored at all.
+        let wished = todos.isEmpty ? [] : candidates.filter { isWished($0, now: time) }
+        let ordered = candidates.sorted {
+            if !wished.isEmpty, wished.contains($0) != wished.contains($1) { return wished.contains($0) }
+            let (a, b) = (rules.scenarios[$0].priority, rules.scenarios[$1].priority)
+            return a != b ? a > b : $0 < $1
+        }
         if shared && ordered.contains(where: { verdict($0, now: time) != .refused }) { _ = lockFileForWriting() }
         for index in ordered {
             let verdict = verdict(index, now: time)

@@ -274,18 +274,25 @@ struct EngineCore {
 
     // MARK: - Time and saving
 
-    /// The clock's time in seconds since 1970; a NaN or infinite reading counts as the last good one.
+    /// The clock's time in seconds since 1970, deleting the to-dos expired by then; a NaN or
+    /// infinite reading counts as the last good one.
     mutating func now() -> Double {
+        guard let time = readClock() else { return hooks.lastTime }
+        if time >= nextExpiry { expireToDos(at: time) }
+        return time
+    }
+
+    /// The clock's reading, kept as the last good one and the latest seen; nil when it is NaN or
+    /// infinite. Deletes nothing (the clock's own wake-up reads it so: `settleCountsIfDue`).
+    @inline(__always)
+    mutating func readClock() -> Double? {
         callback = .clock
         let time = hooks.clock.now().timeIntervalSince1970
         callback = .none
-        if time.isFinite {
-            hooks.lastTime = time
-            if time > latestRecorded { latestRecorded = time }
-            if time >= nextExpiry { expireToDos(at: time) }
-            return time
-        }
-        return hooks.lastTime
+        guard time.isFinite else { return nil }
+        hooks.lastTime = time
+        if time > latestRecorded { latestRecorded = time }
+        return time
     }
 
     /// Asks the store to check that its file is in place and whole, writing it from memory if not.
